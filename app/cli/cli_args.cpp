@@ -1,0 +1,91 @@
+#include "cli_args.h"
+
+#include <charconv>
+#include <cstdio>
+#include <iostream>
+
+#include "attnscope/atomic_file.h"
+
+namespace attnscope::cli {
+
+bool Args::flag(const std::string& name) {
+  for (auto it = args_.begin(); it != args_.end(); ++it) {
+    if (*it == name) {
+      args_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::optional<std::string> Args::value(const std::string& name, const std::string& alias) {
+  for (size_t i = 0; i < args_.size(); ++i) {
+    const std::string& a = args_[i];
+    if (a == name || (!alias.empty() && a == alias)) {
+      if (i + 1 >= args_.size()) throw UsageError(command_ + ": " + a + " needs a value");
+      std::string v = args_[i + 1];
+      args_.erase(args_.begin() + static_cast<long>(i), args_.begin() + static_cast<long>(i) + 2);
+      return v;
+    }
+    if (a.rfind(name + "=", 0) == 0) {
+      std::string v = a.substr(name.size() + 1);
+      args_.erase(args_.begin() + static_cast<long>(i));
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<uint64_t> Args::number(const std::string& name) {
+  auto v = value(name);
+  if (!v) return std::nullopt;
+  uint64_t n = 0;
+  auto r = std::from_chars(v->data(), v->data() + v->size(), n);
+  if (r.ec != std::errc() || r.ptr != v->data() + v->size())
+    throw UsageError(command_ + ": " + name + " takes a non-negative whole number, got '" + *v + "'");
+  return n;
+}
+
+bool Args::wantsHelp() const {
+  for (const auto& a : args_)
+    if (a == "--help" || a == "-h") return true;
+  return false;
+}
+
+std::vector<std::string> Args::positionals(size_t min, size_t max) {
+  std::vector<std::string> pos;
+  for (const auto& a : args_) {
+    if (a.size() > 1 && a[0] == '-') throw UsageError(command_ + ": unknown option '" + a + "' (see --help)");
+    pos.push_back(a);
+  }
+  if (pos.size() < min) throw UsageError(command_ + ": missing argument (see --help)");
+  if (pos.size() > max) throw UsageError(command_ + ": too many arguments: '" + pos[max] + "' (see --help)");
+  return pos;
+}
+
+ReaderLimits readerLimits(Args& a) {
+  ReaderLimits l;
+  if (auto v = a.number("--max-decompressed")) l.maxDecompressedBytes = *v;
+  if (auto v = a.number("--max-depth")) l.maxDepth = static_cast<uint32_t>(std::min<uint64_t>(*v, 100000));
+  if (auto v = a.number("--max-string")) l.maxStringBytes = static_cast<uint32_t>(std::min<uint64_t>(*v, 1u << 30));
+  return l;
+}
+
+EventStore loadOrThrow(const std::string& path, const ReaderLimits& limits) {
+  LoadResult r = loadTrace(path, limits);
+  if (!r.ok()) throw UsageError(r.error->what());
+  if (!r.warning.empty()) std::cerr << "attnscope-cli: warning: " << path << ": " << r.warning << "\n";
+  return std::move(*r.store);
+}
+
+void emit(const std::optional<std::string>& outPath, const std::string& text) {
+  if (!outPath || *outPath == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return;
+  }
+  std::string err;
+  if (!writeFileAtomic(*outPath, text, &err)) throw UsageError(err);
+}
+
+}  // namespace attnscope::cli

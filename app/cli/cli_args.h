@@ -1,0 +1,54 @@
+// Small argument parser shared by the attnscope-cli commands.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "attnscope/trace_reader.h"
+
+namespace attnscope::cli {
+
+// Thrown for bad usage or bad input: main() prints it and exits 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInternal = 1;
+inline constexpr int kExitBadInput = 2;
+
+class Args {
+ public:
+  Args(std::string command, std::vector<std::string> args)
+      : command_(std::move(command)), args_(std::move(args)) {}
+
+  bool flag(const std::string& name);  // --asc
+  std::optional<std::string> value(const std::string& name, const std::string& alias = {});
+  std::optional<uint64_t> number(const std::string& name);
+  bool wantsHelp() const;
+  // Remaining positional arguments; throws on unknown --options.
+  std::vector<std::string> positionals(size_t min, size_t max);
+
+ private:
+  std::string command_;
+  std::vector<std::string> args_;
+};
+
+// --max-decompressed, --max-depth, --max-string: the reader's limits.
+ReaderLimits readerLimits(Args& a);
+inline constexpr const char* kLimitsHelp =
+    "  --max-decompressed BYTES  refuse .gz files that inflate beyond this (default 8 GiB)\n"
+    "  --max-depth N             JSON nesting limit (default 256)\n"
+    "  --max-string BYTES        longest name or string argument (default 1 MiB)\n";
+
+// Loads a trace or throws UsageError with the reader's message. Prints the
+// reader's warning, if any, to stderr.
+EventStore loadOrThrow(const std::string& path, const ReaderLimits& limits);
+
+// Writes to -o FILE atomically, or to stdout. Throws UsageError on failure.
+void emit(const std::optional<std::string>& outPath, const std::string& text);
+
+}  // namespace attnscope::cli

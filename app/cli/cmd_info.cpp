@@ -1,0 +1,34 @@
+#include <iostream>
+
+#include "attnscope/trace_info.h"
+#include "cli_args.h"
+#include "commands.h"
+
+namespace attnscope::cli {
+
+static const char* kInfoHelp =
+    "usage: attnscope-cli info TRACE [--format text|json] [-o FILE]\n"
+    "\n"
+    "What a trace holds: events per family, lanes (CPU threads, GPU streams), time span,\n"
+    "devices, and the events that could not be loaded, counted by kind with the byte\n"
+    "offset of the first one.\n";
+
+int cmdInfo(Args& a) {
+  if (a.wantsHelp()) {
+    std::cout << kInfoHelp << kLimitsHelp;
+    return kExitOk;
+  }
+  bool json = false;
+  if (auto f = a.value("--format")) {
+    if (*f == "json") json = true;
+    else if (*f != "text") throw UsageError("info: --format takes text or json, got '" + *f + "'");
+  }
+  auto out = a.value("--output", "-o");
+  const ReaderLimits limits = readerLimits(a);
+  const auto pos = a.positionals(1, 1);
+  const EventStore store = loadOrThrow(pos[0], limits);
+  emit(out, json ? traceInfoJson(store) : traceInfoText(store));
+  return kExitOk;
+}
+
+}  // namespace attnscope::cli

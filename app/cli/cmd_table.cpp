@@ -1,0 +1,67 @@
+#include <iostream>
+
+#include "attnscope/key_averages.h"
+#include "attnscope/table_format.h"
+#include "cli_args.h"
+#include "commands.h"
+
+namespace attnscope::cli {
+
+static const char* kTableHelp =
+    "usage: attnscope-cli table TRACE [options]\n"
+    "\n"
+    "torch.profiler's key_averages() table for a trace (Chrome JSON, .json or .json.gz),\n"
+    "computed the way PyTorch 2.11 computes it.\n"
+    "\n"
+    "  --group-by name|shape   rows per name, or per name and input shapes (default name)\n"
+    "  --attribution torch     how GPU time is attributed (torch: as torch does)\n"
+    "  --sort COLUMN           self_cpu, cpu_total, self_device (default), device_total,\n"
+    "                          calls, cpu_mem, ... or a header such as \"Self CUDA %\"\n"
+    "  --asc                   ascending order (default descending)\n"
+    "  --limit N               print the first N rows (default all)\n"
+    "  --format text|csv|json|md   output format (default text, like torch)\n"
+    "  -o, --output FILE       write to FILE atomically instead of stdout\n";
+
+int cmdTable(Args& a) {
+  if (a.wantsHelp()) {
+    std::cout << kTableHelp << kLimitsHelp;
+    return kExitOk;
+  }
+  GroupBy group = GroupBy::Name;
+  if (auto g = a.value("--group-by")) {
+    if (*g == "name") group = GroupBy::Name;
+    else if (*g == "shape" || *g == "input-shape" || *g == "shapes") group = GroupBy::InputShape;
+    else throw UsageError("table: --group-by takes name or shape, got '" + *g + "'");
+  }
+  Attribution attribution = Attribution::Torch;
+  if (auto v = a.value("--attribution")) {
+    if (*v == "torch") attribution = Attribution::Torch;
+    else if (*v == "corrected")
+      throw UsageError("table: --attribution corrected is not available yet (only torch)");
+    else throw UsageError("table: --attribution takes torch, got '" + *v + "'");
+  }
+  TableOptions opt;
+  if (auto s = a.value("--sort")) {
+    auto c = parseColumn(*s);
+    if (!c) throw UsageError("table: unknown column '" + *s + "' for --sort (see --help)");
+    opt.sortBy = *c;
+  }
+  opt.ascending = a.flag("--asc");
+  if (auto n = a.number("--limit")) opt.limit = *n;
+  if (auto f = a.value("--format")) {
+    if (*f == "text") opt.format = TableFormat::Text;
+    else if (*f == "csv") opt.format = TableFormat::Csv;
+    else if (*f == "json") opt.format = TableFormat::Json;
+    else if (*f == "md" || *f == "markdown") opt.format = TableFormat::Markdown;
+    else throw UsageError("table: --format takes text, csv, json or md, got '" + *f + "'");
+  }
+  auto out = a.value("--output", "-o");
+  const ReaderLimits limits = readerLimits(a);
+  const auto pos = a.positionals(1, 1);
+  const EventStore store = loadOrThrow(pos[0], limits);
+  const KeyAverages ka = computeKeyAverages(store, group, attribution);
+  emit(out, renderTable(ka, opt));
+  return kExitOk;
+}
+
+}  // namespace attnscope::cli

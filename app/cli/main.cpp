@@ -1,0 +1,55 @@
+// attnscope-cli: the command-line face of attnscope.
+// Exit codes: 0 ok, 2 bad input or usage (message on stderr), 1 internal error.
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli_args.h"
+#include "commands.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: attnscope-cli COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  table TRACE   torch's key_averages table (text, csv, json, md)\n"
+    "  info TRACE    events per family, lanes, span, devices, bad-event counts\n"
+    "\n"
+    "TRACE is a Chrome-trace JSON exported by torch.profiler (.json or .json.gz).\n"
+    "Run 'attnscope-cli COMMAND --help' for a command's options.\n"
+    "Exit codes: 0 ok, 2 bad input or usage, 1 internal error.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace attnscope::cli;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::cerr << kUsage;
+    return kExitBadInput;
+  }
+  const std::string cmd = args.front();
+  args.erase(args.begin());
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::cout << kUsage;
+    return kExitOk;
+  }
+  try {
+    Args a(cmd, std::move(args));
+    if (cmd == "table") return cmdTable(a);
+    if (cmd == "info") return cmdInfo(a);
+    std::cerr << "attnscope-cli: unknown command '" << cmd << "'\n\n" << kUsage;
+    return kExitBadInput;
+  } catch (const UsageError& e) {
+    std::cerr << "attnscope-cli: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "attnscope-cli: out of memory\n";
+    return kExitInternal;
+  } catch (const std::exception& e) {
+    std::cerr << "attnscope-cli: internal error: " << e.what() << "\n";
+    return kExitInternal;
+  }
+}

@@ -1,0 +1,291 @@
+// The one event store every view reads (table, timeline, explanation).
+//
+// Layout follows the craft notes: fixed-size records, int64 nanoseconds,
+// interned names, and lanes (a CPU thread = pid+tid, a GPU stream =
+// device+stream) whose events are contiguous and start-sorted inside one
+// vector. Everything optional (shapes, bytes, grid, ...) lives in a side
+// table so the hot record stays small.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace attnscope {
+
+using EventId = uint32_t;
+inline constexpr EventId kNoEvent = std::numeric_limits<EventId>::max();
+inline constexpr uint32_t kNoArgs = std::numeric_limits<uint32_t>::max();
+inline constexpr int64_t kNoId = -1;  // absent correlation / external id
+
+enum class Family : uint8_t {
+  CpuOp,              // cat cpu_op: aten ops and other RecordFunction ops
+  UserAnnotation,     // cat user_annotation: record_function scopes on the CPU
+  GpuUserAnnotation,  // cat gpu_user_annotation: device-side span of a scope
+  CudaRuntime,        // cat cuda_runtime: cudaLaunchKernel, cudaMemcpyAsync, ...
+  CudaDriver,         // cat cuda_driver: cuLaunchKernel, ...
+  Kernel,             // cat kernel
+  GpuMemcpy,          // cat gpu_memcpy
+  GpuMemset,          // cat gpu_memset
+  CudaSync,           // cat cuda_sync: CUPTI synchronization records
+  Overhead,           // cat overhead: the profiler's own work (Activity Buffer Request)
+  PythonFunction,     // cat python_function (with_stack)
+  CpuInstant,         // cat cpu_instant_event other than memory
+  Memory,             // [memory] instant events: allocation (+) / free (-)
+  Other,              // anything else with a duration (Trace spans, unknown cats)
+  Count
+};
+inline constexpr int kFamilyCount = static_cast<int>(Family::Count);
+
+std::string_view familyName(Family f);  // the trace's `cat` spelling
+bool isGpuFamily(Family f);             // runs on a device timeline
+bool isCpuFamily(Family f);             // runs on a host thread
+
+enum class LaneKind : uint8_t { CpuThread, GpuStream, Other };
+
+struct Lane {
+  LaneKind kind = LaneKind::Other;
+  int64_t pid = 0;  // process id (CPU) or device index (GPU)
+  int64_t tid = 0;  // thread id (CPU) or stream id (GPU)
+  std::string label;  // "python3 (1489) / thread 1489", "GPU 0 / stream 7"
+  EventId begin = 0;  // events [begin, end) of the store belong to this lane
+  EventId end = 0;
+  uint16_t maxDepth = 0;  // deepest nesting on the lane (CPU lanes)
+};
+
+// One record per event, 56 bytes.
+struct Event {
+  int64_t start = 0;        // ns, on the trace's clock (ts * 1000)
+  int64_t dur = 0;          // ns, >= 0 (instants are 0)
+  int64_t correlation = kNoId;  // CUPTI correlation id (runtime <-> GPU work)
+  int64_t externalId = kNoId;   // "External id": op <-> runtime/GPU work
+  uint32_t name = 0;        // interned
+  uint32_t lane = 0;
+  EventId parent = kNoEvent;  // enclosing event on the same CPU lane
+  uint32_t args = kNoArgs;    // index into EventStore::args
+  Family family = Family::Other;
+  uint8_t pad = 0;
+  uint16_t depth = 0;       // 0 = top level on its lane
+  uint32_t reserved = 0;
+
+  int64_t end() const { return start + dur; }
+};
+static_assert(sizeof(Event) == 56);
+
+// Args that tables and explanations need. Strings are interned ids
+// (0 = empty string).
+struct EventArgs {
+  uint32_t inputDims = 0;       // torch's str(input_shapes): "[[8, 16, 1024, 64], []]"
+  uint32_t inputTypes = 0;      // JSON text of "Input type"
+  uint32_t concreteInputs = 0;  // JSON text of "Concrete Inputs"
+  int64_t bytes = 0;            // memcpy/memset bytes, memory event bytes (signed)
+  int64_t totalAllocated = -1;  // memory events
+  int64_t totalReserved = -1;
+  int32_t device = -1;          // GPU device / memory event device id
+  int32_t deviceType = -1;      // memory events: 0 CPU, 1 CUDA (c10::DeviceType)
+  int32_t stream = -1;
+  int32_t grid[3] = {0, 0, 0};
+  int32_t block[3] = {0, 0, 0};
+  int64_t sequenceNumber = -1;
+  int64_t fwdThreadId = -1;
+};
+
+enum class LinkKind : uint8_t { Ac2g, FwdBwd, Other };
+struct Link {
+  EventId from = kNoEvent;  // e.g. the cudaLaunchKernel
+  EventId to = kNoEvent;    // e.g. the kernel
+  int64_t id = 0;           // flow id
+  LinkKind kind = LinkKind::Ac2g;
+};
+
+struct DeviceProperties {
+  int id = 0;
+  std::string name;
+  int64_t totalGlobalMem = 0;
+  int computeMajor = 0;
+  int computeMinor = 0;
+  int numSms = 0;
+};
+
+// Why an event was not loaded. Kept by kind with the first byte offset seen.
+enum class BadKind : uint8_t {
+  NotAnObject,
+  MissingField,     // no ph / name / ts, or X without dur
+  BadType,          // a field of the wrong JSON type
+  BadNumber,        // NaN/Inf/overflowing time, negative duration
+  StringTooLong,
+  UnknownPhase,     // ph we do not model (counted, not an error)
+  DanglingFlow,     // flow whose other end or event is missing
+  TooManyEvents,
+  TooDeep,          // a value nested deeper than the reader's limit
+  Count
+};
+inline constexpr int kBadKindCount = static_cast<int>(BadKind::Count);
+std::string_view badKindName(BadKind k);
+
+struct BadCount {
+  uint64_t count = 0;
+  uint64_t firstOffset = 0;  // byte offset in the (decompressed) JSON text
+  std::string firstDetail;
+};
+
+class StringTable {
+ public:
+  StringTable();
+  uint32_t intern(std::string_view s);
+  std::string_view view(uint32_t id) const { return strings_[id]; }
+  size_t size() const { return strings_.size(); }
+  // Looks up without inserting; returns false when absent.
+  bool find(std::string_view s, uint32_t* id) const;
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept;
+  };
+  struct Eq {
+    using is_transparent = void;
+    bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
+  };
+  std::vector<std::string> strings_;
+  std::unordered_map<std::string_view, uint32_t, Hash, Eq> index_;
+};
+
+// The store. Built once by a reader (or the engine) through EventStoreBuilder,
+// then immutable: views share it read-only across threads.
+class EventStore {
+ public:
+  const std::vector<Event>& events() const { return events_; }
+  const Event& event(EventId id) const { return events_[id]; }
+  const std::vector<Lane>& lanes() const { return lanes_; }
+  std::span<const Event> laneEvents(uint32_t lane) const {
+    const Lane& l = lanes_[lane];
+    return {events_.data() + l.begin, events_.data() + l.end};
+  }
+  const std::vector<EventArgs>& args() const { return args_; }
+  const EventArgs* argsOf(const Event& e) const { return e.args == kNoArgs ? nullptr : &args_[e.args]; }
+  const std::vector<Link>& links() const { return links_; }
+  const StringTable& strings() const { return strings_; }
+  std::string_view name(const Event& e) const { return strings_.view(e.name); }
+  std::string_view str(uint32_t id) const { return strings_.view(id); }
+
+  // GPU work / runtime calls by CUPTI correlation id, and everything
+  // carrying an External id (ops, runtime calls, GPU work).
+  std::span<const EventId> byCorrelation(int64_t correlation) const;
+  std::span<const EventId> byExternalId(int64_t externalId) const;
+
+  // Events of a lane overlapping [t0, t1): binary search on start plus the
+  // lane's max duration bound; returns [first, last) ids.
+  std::pair<EventId, EventId> visibleRange(uint32_t lane, int64_t t0, int64_t t1) const;
+
+  uint64_t familyCount(Family f) const { return familyCounts_[static_cast<int>(f)]; }
+  const BadCount& bad(BadKind k) const { return bad_[static_cast<int>(k)]; }
+  // Events that could not be loaded (malformed). Unpaired flow ends and
+  // unmodelled phases are counted too, but are not errors: Kineto writes a
+  // flow start for sync calls that launch no GPU work.
+  uint64_t badTotal() const;
+  uint64_t noteTotal() const;
+  static bool isError(BadKind k) { return k != BadKind::DanglingFlow && k != BadKind::UnknownPhase; }
+  int64_t minTime() const { return minTime_; }
+  int64_t maxTime() const { return maxTime_; }
+
+  // Trace-level metadata.
+  struct Meta {
+    std::string sourcePath;
+    int schemaVersion = 0;
+    int64_t baseTimeNanoseconds = 0;
+    std::string traceName;
+    bool recordShapes = false;
+    bool profileMemory = false;
+    bool withStack = false;
+    int cudaRuntimeVersion = 0;
+    int cudaDriverVersion = 0;
+    int cuptiVersion = 0;
+    std::vector<DeviceProperties> devices;
+    std::unordered_map<int64_t, std::string> processNames;  // pid -> name
+    std::unordered_map<int64_t, std::string> threadNames;   // tid -> name
+    std::string attnscopeJson;  // raw text of an "attnscope" metadata object, if any
+  };
+  const Meta& meta() const { return meta_; }
+
+ private:
+  friend class EventStoreBuilder;
+  std::vector<Event> events_;
+  std::vector<Lane> lanes_;
+  std::vector<EventArgs> args_;
+  std::vector<Link> links_;
+  StringTable strings_;
+  std::vector<int64_t> laneMaxDur_;
+  // Sorted (key, event) pairs for correlation / external id lookups.
+  std::vector<std::pair<int64_t, EventId>> byCorr_;
+  std::vector<std::pair<int64_t, EventId>> byExt_;
+  std::vector<EventId> corrIds_;  // the ids of byCorr_, contiguous for spans
+  std::vector<EventId> extIds_;
+  uint64_t familyCounts_[kFamilyCount] = {};
+  BadCount bad_[kBadKindCount];
+  int64_t minTime_ = 0;
+  int64_t maxTime_ = 0;
+  Meta meta_;
+};
+
+// Collects raw events in any order, then sorts them into lanes, computes
+// nesting and indexes. Used by the JSON reader, the engine and tests.
+class EventStoreBuilder {
+ public:
+  struct RawFlow {
+    int64_t id = 0;
+    int64_t ts = 0;
+    int64_t pid = 0;
+    int64_t tid = 0;
+    bool start = false;
+    bool bindEnclosing = false;  // "bp": "e"
+    uint64_t offset = 0;         // byte offset in the JSON text
+    LinkKind kind = LinkKind::Ac2g;
+  };
+
+  EventStoreBuilder();
+  StringTable& strings() { return store_.strings_; }
+  EventStore::Meta& meta() { return store_.meta_; }
+
+  uint32_t lane(LaneKind kind, int64_t pid, int64_t tid);
+  // Returns the index of the new args record.
+  uint32_t addArgs(const EventArgs& a);
+  void addEvent(const Event& e);  // e.lane must come from lane()
+  void addFlow(const RawFlow& f) { flows_.push_back(f); }
+  void countBad(BadKind k, uint64_t offset, std::string_view detail);
+  size_t eventCount() const { return store_.events_.size(); }
+
+  EventStore build() &&;
+
+ private:
+  void sortIntoLanes();
+  void computeNesting();
+  void bindFlows();
+  void buildIndexes();
+  void labelLanes();
+
+  struct LaneKey {
+    LaneKind kind;
+    int64_t pid;
+    int64_t tid;
+    bool operator==(const LaneKey&) const = default;
+  };
+  struct LaneKeyHash {
+    size_t operator()(const LaneKey& k) const noexcept {
+      return std::hash<int64_t>()(k.pid * 1000003 + k.tid) ^ static_cast<size_t>(k.kind);
+    }
+  };
+  static constexpr uint32_t kNoLane = std::numeric_limits<uint32_t>::max();
+
+  EventStore store_;
+  std::unordered_map<LaneKey, uint32_t, LaneKeyHash> laneIndex_;
+  LaneKey lastKey_{LaneKind::Other, 0, 0};
+  uint32_t lastLane_ = kNoLane;
+  std::vector<RawFlow> flows_;
+};
+
+}  // namespace attnscope

@@ -1,0 +1,14 @@
+// Minimal JSON output helpers (escaping, numbers). Reading uses simdjson.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace attnscope {
+
+void appendJsonString(std::string& out, std::string_view s);  // with quotes
+std::string jsonString(std::string_view s);
+std::string jsonNumber(double v);  // shortest round-trip, "null" for NaN/Inf
+
+}  // namespace attnscope

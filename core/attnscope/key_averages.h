@@ -1,0 +1,53 @@
+// torch.profiler's key_averages(), reproduced from a trace.
+//
+// Attribution::Torch follows torch/autograd/profiler.py (PyTorch 2.11):
+// events are linked to ops by External id, nested per thread by time
+// containment, duplicate single-child nodes removed, memory records counted
+// in every CPU event's interval; artifacts included on purpose (the
+// profiler's Activity Buffer Request owning a kernel, gpu_user_annotation
+// spans as self device time).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attnscope/event_store.h"
+
+namespace attnscope {
+
+enum class Attribution { Torch, Corrected };
+enum class GroupBy { Name, InputShape };
+enum class DeviceType : uint8_t { Cpu, Cuda };
+
+struct KeyAverageRow {
+  std::string name;
+  DeviceType deviceType = DeviceType::Cpu;
+  bool userAnnotation = false;
+  std::string inputShapes;  // torch's str(input_shapes); "" when grouped by name
+  Family family = Family::CpuOp;  // family of the first event in the row
+  uint64_t calls = 0;
+  int64_t selfCpuNs = 0;
+  int64_t cpuTotalNs = 0;
+  int64_t selfDeviceNs = 0;
+  int64_t deviceTotalNs = 0;
+  int64_t cpuMemBytes = 0;
+  int64_t selfCpuMemBytes = 0;
+  int64_t deviceMemBytes = 0;
+  int64_t selfDeviceMemBytes = 0;
+  std::vector<EventId> events;  // the store events behind this row
+};
+
+struct KeyAverages {
+  Attribution attribution = Attribution::Torch;
+  GroupBy groupBy = GroupBy::Name;
+  std::vector<KeyAverageRow> rows;  // in torch's order (first occurrence)
+  // Denominators torch uses for the % columns.
+  int64_t sumSelfCpuNs = 0;
+  int64_t sumSelfDeviceNs = 0;
+};
+
+KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy,
+                               Attribution attribution = Attribution::Torch);
+
+}  // namespace attnscope

@@ -1,0 +1,15 @@
+// Summary of a loaded trace for `attnscope-cli info` and the GUI status line.
+#pragma once
+
+#include <string>
+
+#include "attnscope/event_store.h"
+
+namespace attnscope {
+
+std::string traceInfoText(const EventStore& store);
+std::string traceInfoJson(const EventStore& store);
+// One line: "201,087 events · 3 lanes · 12.3 ms · 0 bad"
+std::string traceSummaryLine(const EventStore& store);
+
+}  // namespace attnscope

@@ -1,0 +1,47 @@
+// Reads Chrome-trace JSON as torch.profiler (Kineto) exports it: the object
+// form with "traceEvents" or the plain array form, .json or .json.gz.
+//
+// One bad event never aborts the load: it is counted by kind with its byte
+// offset (EventStore::bad). A file that cannot be a trace at all gives one
+// error naming the file and the reason.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "attnscope/event_store.h"
+
+namespace attnscope {
+
+struct ReaderLimits {
+  uint64_t maxDecompressedBytes = 8ull << 30;  // refuse .gz bombs beyond this
+  uint64_t maxFileBytes = 16ull << 30;
+  uint32_t maxDepth = 256;                     // JSON nesting
+  uint32_t maxStringBytes = 1u << 20;          // one name or arg string
+  uint64_t maxEvents = 200'000'000;
+};
+
+struct LoadError {
+  std::string path;
+  std::string message;  // "not a trace: top-level value is a number"
+  std::string what() const { return path + ": " + message; }
+};
+
+struct LoadResult {
+  std::optional<EventStore> store;
+  std::optional<LoadError> error;
+  // Non-fatal: e.g. "JSON ends early at byte 1234: kept the 120 events before it".
+  std::string warning;
+  uint64_t jsonBytes = 0;  // size of the (decompressed) JSON text
+  bool ok() const { return store.has_value(); }
+};
+
+// Reads and parses a trace file (.json or .json.gz, detected by magic bytes).
+LoadResult loadTrace(const std::string& path, const ReaderLimits& limits = {});
+
+// Parses trace JSON already in memory (used by tests and the fuzzer).
+LoadResult parseTrace(std::string_view json, const std::string& nameForErrors,
+                      const ReaderLimits& limits = {});
+
+}  // namespace attnscope

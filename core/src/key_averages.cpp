@@ -1,0 +1,355 @@
+#include "attnscope/key_averages.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string_view>
+#include <unordered_map>
+
+namespace attnscope {
+
+namespace {
+
+// torch/autograd/profiler_util.py: _filter_name
+bool filteredName(std::string_view n) {
+  return n == "[memory]" || n == "[OutOfMemory]" || n == "profiler::_record_function_enter" ||
+         n == "profiler::_record_function_enter_new" || n == "profiler::_record_function_exit" ||
+         n == "aten::is_leaf" || n == "aten::output_nr" || n == "aten::_version";
+}
+
+// c10::DeviceType values that torch counts as CPU / device memory.
+bool cpuMemDevice(int32_t t) { return t == 0 || t == 2 || t == 5; }       // CPU, MKLDNN, IDEEP
+bool devMemDevice(int32_t t) { return t == 1 || t == 6 || t == 12 || t == 20; }  // CUDA, HIP, XPU, PU1
+
+// One FunctionEvent of torch's post-processing.
+struct Fe {
+  EventId ev = kNoEvent;  // kNoEvent for synthesized [memory] rows
+  uint32_t name = 0;      // interned, after _rewrite_name
+  uint32_t thread = 0;    // lane index used for nesting
+  int64_t start = 0;
+  int64_t end = 0;
+  int64_t id = 0;      // correlation_id()
+  int64_t linked = 0;  // linked_correlation_id()
+  int64_t kernelNs = 0;
+  int64_t cpuMem = 0;
+  int64_t devMem = 0;
+  uint32_t shapes = 0;
+  uint32_t parent = UINT32_MAX;
+  Family family = Family::CpuOp;
+  bool cpu = true;
+  bool userAnnotation = false;
+  bool deleted = false;
+};
+
+bool torchDeviceFamily(Family f) {
+  return f == Family::Kernel || f == Family::GpuMemcpy || f == Family::GpuMemset ||
+         f == Family::GpuUserAnnotation || f == Family::CudaSync;
+}
+bool torchCpuFamily(Family f) {
+  return f == Family::CpuOp || f == Family::UserAnnotation || f == Family::CudaRuntime ||
+         f == Family::CudaDriver || f == Family::Overhead;
+}
+
+// The thread torch's post-processing runs on, which is where Kineto puts
+// events that have no linked op: the lane whose tid == pid, else the CPU
+// lane with the most ops.
+uint32_t mainLane(const EventStore& s) {
+  uint32_t best = UINT32_MAX;
+  uint64_t bestOps = 0;
+  for (uint32_t i = 0; i < s.lanes().size(); ++i) {
+    const Lane& l = s.lanes()[i];
+    if (l.kind != LaneKind::CpuThread) continue;
+    uint64_t ops = 0;
+    for (const Event& e : s.laneEvents(i)) ops += e.family == Family::CpuOp;
+    if (ops == 0) continue;
+    if (l.pid == l.tid) return i;
+    if (ops > bestOps) {
+      bestOps = ops;
+      best = i;
+    }
+  }
+  return best;
+}
+
+// External id of the innermost cpu_op on `lane` containing time `t`.
+// (Kineto hands the profiler's overhead records the correlation of the op
+// running when they happened; that is how Activity Buffer Request ends up
+// owning that op's kernels.)
+int64_t enclosingOpExternalId(const EventStore& s, uint32_t lane, int64_t t) {
+  if (lane == UINT32_MAX) return 0;
+  auto evs = s.laneEvents(lane);
+  auto it = std::upper_bound(evs.begin(), evs.end(), t,
+                             [](int64_t x, const Event& e) { return x < e.start; });
+  if (it == evs.begin()) return 0;
+  EventId cur = static_cast<EventId>((it - 1) - evs.begin()) + s.lanes()[lane].begin;
+  // Walk previous siblings/ancestors: the innermost container of t.
+  while (cur != kNoEvent) {
+    const Event& e = s.event(cur);
+    if (e.start <= t && t < e.end() && e.family == Family::CpuOp && e.externalId > 0)
+      return e.externalId;
+    if (e.start <= t && t < e.end()) {
+      cur = e.parent;
+      continue;
+    }
+    // Not containing: try its parent (which may contain t), else stop.
+    cur = e.parent;
+  }
+  return 0;
+}
+
+std::string_view rewriteName(std::string_view n, std::string& scratch) {
+  if (n.starts_with("ProfilerStep#")) {
+    scratch = "ProfilerStep*";
+    return scratch;
+  }
+  return n;
+}
+
+}  // namespace
+
+KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribution attribution) {
+  KeyAverages out;
+  out.attribution = attribution;
+  out.groupBy = groupBy;
+  const auto& events = store.events();
+  StringTable names;  // local table: rewritten names, stable ids for keys
+
+  // Memory records, sorted by time.
+  struct Mem {
+    int64_t ts;
+    EventId ev;
+    bool used;
+  };
+  std::vector<Mem> mem;
+  for (EventId i = 0; i < events.size(); ++i) {
+    const Event& e = events[i];
+    if (e.family == Family::Memory && store.name(e) == "[memory]") mem.push_back({e.start, i, false});
+  }
+  std::stable_sort(mem.begin(), mem.end(), [](const Mem& a, const Mem& b) { return a.ts < b.ts; });
+
+  const uint32_t mainThread = mainLane(store);
+  std::vector<Fe> fes;
+  fes.reserve(events.size() / 2);
+  std::string scratch;
+  for (EventId i = 0; i < events.size(); ++i) {
+    const Event& e = events[i];
+    const bool cpu = torchCpuFamily(e.family);
+    const bool gpu = torchDeviceFamily(e.family);
+    if (!cpu && !gpu) continue;
+    const std::string_view nm = store.name(e);
+    if (filteredName(nm)) continue;
+    Fe f;
+    f.ev = i;
+    f.name = names.intern(rewriteName(nm, scratch));
+    f.thread = e.lane;
+    f.start = e.start;
+    f.end = e.end();
+    f.family = e.family;
+    f.cpu = cpu;
+    f.userAnnotation = e.family == Family::UserAnnotation || e.family == Family::GpuUserAnnotation;
+    if (e.family == Family::CpuOp || e.family == Family::UserAnnotation) {
+      f.id = e.externalId > 0 ? e.externalId : 0;
+      f.linked = 0;
+    } else if (e.family == Family::GpuUserAnnotation) {
+      f.id = 0;
+      f.linked = 0;
+    } else if (e.family == Family::Overhead) {
+      f.id = enclosingOpExternalId(store, mainThread, e.start);
+      f.linked = 0;
+    } else {
+      f.id = e.correlation > 0 ? e.correlation : 0;
+      f.linked = e.externalId > 0 ? e.externalId : 0;
+    }
+    if (cpu && f.linked == 0 && e.family != Family::CpuOp && e.family != Family::UserAnnotation &&
+        mainThread != UINT32_MAX)
+      f.thread = mainThread;  // Kineto events with no parent op
+    if (e.family == Family::CpuOp) {
+      const EventArgs* a = store.argsOf(e);
+      if (a && a->inputDims) f.shapes = names.intern(store.str(a->inputDims));
+    }
+    if (cpu) {
+      auto lo = std::lower_bound(mem.begin(), mem.end(), f.start,
+                                 [](const Mem& m, int64_t t) { return m.ts < t; });
+      for (auto it = lo; it != mem.end() && it->ts <= f.end; ++it) {
+        const EventArgs* a = store.argsOf(events[it->ev]);
+        if (a) {
+          if (cpuMemDevice(a->deviceType)) f.cpuMem += a->bytes;
+          else if (devMemDevice(a->deviceType)) f.devMem += a->bytes;
+        }
+        it->used = true;
+      }
+    }
+    fes.push_back(f);
+  }
+
+  // Link device work (and runtime calls) to the frontend events by id.
+  std::unordered_map<int64_t, std::vector<uint32_t>> deviceCorr;
+  for (uint32_t i = 0; i < fes.size(); ++i)
+    if (fes[i].linked > 0) deviceCorr[fes[i].linked].push_back(i);
+  for (auto& f : fes) {
+    if (f.linked != 0 || !f.cpu) continue;
+    auto it = deviceCorr.find(f.id);
+    if (it == deviceCorr.end()) continue;
+    for (uint32_t j : it->second) {
+      Fe& g = fes[j];
+      if (!g.cpu) f.kernelNs += g.end - g.start;
+      else g.thread = f.thread;
+    }
+  }
+
+  // Memory records no CPU event covered become top-level "[memory]" rows.
+  const uint32_t memName = names.intern("[memory]");
+  for (const Mem& m : mem) {
+    if (m.used) continue;
+    const Event& e = events[m.ev];
+    Fe f;
+    f.name = memName;
+    f.thread = e.lane;
+    f.start = f.end = e.start;
+    f.family = Family::Memory;
+    const EventArgs* a = store.argsOf(e);
+    if (a) {
+      if (cpuMemDevice(a->deviceType)) f.cpuMem = a->bytes;
+      else if (devMemDevice(a->deviceType)) f.devMem = a->bytes;
+    }
+    fes.push_back(f);
+  }
+  for (EventId i = 0; i < events.size(); ++i) {
+    const Event& e = events[i];
+    if (e.family == Family::Memory && store.name(e) == "[OutOfMemory]") {
+      Fe f;
+      f.ev = i;
+      f.name = names.intern("[OutOfMemory]");
+      f.thread = e.lane;
+      f.start = f.end = e.start;
+      f.family = Family::Memory;
+      fes.push_back(f);
+    }
+  }
+
+  std::stable_sort(fes.begin(), fes.end(), [](const Fe& a, const Fe& b) {
+    if (a.start != b.start) return a.start < b.start;
+    return a.end > b.end;
+  });
+
+  // Nesting per thread (CPU events only), torch's _populate_cpu_children.
+  const uint32_t n = static_cast<uint32_t>(fes.size());
+  std::vector<std::vector<uint32_t>> children(n);
+  {
+    std::unordered_map<uint32_t, std::vector<uint32_t>> byThread;
+    for (uint32_t i = 0; i < n; ++i)
+      if (fes[i].cpu || fes[i].family == Family::Memory) byThread[fes[i].thread].push_back(i);
+    std::vector<uint32_t> stack;
+    for (auto& [t, idx] : byThread) {
+      stack.clear();
+      for (uint32_t i : idx) {  // already sorted by (start, -end)
+        while (!stack.empty()) {
+          const Fe& p = fes[stack.back()];
+          if (fes[i].start >= p.end || fes[i].end > p.end) {
+            stack.pop_back();
+          } else {
+            children[stack.back()].push_back(i);
+            fes[i].parent = stack.back();
+            break;
+          }
+        }
+        stack.push_back(i);
+      }
+    }
+  }
+
+  // torch's _remove_dup_nodes: a single child with its parent's name is merged.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (uint32_t i = 0; i < n; ++i) {
+      Fe& f = fes[i];
+      if (f.deleted || f.parent == UINT32_MAX) continue;
+      Fe& p = fes[f.parent];
+      if (p.name == f.name && children[f.parent].size() == 1) {
+        children[f.parent] = children[i];
+        p.kernelNs = f.kernelNs;
+        for (uint32_t c : children[i]) fes[c].parent = f.parent;
+        f.deleted = true;
+        changed = true;
+      }
+    }
+  }
+
+  // Totals bottom-up: children come after their parents in sorted order.
+  std::vector<int64_t> devTotal(n, 0);
+  for (uint32_t i = n; i-- > 0;) {
+    const Fe& f = fes[i];
+    if (f.deleted) continue;
+    if (!f.cpu && f.family != Family::Memory) {
+      devTotal[i] = f.end - f.start;
+      continue;
+    }
+    int64_t sum = f.kernelNs;
+    for (uint32_t c : children[i]) sum += devTotal[c];
+    devTotal[i] = sum;
+  }
+
+  struct Key {
+    uint32_t name;
+    uint32_t shapes;
+    bool cpu;
+    bool ua;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const noexcept {
+      return (static_cast<size_t>(k.name) * 1000003u) ^ (static_cast<size_t>(k.shapes) << 20) ^
+             (k.cpu ? 1u : 0u) ^ (k.ua ? 2u : 0u);
+    }
+  };
+  std::unordered_map<Key, uint32_t, KeyHash> rowOf;
+  const bool byShape = groupBy == GroupBy::InputShape;
+  for (uint32_t i = 0; i < n; ++i) {
+    const Fe& f = fes[i];
+    if (f.deleted) continue;
+    const bool cpuDevice = f.cpu || f.family == Family::Memory;
+    Key k{f.name, byShape ? f.shapes : 0u, cpuDevice, f.userAnnotation};
+    auto [it, inserted] = rowOf.try_emplace(k, static_cast<uint32_t>(out.rows.size()));
+    if (inserted) {
+      KeyAverageRow r;
+      r.name = std::string(names.view(f.name));
+      r.deviceType = cpuDevice ? DeviceType::Cpu : DeviceType::Cuda;
+      r.userAnnotation = f.userAnnotation;
+      r.family = f.family;
+      if (byShape) r.inputShapes = f.shapes ? std::string(names.view(f.shapes)) : "[]";
+      out.rows.push_back(std::move(r));
+    }
+    KeyAverageRow& r = out.rows[it->second];
+    r.calls++;
+    if (f.ev != kNoEvent) r.events.push_back(f.ev);
+    if (cpuDevice) {
+      const int64_t dur = f.end - f.start;
+      int64_t childCpu = 0, childDev = 0, childCpuMem = 0, childDevMem = 0;
+      for (uint32_t c : children[i]) {
+        const Fe& ch = fes[c];
+        childCpu += ch.end - ch.start;
+        childDev += devTotal[c];
+        childCpuMem += ch.cpuMem;
+        childDevMem += ch.devMem;
+      }
+      r.cpuTotalNs += dur;
+      r.selfCpuNs += dur - childCpu;
+      r.deviceTotalNs += devTotal[i];
+      r.selfDeviceNs += devTotal[i] - childDev;
+      r.cpuMemBytes += f.cpuMem;
+      r.deviceMemBytes += f.devMem;
+      r.selfCpuMemBytes += f.cpuMem - childCpuMem;
+      r.selfDeviceMemBytes += f.devMem - childDevMem;
+    } else {
+      r.deviceTotalNs += devTotal[i];
+      r.selfDeviceNs += devTotal[i];
+    }
+  }
+
+  for (const auto& r : out.rows) {
+    out.sumSelfCpuNs += r.selfCpuNs;
+    if (r.deviceType == DeviceType::Cuda && !r.userAnnotation) out.sumSelfDeviceNs += r.selfDeviceNs;
+  }
+  return out;
+}
+
+}  // namespace attnscope

@@ -1,0 +1,226 @@
+// The reader on tiny hand-written traces whose expected values can be
+// checked by eye.
+#include <QtTest>
+
+#include <zlib.h>
+
+#include "attnscope/trace_reader.h"
+
+using namespace attnscope;
+
+namespace {
+
+// A CPU op containing a launch, the kernel it launched, a flow, a memory
+// event. Times in us as Kineto writes them.
+const char* kTiny = R"({
+  "schemaVersion": 1, "baseTimeNanoseconds": 1790857026000000000,
+  "deviceProperties": [{"id": 0, "name": "NVIDIA H200", "computeMajor": 9, "computeMinor": 0, "numSms": 132, "totalGlobalMem": 150109880320}],
+  "traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::bmm", "pid": 10, "tid": 10, "ts": 5367878831332.529, "dur": 2952.71,
+     "args": {"External id": 4109, "Input Dims": [[128, 1024, 64], [128, 64, 1024]], "Input type": ["float", "float"]}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 10, "ts": 5367878833812.941, "dur": 436.493,
+     "args": {"External id": 4109, "correlation": 990}},
+    {"ph": "s", "id": 990, "pid": 10, "tid": 10, "ts": 5367878833812.941, "cat": "ac2g", "name": "ac2g"},
+    {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 5367878834240.143, "dur": 540.41,
+     "args": {"External id": 4109, "correlation": 990, "device": 0, "stream": 7, "grid": [8, 8, 128], "block": [128, 1, 1]}},
+    {"ph": "f", "id": 990, "pid": 0, "tid": 7, "ts": 5367878834240.143, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+    {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 10, "tid": 10, "ts": 5367878831354.077,
+     "args": {"Bytes": 536870912, "Device Type": 1, "Device Id": 0, "Total Allocated": 671088640}},
+    {"name": "process_name", "ph": "M", "ts": 0, "pid": 10, "tid": 0, "args": {"name": "python3"}}
+  ]})";
+
+LoadResult parse(std::string_view json, ReaderLimits lim = {}) { return parseTrace(json, "tiny.json", lim); }
+
+std::string gzipOf(const std::string& s) {
+  z_stream zs{};
+  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&zs, s.size()) + 32, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(s.data()));
+  zs.avail_in = static_cast<uInt>(s.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+const Event* find(const EventStore& s, std::string_view name) {
+  for (const auto& e : s.events())
+    if (s.name(e) == name) return &e;
+  return nullptr;
+}
+
+}  // namespace
+
+class ReaderTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void readsTinyTraceExactly() {
+    LoadResult r = parse(kTiny);
+    QVERIFY(r.ok());
+    const EventStore& s = *r.store;
+    QCOMPARE(s.events().size(), size_t{4});
+    QCOMPARE(s.familyCount(Family::CpuOp), uint64_t{1});
+    QCOMPARE(s.familyCount(Family::Kernel), uint64_t{1});
+    QCOMPARE(s.familyCount(Family::Memory), uint64_t{1});
+    const Event* bmm = find(s, "aten::bmm");
+    const Event* launch = find(s, "cudaLaunchKernel");
+    const Event* kernel = find(s, "gemm");
+    QVERIFY(bmm && launch && kernel);
+    // Microseconds with 3 decimals become exact integer nanoseconds.
+    QCOMPARE(bmm->start, int64_t{5367878831332529});
+    QCOMPARE(bmm->dur, int64_t{2952710});
+    QCOMPARE(kernel->dur, int64_t{540410});
+    // Nesting on the CPU lane: the launch and the memory event sit in bmm.
+    QCOMPARE(launch->depth, uint16_t{1});
+    QCOMPARE(&s.event(launch->parent), bmm);
+    QCOMPARE(bmm->depth, uint16_t{0});
+    // Lanes: one CPU thread, one GPU stream, labelled.
+    QCOMPARE(s.lanes().size(), size_t{2});
+    QCOMPARE(s.lanes()[0].kind, LaneKind::CpuThread);
+    QCOMPARE(QString::fromStdString(s.lanes()[0].label), QString("python3 (10) / thread 10"));
+    QCOMPARE(QString::fromStdString(s.lanes()[1].label), QString("GPU 0 / stream 7"));
+    // Links: the flow binds the launch to the kernel; ids index both ways.
+    QCOMPARE(s.links().size(), size_t{1});
+    QCOMPARE(&s.event(s.links()[0].from), launch);
+    QCOMPARE(&s.event(s.links()[0].to), kernel);
+    QCOMPARE(s.byCorrelation(990).size(), size_t{2});
+    QCOMPARE(s.byExternalId(4109).size(), size_t{3});
+    QVERIFY(s.byCorrelation(12345).empty());
+    // Args kept for tables and explanations.
+    const EventArgs* a = s.argsOf(*bmm);
+    QVERIFY(a);
+    QCOMPARE(s.str(a->inputDims), std::string_view("[[128, 1024, 64], [128, 64, 1024]]"));
+    const EventArgs* k = s.argsOf(*kernel);
+    QVERIFY(k);
+    QCOMPARE(k->grid[2], 128);
+    QCOMPARE(k->stream, 7);
+    const EventArgs* m = s.argsOf(*find(s, "[memory]"));
+    QVERIFY(m);
+    QCOMPARE(m->bytes, int64_t{536870912});
+    QCOMPARE(m->deviceType, 1);
+    QCOMPARE(s.meta().baseTimeNanoseconds, int64_t{1790857026000000000});
+    QCOMPARE(s.meta().devices.size(), size_t{1});
+    QCOMPARE(s.meta().devices[0].numSms, 132);
+    QCOMPARE(s.badTotal(), uint64_t{0});
+  }
+
+  void arrayFormAndGzipGiveTheSameStore() {
+    const std::string arr = R"([{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1.5,"dur":2},
+                              {"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":2,"dur":0.5}])";
+    LoadResult plain = parse(arr);
+    LoadResult gz = parse(gzipOf(arr));
+    QVERIFY(plain.ok() && gz.ok());
+    QCOMPARE(plain.store->events().size(), size_t{2});
+    QCOMPARE(gz.store->events().size(), size_t{2});
+    QCOMPARE(gz.store->events()[1].start, int64_t{2000});
+    QCOMPARE(gz.store->events()[1].parent, EventId{0});
+  }
+
+  void badEventsAreCountedNotFatal() {
+    const std::string t = R"({"traceEvents": [
+      42,
+      {"ph":"X","cat":"cpu_op","name":"neg","pid":1,"tid":1,"ts":1,"dur":-5},
+      {"ph":"X","cat":"cpu_op","name":"nots","pid":1,"tid":1,"dur":1},
+      {"ph":"X","cat":"cpu_op","name":"nan","pid":1,"tid":1,"ts":"NaN","dur":1},
+      {"ph":"X","cat":"cpu_op","name":"huge","pid":1,"tid":1,"ts":1e300,"dur":1},
+      {"ph":"X","cat":"cpu_op","name":"good","pid":1,"tid":1,"ts":3,"dur":1}
+    ]})";
+    LoadResult r = parse(t);
+    QVERIFY(r.ok());
+    QCOMPARE(r.store->events().size(), size_t{1});
+    QCOMPARE(r.store->bad(BadKind::NotAnObject).count, uint64_t{1});
+    QCOMPARE(r.store->bad(BadKind::BadNumber).count, uint64_t{2});  // negative dur, 1e300
+    QCOMPARE(r.store->bad(BadKind::BadType).count, uint64_t{1});    // "NaN" as a string
+    QCOMPARE(r.store->bad(BadKind::MissingField).count, uint64_t{1});
+    QCOMPARE(r.store->badTotal(), uint64_t{5});
+    // The offset points at the bad event in the text.
+    const uint64_t off = r.store->bad(BadKind::NotAnObject).firstOffset;
+    QCOMPARE(t.substr(off, 2), std::string("42"));
+  }
+
+  void wholeFileErrorsNameTheReason_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("expect");
+    QTest::newRow("empty") << "" << "empty";
+    QTest::newRow("number") << "42" << "not a trace";
+    QTest::newRow("no traceEvents") << R"({"a": 1})" << "traceEvents";
+    QTest::newRow("traceEvents string") << R"({"traceEvents": "x"})" << "traceEvents";
+    QTest::newRow("garbage") << "{nope" << "JSON";
+  }
+  void wholeFileErrorsNameTheReason() {
+    QFETCH(QString, text);
+    QFETCH(QString, expect);
+    LoadResult r = parse(text.toStdString());
+    QVERIFY(!r.ok());
+    QVERIFY2(QString::fromStdString(r.error->what()).contains(expect), r.error->what().c_str());
+    QVERIFY(QString::fromStdString(r.error->what()).startsWith("tiny.json: "));
+  }
+
+  void limitsGiveClearErrors() {
+    ReaderLimits lim;
+    lim.maxDepth = 8;
+    // Deep values the reader descends into are refused per event...
+    LoadResult deep = parse(R"({"traceEvents": [
+      {"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":{"Input Dims":[[[[[[[[[[1]]]]]]]]]]}},
+      {"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":3,"dur":1}]})", lim);
+    QVERIFY(deep.ok());
+    QCOMPARE(deep.store->events().size(), size_t{1});
+    QCOMPARE(deep.store->bad(BadKind::TooDeep).count, uint64_t{1});
+    // ...and a file with nothing but them is an error that says so.
+    LoadResult onlyDeep = parse("[" + std::string(100, '[') + std::string(100, ']') + "]", lim);
+    QVERIFY(!onlyDeep.ok());
+    QVERIFY2(onlyDeep.error->message.find("deep") != std::string::npos, onlyDeep.error->message.c_str());
+
+    lim = {};
+    lim.maxStringBytes = 16;
+    LoadResult longName = parse(R"([{"ph":"X","cat":"cpu_op","name":"aaaaaaaaaaaaaaaaaaaaaaaaaaaa","pid":1,"tid":1,"ts":1,"dur":1},
+                                    {"ph":"X","cat":"cpu_op","name":"short","pid":1,"tid":1,"ts":3,"dur":1}])", lim);
+    QVERIFY(longName.ok());
+    QCOMPARE(longName.store->bad(BadKind::StringTooLong).count, uint64_t{1});
+
+    lim = {};
+    lim.maxDecompressedBytes = 1000;
+    const std::string big = "[" + std::string(100000, ' ') + "]";
+    LoadResult bomb = parse(gzipOf(big), lim);
+    QVERIFY(!bomb.ok());
+    QVERIFY2(bomb.error->message.find("decompressed") != std::string::npos, bomb.error->message.c_str());
+  }
+
+  void bomAndInvalidUtf8Load() {
+    LoadResult bom = parse("\xEF\xBB\xBF[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}]");
+    QVERIFY(bom.ok());
+    QCOMPARE(bom.store->events().size(), size_t{1});
+    LoadResult bad = parse("[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\xff\xfe\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}]");
+    QVERIFY(bad.ok());
+    QCOMPARE(bad.store->name(bad.store->events()[0]), std::string_view("a??"));
+    QVERIFY(bad.warning.find("UTF-8") != std::string::npos);
+  }
+
+  void truncatedFileKeepsWhatWasRead() {
+    std::string t(kTiny);
+    t.resize(t.find("\"ph\": \"f\""));  // cut inside the event array
+    LoadResult r = parse(t);
+    QVERIFY2(r.ok(), r.ok() ? "" : r.error->what().c_str());
+    QVERIFY(r.store->events().size() >= 2);
+    QVERIFY(!r.warning.empty());
+  }
+
+  void visibleRangeFindsOverlaps() {
+    LoadResult r = parse(kTiny);
+    QVERIFY(r.ok());
+    const EventStore& s = *r.store;
+    // A window inside bmm but after the launch ended still finds bmm.
+    const int64_t t0 = 5367878834285000 - 10, t1 = 5367878834285000 - 5;
+    auto [first, last] = s.visibleRange(0, t0, t1);
+    bool hasBmm = false;
+    for (EventId i = first; i < last; ++i) hasBmm |= s.name(s.event(i)) == "aten::bmm";
+    QVERIFY(hasBmm);
+    auto [f2, l2] = s.visibleRange(0, 0, 10);
+    QCOMPARE(f2, l2);
+  }
+};
+
+QTEST_GUILESS_MAIN(ReaderTest)
+#include "test_reader.moc"
