@@ -28,7 +28,16 @@ struct LoadError {
   std::string what() const { return path + ": " + message; }
 };
 
+// Where the load time went, in seconds (for attnscope-bench).
+struct LoadTimings {
+  double read = 0;        // file -> memory
+  double decompress = 0;  // .gz -> JSON text
+  double parse = 0;       // JSON -> raw events (simdjson On-Demand)
+  double build = 0;       // sort into lanes, nesting, flows, indexes
+};
+
 struct LoadResult {
+  LoadTimings timings;
   std::optional<EventStore> store;
   std::optional<LoadError> error;
   // Non-fatal: e.g. "JSON ends early at byte 1234: kept the 120 events before it".

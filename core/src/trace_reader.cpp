@@ -1,12 +1,14 @@
 #include "attnscope/trace_reader.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <simdjson.h>
 
 #include <cerrno>
+#include <chrono>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -19,6 +21,10 @@ namespace attnscope {
 namespace od = simdjson::ondemand;
 
 namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 constexpr int64_t kMaxAbsNs = int64_t{1} << 62;  // ~146 years: anything larger is garbage
 
@@ -655,6 +661,7 @@ struct Attempt {
 Attempt parseOnce(char* text, size_t n, size_t skip, const std::string& path,
                   const ReaderLimits& limits, std::string warning) {
   Attempt at;
+  const auto t0 = std::chrono::steady_clock::now();
   od::parser parser;
   if (parser.allocate(std::max<size_t>(n - skip, 64), limits.maxDepth) != simdjson::SUCCESS) {
     at.result = fail(path, "cannot allocate the JSON parser for " + std::to_string(n) + " bytes");
@@ -795,7 +802,10 @@ Attempt parseOnce(char* text, size_t n, size_t skip, const std::string& path,
     at.result.jsonBytes = n;
     return at;
   }
+  at.result.timings.parse = secondsSince(t0);
+  const auto tb = std::chrono::steady_clock::now();
   at.result.store.emplace(std::move(p.b).build());
+  at.result.timings.build = secondsSince(tb);
   at.result.warning = std::move(warning);
   at.result.jsonBytes = n;
   return at;
@@ -906,6 +916,39 @@ LoadResult loadTrace(const std::string& path, const ReaderLimits& limits) {
     return fail(path, "file is " + std::to_string(size) + " bytes, over the limit of " +
                           std::to_string(limits.maxFileBytes));
   }
+  const auto t0 = std::chrono::steady_clock::now();
+  LoadTimings tm;
+  // Large files are mapped (no copy, no zeroing) when the page tail leaves
+  // room for simdjson's padding; MAP_PRIVATE keeps in-place repairs private.
+  const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  if (size >= (1u << 20) && (size % page) + simdjson::SIMDJSON_PADDING <= page) {
+    void* m = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    ::close(fd);
+    if (m == MAP_FAILED) return fail(path, std::string("cannot map the file: ") + std::strerror(errno));
+    struct Unmap {
+      void* p;
+      size_t n;
+      ~Unmap() { ::munmap(p, n); }
+    } unmap{m, size};
+    char* text = static_cast<char*>(m);
+    tm.read = secondsSince(t0);
+    if (!isGzip(text, size)) {
+      LoadResult r = parseBuffer(text, size, path, limits);
+      r.timings.read = tm.read;
+      return r;
+    }
+    const auto td = std::chrono::steady_clock::now();
+    std::vector<char> out;
+    size_t outSize = 0;
+    std::string err;
+    if (!gunzip(text, size, limits.maxDecompressedBytes, simdjson::SIMDJSON_PADDING, &out, &outSize, &err))
+      return fail(path, err);
+    tm.decompress = secondsSince(td);
+    LoadResult r = parseBuffer(out.data(), outSize, path, limits);
+    r.timings.read = tm.read;
+    r.timings.decompress = tm.decompress;
+    return r;
+  }
   std::vector<char> buf(size + simdjson::SIMDJSON_PADDING, '\0');
   size_t got = 0;
   while (got < size) {
@@ -920,7 +963,9 @@ LoadResult loadTrace(const std::string& path, const ReaderLimits& limits) {
     got += static_cast<size_t>(r);
   }
   ::close(fd);
+  tm.read = secondsSince(t0);
   if (isGzip(buf.data(), got)) {
+    const auto td = std::chrono::steady_clock::now();
     std::vector<char> out;
     size_t outSize = 0;
     std::string err;
@@ -928,9 +973,15 @@ LoadResult loadTrace(const std::string& path, const ReaderLimits& limits) {
                 &outSize, &err))
       return fail(path, err);
     std::vector<char>().swap(buf);  // the compressed bytes are no longer needed
-    return parseBuffer(out.data(), outSize, path, limits);
+    tm.decompress = secondsSince(td);
+    LoadResult r = parseBuffer(out.data(), outSize, path, limits);
+    r.timings.read = tm.read;
+    r.timings.decompress = tm.decompress;
+    return r;
   }
-  return parseBuffer(buf.data(), got, path, limits);
+  LoadResult r = parseBuffer(buf.data(), got, path, limits);
+  r.timings.read = tm.read;
+  return r;
 }
 
 }  // namespace attnscope

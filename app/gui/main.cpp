@@ -1,0 +1,158 @@
+// attnscope: the desktop viewer.
+//
+//   attnscope [TRACE]
+//   attnscope --screenshot FILE [--size WxH] [TRACE]
+//
+// Without TRACE the window shows the bundled sample capture. --screenshot
+// renders the window with the trace loaded, writes a PNG and exits (0, or
+// 2 when the trace cannot be loaded or the PNG cannot be written); it works
+// with QT_QPA_PLATFORM=offscreen.
+#include <QApplication>
+#include <QBuffer>
+#include <QCommandLineParser>
+#include <QImage>
+#include <QRegularExpression>
+#include <QTimer>
+#include <cstdio>
+
+#include "attnscope/atomic_file.h"
+#include "ui/main_window.h"
+
+namespace {
+
+void fail(const QString& message) { std::fprintf(stderr, "attnscope: %s\n", qPrintable(message)); }
+
+bool parseSize(const QString& text, QSize* size) {
+  static const QRegularExpression re(QStringLiteral("^(\\d{1,5})x(\\d{1,5})$"));
+  const auto m = re.match(text);
+  if (!m.hasMatch()) return false;
+  const int w = m.captured(1).toInt();
+  const int h = m.captured(2).toInt();
+  if (w < 320 || h < 240 || w > 8192 || h > 8192) return false;
+  *size = QSize(w, h);
+  return true;
+}
+
+bool savePng(const QImage& image, const QString& path, QString* error) {
+  QByteArray png;
+  QBuffer buffer(&png);
+  buffer.open(QIODevice::WriteOnly);
+  if (!image.save(&buffer, "PNG")) {
+    *error = path + QStringLiteral(": could not encode the window as PNG");
+    return false;
+  }
+  std::string why;
+  if (!attnscope::writeFileAtomic(
+          path.toStdString(), std::string_view(png.constData(), static_cast<size_t>(png.size())),
+          &why)) {
+    *error = QString::fromStdString(why);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  QApplication app(argc, argv);
+  QApplication::setApplicationName(QStringLiteral("attnscope"));
+  QApplication::setApplicationVersion(QStringLiteral(ATTNSCOPE_VERSION));
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(
+      QStringLiteral("Shows torch.profiler's key_averages() table for a Chrome-trace JSON file\n"
+                     "(.json or .json.gz, as written by prof.export_chrome_trace())."));
+  parser.addHelpOption();
+  parser.addVersionOption();
+  const QCommandLineOption screenshotOpt(
+      QStringLiteral("screenshot"),
+      QStringLiteral(
+          "Render the window with the trace loaded, save it as a PNG to <FILE> and exit."),
+      QStringLiteral("FILE"));
+  const QCommandLineOption sizeOpt(
+      QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1280x800)."),
+      QStringLiteral("WxH"), QStringLiteral("1280x800"));
+  const QCommandLineOption groupOpt(
+      QStringLiteral("group-by"),
+      QStringLiteral("Initial grouping: name (default) or shape (name and input shapes), "
+                     "as attnscope-cli table --group-by."),
+      QStringLiteral("name|shape"), QStringLiteral("name"));
+  const QCommandLineOption filterOpt(QStringLiteral("filter"),
+                                     QStringLiteral("Initial name filter (a regular expression)."),
+                                     QStringLiteral("REGEX"));
+  parser.addOptions({screenshotOpt, sizeOpt, groupOpt, filterOpt});
+  parser.addPositionalArgument(QStringLiteral("TRACE"),
+                               QStringLiteral("Trace to open; without it, the bundled sample."),
+                               QStringLiteral("[TRACE]"));
+  parser.process(app);
+
+  const QStringList positional = parser.positionalArguments();
+  if (positional.size() > 1) {
+    fail(QStringLiteral("expected at most one TRACE, got %1").arg(positional.size()));
+    return 1;
+  }
+  QSize size;
+  if (!parseSize(parser.value(sizeOpt), &size)) {
+    fail(QStringLiteral("--size must be WxH between 320x240 and 8192x8192, got '%1'")
+             .arg(parser.value(sizeOpt)));
+    return 1;
+  }
+  const QString group = parser.value(groupOpt);
+  const bool byShape = group == QLatin1String("shape") || group == QLatin1String("input-shape");
+  if (group != QLatin1String("name") && !byShape) {
+    fail(QStringLiteral("--group-by must be name or shape, got '%1'").arg(group));
+    return 1;
+  }
+
+  attnscope::ui::MainWindow window;
+  window.setGroupBy(byShape ? attnscope::GroupBy::InputShape : attnscope::GroupBy::Name);
+  if (parser.isSet(filterOpt)) window.setNameFilter(parser.value(filterOpt), true);
+
+  const bool screenshot = parser.isSet(screenshotOpt);
+  if (screenshot) {
+    const QString out = parser.value(screenshotOpt);
+    // Render without putting a window on a real desktop.
+    window.setAttribute(Qt::WA_DontShowOnScreen);
+    window.resize(size);
+    QObject::connect(&window, &attnscope::ui::MainWindow::traceShown, &app, [&window, out] {
+      // Let queued layout work (the view's delayed item layout) run first.
+      QTimer::singleShot(0, &window, [&window, out] {
+        QCoreApplication::processEvents();
+        const QImage image = window.grab().toImage();
+        if (image.size() != window.size()) {
+          fail(QStringLiteral("note: the window is %1x%2 (device pixels %3x%4)")
+                   .arg(window.width())
+                   .arg(window.height())
+                   .arg(image.width())
+                   .arg(image.height()));
+        }
+        QString error;
+        if (!savePng(image, out, &error)) {
+          fail(error);
+          QCoreApplication::exit(2);
+          return;
+        }
+        QCoreApplication::exit(0);
+      });
+    });
+    QObject::connect(&window, &attnscope::ui::MainWindow::loadFailed, &app,
+                     [](const QString& message) {
+                       fail(message);
+                       QCoreApplication::exit(2);
+                     });
+  } else {
+    window.resize(1280, 800);
+  }
+  window.show();
+  // Start loading once the event loop runs, so that even an immediate
+  // failure reaches the handlers above through exec().
+  const QString trace = positional.isEmpty() ? QString() : positional.front();
+  QTimer::singleShot(0, &window, [&window, trace] {
+    if (trace.isEmpty()) {
+      window.openBundledSample();
+    } else {
+      window.openTrace(trace);
+    }
+  });
+  return app.exec();
+}

@@ -1,0 +1,120 @@
+// P1: load time against python3 json.loads and a raw simdjson parse of the
+// same text, in the same run on the same machine.
+#include <simdjson.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "attnscope/gzip.h"
+#include "attnscope/trace_reader.h"
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// python3's json.loads on the (decompressed) text; only the loads call is timed.
+double pythonJsonLoads(const std::string& path, int repeat) {
+  const std::string cmd =
+      "python3 -c \"import json,gzip,time,sys\n"
+      "p=sys.argv[1]\n"
+      "t=(gzip.open(p,'rt') if open(p,'rb').read(2)==b'\\x1f\\x8b' else open(p)).read()\n"
+      "b=[]\n"
+      "for _ in range(int(sys.argv[2])):\n"
+      "  t0=time.perf_counter(); json.loads(t); b.append(time.perf_counter()-t0)\n"
+      "b.sort(); print(b[len(b)//2])\" '" + path + "' " + std::to_string(repeat);
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) return -1;
+  char buf[128] = {};
+  const bool ok = fgets(buf, sizeof buf, f) != nullptr;
+  const int rc = pclose(f);
+  if (!ok || rc != 0) return -1;
+  return std::atof(buf);
+}
+
+// A raw simdjson DOM parse (runtime-dispatched kernel) of the same text,
+// touching every event: the floor for any simdjson-based reader.
+double simdjsonWalk(const std::string& path, int repeat, size_t* events) {
+  simdjson::padded_string text;
+  if (simdjson::padded_string::load(path).get(text)) return -1;
+  if (attnscope::isGzip(text.data(), text.size())) {
+    std::vector<char> out;
+    size_t n = 0;
+    std::string err;
+    if (!attnscope::gunzip(text.data(), text.size(), 1ull << 36, simdjson::SIMDJSON_PADDING, &out, &n, &err))
+      return -1;
+    simdjson::padded_string inflated(out.data(), n);
+    text.swap(inflated);
+  }
+  simdjson::dom::parser parser;
+  std::vector<double> times;
+  for (int i = 0; i < repeat; ++i) {
+    const auto t0 = Clock::now();
+    simdjson::dom::element doc;
+    if (parser.parse(text).get(doc)) return -1;
+    simdjson::dom::array evs;
+    if (doc["traceEvents"].get_array().get(evs)) return -1;
+    size_t n = 0;
+    for (auto e : evs) n += e.is_object();
+    *events = n;
+    times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  return median(times);
+}
+
+}  // namespace
+
+int benchLoad(const std::vector<std::string>& args) {
+  std::string path;
+  int repeat = 5;
+  bool python = true;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--repeat" && i + 1 < args.size()) repeat = std::max(1, std::atoi(args[++i].c_str()));
+    else if (args[i] == "--no-python") python = false;
+    else path = args[i];
+  }
+  if (path.empty()) {
+    std::cerr << "attnscope-bench load: missing FILE\n";
+    return 2;
+  }
+  std::vector<double> total, read, dec, parse, build;
+  size_t events = 0;
+  uint64_t jsonBytes = 0;
+  for (int i = 0; i < repeat; ++i) {
+    const auto t0 = Clock::now();
+    attnscope::LoadResult r = attnscope::loadTrace(path);
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (!r.ok()) {
+      std::cerr << "attnscope-bench: " << r.error->what() << "\n";
+      return 2;
+    }
+    total.push_back(s);
+    read.push_back(r.timings.read);
+    dec.push_back(r.timings.decompress);
+    parse.push_back(r.timings.parse);
+    build.push_back(r.timings.build);
+    events = r.store->events().size();
+    jsonBytes = r.jsonBytes;
+  }
+  const double ours = median(total);
+  size_t walked = 0;
+  const double simd = simdjsonWalk(path, repeat, &walked);
+  const double py = python ? pythonJsonLoads(path, std::min(repeat, 3)) : -1;
+  std::printf("file: %s (%.1f MB of JSON, %zu trace events, %zu stored)\n", path.c_str(),
+              static_cast<double>(jsonBytes) / 1e6, walked, events);
+  std::printf("attnscope load (median of %d): %.4f s  [read %.4f, decompress %.4f, parse %.4f, build %.4f]\n",
+              repeat, ours, median(read), median(dec), median(parse), median(build));
+  std::printf("simdjson DOM parse + walk:     %.4f s\n", simd);
+  if (py > 0) std::printf("python3 json.loads:            %.4f s\n", py);
+  std::printf("load_s=%.4f simdjson_walk_s=%.4f json_loads_s=%.4f speedup_vs_json_loads=%.2f ratio_vs_simdjson=%.2f events=%zu\n",
+              ours, simd, py, py > 0 ? py / ours : 0.0, simd > 0 ? ours / simd : 0.0, events);
+  return 0;
+}
