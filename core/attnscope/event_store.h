@@ -261,6 +261,14 @@ class EventStoreBuilder {
 
   EventStore build() &&;
 
+  // Appends everything `other` collected (after this builder's own events),
+  // as if its events had been added here in order: strings are re-interned,
+  // lanes re-keyed (pid/tid through remapId, given the string id map), args
+  // and bad counts merged. Meta is left alone. Returns other's string id ->
+  // this builder's string id.
+  using IdRemap = int64_t (*)(int64_t id, const std::vector<uint32_t>& stringMap);
+  std::vector<uint32_t> merge(EventStoreBuilder&& other, IdRemap remapId);
+
  private:
   void sortIntoLanes();
   void computeNesting();

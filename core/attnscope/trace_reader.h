@@ -20,6 +20,9 @@ struct ReaderLimits {
   uint32_t maxDepth = 256;                     // JSON nesting
   uint32_t maxStringBytes = 1u << 20;          // one name or arg string
   uint64_t maxEvents = 200'000'000;
+  // Texts at least this large (object form) are parsed in chunks on several
+  // threads; anything unusual falls back to the one-pass reader.
+  uint64_t parallelMinBytes = 4ull << 20;
 };
 
 struct LoadError {

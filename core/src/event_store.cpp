@@ -1,6 +1,7 @@
 #include "attnscope/event_store.h"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 namespace attnscope {
@@ -54,10 +55,30 @@ std::string_view badKindName(BadKind k) {
 }
 
 size_t StringTable::Hash::operator()(std::string_view s) const noexcept {
-  // FNV-1a: names are short; this is not a hot spot next to parsing.
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return static_cast<size_t>(h);
+  // 8 bytes a step (arg strings like "Input Dims" run long), then a final mix.
+  const char* p = s.data();
+  size_t n = s.size();
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xC2B2AE3D27D4EB4Full);
+  auto mix = [](uint64_t x) {
+    x ^= x >> 32;
+    x *= 0xD6E8FEB86659FD93ull;
+    x ^= x >> 32;
+    return x;
+  };
+  while (n >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * 0x9FB21C651E98DF25ull;
+    h ^= h >> 29;
+    p += 8;
+    n -= 8;
+  }
+  if (n > 0) {
+    uint64_t w = 0;
+    std::memcpy(&w, p, n);
+    h = (h ^ w) * 0x9FB21C651E98DF25ull;
+  }
+  return static_cast<size_t>(mix(h));
 }
 
 StringTable::StringTable() {
@@ -175,6 +196,50 @@ void EventStoreBuilder::countBad(BadKind k, uint64_t offset, std::string_view de
     b.firstDetail = std::string(detail.substr(0, 200));
   }
   b.count++;
+}
+
+std::vector<uint32_t> EventStoreBuilder::merge(EventStoreBuilder&& o, IdRemap remapId) {
+  const StringTable& os = o.store_.strings_;
+  std::vector<uint32_t> sr(os.size());
+  for (uint32_t i = 0; i < os.size(); ++i) sr[i] = store_.strings_.intern(os.view(i));
+  std::vector<uint32_t> lr(o.store_.lanes_.size());
+  for (uint32_t i = 0; i < lr.size(); ++i) {
+    const Lane& l = o.store_.lanes_[i];
+    lr[i] = lane(l.kind, remapId(l.pid, sr), remapId(l.tid, sr));
+  }
+  const auto argBase = static_cast<uint32_t>(store_.args_.size());
+  store_.args_.reserve(store_.args_.size() + o.store_.args_.size());
+  for (EventArgs a : o.store_.args_) {
+    a.inputDims = sr[a.inputDims];
+    a.inputTypes = sr[a.inputTypes];
+    a.concreteInputs = sr[a.concreteInputs];
+    store_.args_.push_back(a);
+  }
+  store_.events_.reserve(store_.events_.size() + o.store_.events_.size());
+  for (Event e : o.store_.events_) {
+    e.name = sr[e.name];
+    e.lane = lr[e.lane];
+    if (e.args != kNoArgs) e.args += argBase;
+    store_.events_.push_back(e);
+  }
+  for (int k = 0; k < kFamilyCount; ++k) store_.familyCounts_[k] += o.store_.familyCounts_[k];
+  flows_.reserve(flows_.size() + o.flows_.size());
+  for (RawFlow f : o.flows_) {
+    f.pid = remapId(f.pid, sr);
+    f.tid = remapId(f.tid, sr);
+    flows_.push_back(f);
+  }
+  for (int k = 0; k < kBadKindCount; ++k) {
+    BadCount& mine = store_.bad_[k];
+    BadCount& theirs = o.store_.bad_[k];
+    if (theirs.count == 0) continue;
+    if (mine.count == 0) {
+      mine.firstOffset = theirs.firstOffset;
+      mine.firstDetail = std::move(theirs.firstDetail);
+    }
+    mine.count += theirs.count;
+  }
+  return sr;
 }
 
 EventStore EventStoreBuilder::build() && {

@@ -12,6 +12,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "attnscope/gzip.h"
@@ -140,6 +143,27 @@ std::string typeName(od::json_type t) {
   return "?";
 }
 
+constexpr int64_t kSyntheticIdBase = -(int64_t{1} << 40);  // name-like pid/tid: base - string id
+
+bool inSyntheticRange(int64_t v) { return v <= kSyntheticIdBase && v > kSyntheticIdBase - (int64_t{1} << 32); }
+
+// Maps a chunk's synthetic pid/tid (built from its own string ids) to the
+// merged string table's ids.
+int64_t remapSyntheticId(int64_t v, const std::vector<uint32_t>& stringMap) {
+  if (!inSyntheticRange(v)) return v;
+  const auto id = static_cast<uint64_t>(kSyntheticIdBase - v);
+  return id < stringMap.size() ? kSyntheticIdBase - stringMap[id] : v;
+}
+
+// A process/thread name noted by a chunk parser, replayed in order at merge.
+struct MetaOp {
+  bool process = false;
+  bool thread = false;
+  bool overwrite = false;  // map[id] = name (M events) vs emplace (name-like ids)
+  int64_t id = 0;
+  std::string name;
+};
+
 struct Parser {
   Parser(const ReaderLimits& lim, const char* base) : limits(lim), textBase(base) {}
 
@@ -149,6 +173,14 @@ struct Parser {
   uint64_t eventsSeen = 0;
   bool tooDeep = false;  // set by pyRepr: the current event nests too deep
   std::string warning;
+  // Chunked parsing: names go to this log instead of meta; a numeric id that
+  // looks synthetic makes the chunked result unusable (ambiguous remap).
+  std::vector<MetaOp>* metaLog = nullptr;
+  bool ambiguousId = false;
+
+  void noteNumericId(int64_t v) {
+    if (metaLog && inSyntheticRange(v)) ambiguousId = true;
+  }
 
   // How many '[' open in a row at byte `off` (a cheap look at a suspicious
   // element: simdjson skips unused values iteratively, so depth is only a
@@ -174,11 +206,13 @@ struct Parser {
       int64_t i;
       if (!v.get_int64().get(i)) {
         *out = i;
+        noteNumericId(i);
         return true;
       }
       double d;
       if (v.get_double().get(d) || !std::isfinite(d) || std::fabs(d) > 9e18) return false;
       *out = static_cast<int64_t>(d);
+      noteNumericId(*out);
       return true;
     }
     if (t == od::json_type::string) {
@@ -188,11 +222,16 @@ struct Parser {
       auto r = std::from_chars(s.data(), s.data() + s.size(), i);
       if (r.ec == std::errc() && r.ptr == s.data() + s.size()) {
         *out = i;
+        noteNumericId(i);
         return true;
       }
       // Name-like ids get stable synthetic negative ids, labelled by name.
       const uint32_t id = b.strings().intern(s);
-      *out = -(int64_t{1} << 40) - id;
+      *out = kSyntheticIdBase - id;
+      if (metaLog) {
+        metaLog->push_back({true, true, false, *out, std::string(s)});
+        return true;
+      }
       b.meta().processNames.emplace(*out, std::string(s));
       b.meta().threadNames.emplace(*out, std::string(s));
       return true;
@@ -478,6 +517,11 @@ struct Parser {
     }
     const char ph = r.ph[0];
     if (ph == 'M') {
+      if (metaLog) {
+        if (r.name == "process_name" && r.hasPid) metaLog->push_back({true, false, true, r.pid, r.metaName});
+        if (r.name == "thread_name" && r.hasTid) metaLog->push_back({false, true, true, r.tid, r.metaName});
+        return true;
+      }
       if (r.name == "process_name" && r.hasPid) b.meta().processNames[r.pid] = r.metaName;
       if (r.name == "thread_name" && r.hasTid) b.meta().threadNames[r.tid] = r.metaName;
       return true;
@@ -811,9 +855,251 @@ Attempt parseOnce(char* text, size_t n, size_t skip, const std::string& path,
   return at;
 }
 
+bool isWs(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// The parallel path for large object-form traces. The "traceEvents" array is
+// cut at event boundaries ("},\n  {": a raw newline cannot be inside a JSON
+// string) into chunks parsed in place on their own threads (the ',' at a cut
+// becomes ']' and the white space before the next '{' becomes '[', restored
+// afterwards), each into its own builder, then merged in order. The
+// metadata around the array is parsed as a small document of its own.
+// Anything unusual (a JSON error, no boundary, ambiguous ids) returns nothing
+// and the caller runs the one-pass reader, which owns all error reporting.
+std::optional<LoadResult> parseChunked(char* text, size_t n, size_t skip, const std::string& path,
+                                       const ReaderLimits& limits, const std::string& warning) {
+  if (n - skip < limits.parallelMinBytes || limits.maxDepth < 2) return std::nullopt;
+  const unsigned hw = std::thread::hardware_concurrency();
+  if (hw < 2) return std::nullopt;
+  const auto t0 = std::chrono::steady_clock::now();
+
+  size_t first = skip;
+  while (first < n && isWs(text[first])) ++first;
+  if (first >= n || text[first] != '{') return std::nullopt;
+  static constexpr std::string_view kKey = "\"traceEvents\"";
+  const void* hit = ::memmem(text + first, n - first, kKey.data(), kKey.size());
+  if (!hit) return std::nullopt;
+  size_t open = static_cast<size_t>(static_cast<const char*>(hit) - text) + kKey.size();
+  while (open < n && isWs(text[open])) ++open;
+  if (open >= n || text[open] != ':') return std::nullopt;
+  ++open;
+  while (open < n && isWs(text[open])) ++open;
+  if (open >= n || text[open] != '[') return std::nullopt;
+  // The array's closing ']': the last one before the final '}' that follows
+  // a '}' (Kineto writes only a few short keys after the array).
+  size_t z = n;
+  while (z > open && isWs(text[z - 1])) --z;
+  if (z <= open + 1 || text[z - 1] != '}') return std::nullopt;
+  --z;  // the closing '}' of the top object
+  size_t close = 0;
+  for (size_t q = z; q > open + 1 && z - q < (size_t{1} << 20);) {
+    --q;
+    if (text[q] != ']') continue;
+    size_t r = q;
+    while (r > open && isWs(text[r - 1])) --r;
+    if (r > open + 1 && text[r - 1] == '}') {
+      close = q;
+      break;
+    }
+  }
+  if (close == 0) return std::nullopt;
+
+  const size_t nChunks = std::min<size_t>(
+      std::min<size_t>(hw, 8), std::max<size_t>(2, (close - open) / (size_t{1} << 20)));
+  struct Cut {
+    size_t comma;  // becomes ']'
+    size_t brace;  // the next event's '{'; the byte before it becomes '['
+  };
+  std::vector<Cut> cuts;
+  size_t from = open + 1;
+  for (size_t k = 1; k < nChunks; ++k) {
+    size_t p = std::max(from, open + (close - open) * k / nChunks);
+    bool found = false;
+    const size_t limit = std::min(close, p + (size_t{8} << 20));
+    while (p < limit) {
+      const void* nl = std::memchr(text + p, '\n', limit - p);
+      if (!nl) break;
+      p = static_cast<size_t>(static_cast<const char*>(nl) - text);
+      size_t c = p;
+      while (c > from && isWs(text[c - 1])) --c;
+      size_t j = p + 1;
+      while (j < close && isWs(text[j])) ++j;
+      if (c > from + 1 && text[c - 1] == ',' && j < close && text[j] == '{') {
+        size_t q = c - 1;
+        while (q > from && isWs(text[q - 1])) --q;
+        if (q > from && text[q - 1] == '}') {
+          cuts.push_back({c - 1, j});
+          from = j;
+          found = true;
+          break;
+        }
+      }
+      ++p;
+    }
+    if (!found) return std::nullopt;
+  }
+
+  // The metadata document: everything but the events.
+  std::vector<char> md;
+  md.reserve(open + 1 - skip + 1 + (n - close - 1) + simdjson::SIMDJSON_PADDING);
+  md.insert(md.end(), text + skip, text + open + 1);
+  md.push_back(']');
+  md.insert(md.end(), text + close + 1, text + n);
+  const size_t mdLen = md.size();
+  md.resize(mdLen + simdjson::SIMDJSON_PADDING, '\0');
+  Parser mp(limits, md.data());
+  {
+    od::parser parser;
+    if (parser.allocate(std::max<size_t>(mdLen, 64), limits.maxDepth)) return std::nullopt;
+    od::document doc;
+    if (parser.iterate(md.data(), mdLen, md.size()).get(doc)) return std::nullopt;
+    od::object obj;
+    if (doc.get_object().get(obj)) return std::nullopt;
+    int eventKeys = 0;
+    for (auto field : obj) {
+      std::string_view key;
+      if (field.unescaped_key().get(key)) return std::nullopt;
+      od::value v;
+      if (field.value().get(v)) return std::nullopt;
+      if (key == "traceEvents") {
+        od::array arr;
+        if (v.get_array().get(arr)) return std::nullopt;
+        for (auto el : arr) {
+          (void)el;
+          return std::nullopt;
+        }
+        ++eventKeys;
+      } else {
+        mp.topMeta(key, v);
+      }
+    }
+    const char* tl = nullptr;
+    if (!doc.current_location().get(tl) && tl && tl < md.data() + mdLen) return std::nullopt;
+    if (eventKeys != 1) return std::nullopt;
+  }
+
+  struct Restore {
+    char* text;
+    const std::vector<Cut>& cuts;
+    std::vector<std::pair<char, char>> saved;
+    ~Restore() {
+      for (size_t i = 0; i < saved.size(); ++i) {
+        text[cuts[i].comma] = saved[i].first;
+        text[cuts[i].brace - 1] = saved[i].second;
+      }
+    }
+  } restore{text, cuts, {}};
+  for (const Cut& c : cuts) {
+    restore.saved.emplace_back(text[c.comma], text[c.brace - 1]);
+    text[c.comma] = ']';
+    text[c.brace - 1] = '[';
+  }
+
+  struct Chunk {
+    size_t begin = 0, end = 0;  // [begin, end) in text, "[ ... ]"
+    std::unique_ptr<Parser> p;
+    std::vector<MetaOp> log;
+    bool ok = false;
+  };
+  std::vector<Chunk> chunks(nChunks);
+  for (size_t k = 0; k < nChunks; ++k) {
+    chunks[k].begin = k == 0 ? open : cuts[k - 1].brace - 1;
+    chunks[k].end = k + 1 == nChunks ? close + 1 : cuts[k].comma + 1;
+    chunks[k].p = std::make_unique<Parser>(limits, text);
+    chunks[k].p->metaLog = &chunks[k].log;
+  }
+  auto work = [&](Chunk& ch) {
+    try {
+      const size_t len = ch.end - ch.begin;
+      od::parser parser;
+      // One level less: these arrays sit at the top, not inside an object.
+      if (parser.allocate(std::max<size_t>(len, 64), limits.maxDepth - 1)) return;
+      od::document doc;
+      if (parser.iterate(text + ch.begin, len, len + simdjson::SIMDJSON_PADDING).get(doc)) return;
+      od::array arr;
+      if (doc.get_array().get(arr)) return;
+      Parser& p = *ch.p;
+      for (auto item : arr) {
+        od::value v;
+        if (item.get(v)) return;
+        if (!p.event(doc, v)) return;
+      }
+      const char* tl = nullptr;
+      if (!doc.current_location().get(tl) && tl && tl < text + ch.end) return;
+      if (p.ambiguousId) return;
+      ch.ok = true;
+    } catch (...) {
+    }
+  };
+  {
+    std::vector<std::thread> threads;
+    try {
+      for (size_t k = 1; k < nChunks; ++k) threads.emplace_back(work, std::ref(chunks[k]));
+    } catch (...) {
+    }
+    work(chunks[0]);
+    for (auto& t : threads) t.join();
+    if (threads.size() + 1 != nChunks) return std::nullopt;
+  }
+  uint64_t total = 0;
+  uint64_t seen = 0;
+  for (const Chunk& ch : chunks) {
+    if (!ch.ok) return std::nullopt;
+    total += ch.p->b.eventCount();
+    seen += ch.p->eventsSeen;
+  }
+  if (total > limits.maxEvents || total == 0 || seen == 0) return std::nullopt;
+
+  EventStoreBuilder& b = chunks[0].p->b;
+  std::vector<std::vector<uint32_t>> maps(nChunks);
+  for (size_t k = 1; k < nChunks; ++k) maps[k] = b.merge(std::move(chunks[k].p->b), &remapSyntheticId);
+  auto& meta = b.meta();
+  meta = std::move(mp.b.meta());
+  for (size_t k = 0; k < nChunks; ++k) {
+    for (MetaOp& op : chunks[k].log) {
+      const int64_t id = k == 0 ? op.id : remapSyntheticId(op.id, maps[k]);
+      if (op.overwrite) {
+        if (op.process) meta.processNames[id] = op.name;
+        if (op.thread) meta.threadNames[id] = op.name;
+      } else {
+        if (op.process) meta.processNames.emplace(id, op.name);
+        if (op.thread) meta.threadNames.emplace(id, op.name);
+      }
+    }
+  }
+  meta.sourcePath = path;
+
+  LoadResult result;
+  result.timings.parse = secondsSince(t0);
+  const auto tb = std::chrono::steady_clock::now();
+  result.store.emplace(std::move(b).build());
+  result.timings.build = secondsSince(tb);
+  result.warning = warning;
+  result.jsonBytes = n;
+  return result;
+}
+
 bool truncationLike(simdjson::error_code e) {
   return e == simdjson::INCOMPLETE_ARRAY_OR_OBJECT || e == simdjson::UNCLOSED_STRING ||
          e == simdjson::TAPE_ERROR;
+}
+
+// simdjson::validate_utf8, on two threads for large texts: split after a
+// '\n' (an ASCII byte is never inside a multi-byte sequence).
+bool validUtf8(const char* p, size_t n, const ReaderLimits& limits) {
+  if (n < limits.parallelMinBytes || n < 2 || std::thread::hardware_concurrency() < 2)
+    return simdjson::validate_utf8(p, n);
+  const void* nl = std::memchr(p + n / 2, '\n', n - n / 2);
+  if (!nl) return simdjson::validate_utf8(p, n);
+  const size_t cut = static_cast<size_t>(static_cast<const char*>(nl) - p) + 1;
+  bool second = false;
+  try {
+    std::thread t([&] { second = simdjson::validate_utf8(p + cut, n - cut); });
+    const bool first = simdjson::validate_utf8(p, cut);
+    t.join();
+    return first && second;
+  } catch (...) {
+    return simdjson::validate_utf8(p, n);
+  }
 }
 
 // Parses `text` (n bytes followed by SIMDJSON_PADDING writable bytes).
@@ -836,12 +1122,14 @@ LoadResult parseBuffer(char* text, size_t n, const std::string& path, const Read
   }
 
   std::string warning;
-  if (!simdjson::validate_utf8(text + skip, n - skip)) {
+  if (!validUtf8(text + skip, n - skip, limits)) {
     size_t firstBad = 0;
     const size_t fixed = repairUtf8(text + skip, n - skip, &firstBad);
     warning = std::to_string(fixed) + " invalid UTF-8 byte(s) replaced with '?' (first at byte " +
               std::to_string(firstBad + skip) + ")";
   }
+
+  if (auto chunked = parseChunked(text, n, skip, path, limits, warning)) return std::move(*chunked);
 
   Attempt at = parseOnce(text, n, skip, path, limits, warning);
   if (at.result.ok() || !truncationLike(at.docError)) return std::move(at.result);
@@ -922,7 +1210,7 @@ LoadResult loadTrace(const std::string& path, const ReaderLimits& limits) {
   // room for simdjson's padding; MAP_PRIVATE keeps in-place repairs private.
   const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   if (size >= (1u << 20) && (size % page) + simdjson::SIMDJSON_PADDING <= page) {
-    void* m = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    void* m = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
     ::close(fd);
     if (m == MAP_FAILED) return fail(path, std::string("cannot map the file: ") + std::strerror(errno));
     struct Unmap {
