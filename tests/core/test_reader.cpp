@@ -1,5 +1,6 @@
 // The reader on tiny hand-written traces whose expected values can be
 // checked by eye.
+#include <QFile>
 #include <QtTest>
 
 #include <zlib.h>
@@ -205,6 +206,46 @@ class ReaderTest : public QObject {
     QVERIFY2(r.ok(), r.ok() ? "" : r.error->what().c_str());
     QVERIFY(r.store->events().size() >= 2);
     QVERIFY(!r.warning.empty());
+  }
+
+  // The parallel chunked parse must build exactly the store the sequential
+  // parse builds (a real capture, forced down both paths).
+  void chunkedParseEqualsSequential_data() {
+    QTest::addColumn<QString>("path");
+    QTest::newRow("softmax") << QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto/softmax_8x16x1024x64.json");
+    QTest::newRow("train20") << QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/transformer_train20.json.gz");
+  }
+  void chunkedParseEqualsSequential() {
+    QFETCH(QString, path);
+    QVERIFY2(QFile::exists(path), qPrintable("missing " + path));
+    ReaderLimits seqLim;
+    seqLim.parallelMinBytes = UINT64_MAX;
+    ReaderLimits parLim;
+    parLim.parallelMinBytes = 1;
+    LoadResult a = loadTrace(path.toStdString(), seqLim);
+    LoadResult b = loadTrace(path.toStdString(), parLim);
+    QVERIFY(a.ok() && b.ok());
+    const EventStore& x = *a.store;
+    const EventStore& y = *b.store;
+    QCOMPARE(x.events().size(), y.events().size());
+    QCOMPARE(x.lanes().size(), y.lanes().size());
+    QCOMPARE(x.links().size(), y.links().size());
+    QCOMPARE(x.badTotal(), y.badTotal());
+    QCOMPARE(x.noteTotal(), y.noteTotal());
+    for (size_t i = 0; i < x.lanes().size(); ++i) QCOMPARE(x.lanes()[i].label, y.lanes()[i].label);
+    for (size_t i = 0; i < x.events().size(); ++i) {
+      const Event& e = x.events()[i];
+      const Event& f = y.events()[i];
+      QVERIFY(e.start == f.start && e.dur == f.dur && e.lane == f.lane && e.parent == f.parent &&
+              e.correlation == f.correlation && e.externalId == f.externalId && x.name(e) == y.name(f));
+      const EventArgs* ea = x.argsOf(e);
+      const EventArgs* fa = y.argsOf(f);
+      QCOMPARE(ea == nullptr, fa == nullptr);
+      if (ea) {
+        QCOMPARE(x.str(ea->inputDims), y.str(fa->inputDims));
+        QCOMPARE(ea->bytes, fa->bytes);
+      }
+    }
   }
 
   void visibleRangeFindsOverlaps() {
