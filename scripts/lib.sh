@@ -1,0 +1,177 @@
+# shellcheck shell=bash
+# Shared helpers for scripts/build, scripts/run and scripts/test. Source it; do not run it.
+#
+# Environment:
+#   ATTNSCOPE_ENGINE      AUTO (default) | ON | OFF. AUTO builds the LibTorch engine only when
+#                         python3 can already import torch (and a CUDA toolkit is there); it never
+#                         installs torch. ON installs torch==$ATTNSCOPE_TORCH_VERSION if missing.
+#   ATTNSCOPE_BUILD_TYPE  CMake build type for build/ (default RelWithDebInfo).
+#   ATTNSCOPE_PRESET      scripts/test only: build and test with this CMake preset (e.g. asan).
+
+ATTNSCOPE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ATTNSCOPE_BUILD_DIR="$ATTNSCOPE_ROOT/build"
+ATTNSCOPE_TORCH_VERSION="2.11.0"
+
+# Everything a fresh Debian 12 (bookworm) image needs to build, test and screenshot attnscope
+# (checked by building and running in a debootstrap --variant=minbase bookworm chroot).
+# - libgl-dev: Qt6Gui's CMake config needs OpenGL (GL/gl.h, libGL.so); qt6-base-dev depends on
+#   it already, it is listed to keep the requirement explicit.
+# - libqt6opengl6-dev: Qt6Charts' CMake config needs Qt6OpenGL and Qt6OpenGLWidgets, which are
+#   only a Recommends of qt6-base-dev; without them find_package(Qt6 ... Charts) fails.
+ATTNSCOPE_APT_PACKAGES=(
+  g++ cmake ninja-build pkg-config
+  qt6-base-dev qt6-base-dev-tools qt6-charts-dev libqt6opengl6-dev
+  libsimdjson-dev zlib1g-dev libgl-dev
+  xvfb xauth fonts-dejavu-core
+  python3
+)
+
+log() { printf '[attnscope] %s\n' "$*" >&2; }
+die() { printf '[attnscope] error: %s\n' "$*" >&2; exit 1; }
+
+# Runs a command as root: directly when we are root, else through sudo.
+as_root() {
+  if [[ $EUID -eq 0 ]]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo "$@"
+  else
+    die "need root (or sudo) to run: $*"
+  fi
+}
+
+_apt_updated=0
+apt_install() {
+  if [[ $_apt_updated -eq 0 ]]; then
+    log "apt-get update"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get -qq update >/dev/null
+    _apt_updated=1
+  fi
+  log "installing: $*"
+  as_root env DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes \
+    apt-get -qq install -y --no-install-recommends "$@" >/dev/null
+}
+
+# Prints the packages of "$@" that dpkg does not have installed.
+apt_missing() {
+  command -v dpkg-query >/dev/null 2>&1 || die "dpkg-query not found: these scripts need Debian 12"
+  local installed
+  installed="$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "$@" 2>/dev/null || true)"
+  local p
+  for p in "$@"; do
+    grep -qx "$p installed" <<<"$installed" || printf '%s\n' "$p"
+  done
+}
+
+ensure_apt_packages() {
+  local missing
+  mapfile -t missing < <(apt_missing "${ATTNSCOPE_APT_PACKAGES[@]}")
+  if [[ ${#missing[@]} -gt 0 ]]; then
+    apt_install "${missing[@]}"
+  fi
+}
+
+# Normalised ATTNSCOPE_ENGINE (AUTO|ON|OFF).
+engine_mode() {
+  local mode="${ATTNSCOPE_ENGINE:-AUTO}"
+  mode="${mode^^}"
+  case "$mode" in
+    AUTO | ON | OFF) printf '%s\n' "$mode" ;;
+    *) die "ATTNSCOPE_ENGINE must be AUTO, ON or OFF (got '${ATTNSCOPE_ENGINE}')" ;;
+  esac
+}
+
+# Sets TORCH_PREFIX to torch's CMake prefix path and TORCH_CUDA to its CUDA version ("" for a
+# CPU build); returns 1 when python3 cannot import torch.
+probe_torch() {
+  TORCH_PREFIX=""
+  TORCH_CUDA=""
+  command -v python3 >/dev/null 2>&1 || return 1
+  local out
+  out="$(python3 -c 'import torch, torch.utils
+print(torch.utils.cmake_prefix_path)
+print(torch.version.cuda or "")' 2>/dev/null)" || return 1
+  TORCH_PREFIX="$(sed -n 1p <<<"$out")"
+  TORCH_CUDA="$(sed -n 2p <<<"$out")"
+  [[ -n $TORCH_PREFIX ]]
+}
+
+cuda_toolkit_present() {
+  command -v nvcc >/dev/null 2>&1 || [[ -n ${CUDAToolkit_ROOT:-}${CUDA_HOME:-}${CUDA_PATH:-} ]] ||
+    [[ -x /usr/local/cuda/bin/nvcc ]]
+}
+
+install_torch() {
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    apt_install python3-pip
+  fi
+  log "installing torch==$ATTNSCOPE_TORCH_VERSION from PyPI (large download)"
+  # Debian's python3 is "externally managed" (PEP 668); this is a build machine, so allow it.
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
+    "torch==$ATTNSCOPE_TORCH_VERSION"
+}
+
+# Sets ENGINE_MODE and ENGINE_CMAKE_ARGS (the -D flags the engine choice needs).
+resolve_engine() {
+  ENGINE_MODE="$(engine_mode)"
+  ENGINE_CMAKE_ARGS=("-DATTNSCOPE_ENGINE=$ENGINE_MODE")
+  case "$ENGINE_MODE" in
+    OFF) return 0 ;;
+    ON)
+      if ! probe_torch; then
+        install_torch
+        probe_torch || die "torch was installed but python3 still cannot import it"
+      fi
+      ;;
+    AUTO)
+      probe_torch || return 0
+      # torch's CMake config (Caffe2) fails hard when a CUDA build of torch finds no CUDA
+      # toolkit; AUTO must never break the build, so leave torch out in that case.
+      if [[ -n $TORCH_CUDA ]] && ! cuda_toolkit_present; then
+        log "torch (CUDA $TORCH_CUDA) found but no CUDA toolkit: building without the engine"
+        return 0
+      fi
+      ;;
+  esac
+  ENGINE_CMAKE_ARGS+=("-DCMAKE_PREFIX_PATH=$TORCH_PREFIX")
+}
+
+# Installs what is missing and builds build/ (extra args go to the CMake configure step).
+# Configures only when build/ has no Ninja tree yet or the configure arguments changed;
+# Ninja re-runs CMake by itself when a CMakeLists.txt changes.
+build_main() {
+  ensure_apt_packages
+  resolve_engine
+  local args=(
+    -S "$ATTNSCOPE_ROOT" -B "$ATTNSCOPE_BUILD_DIR" -G Ninja
+    "-DCMAKE_BUILD_TYPE=${ATTNSCOPE_BUILD_TYPE:-RelWithDebInfo}"
+    "${ENGINE_CMAKE_ARGS[@]}"
+    "$@"
+  )
+  local stamp="$ATTNSCOPE_BUILD_DIR/.attnscope-configure-args"
+  local cache="$ATTNSCOPE_BUILD_DIR/CMakeCache.txt"
+  local want
+  want="$(printf '%q ' "${args[@]}")"
+  if [[ -f $cache ]] && ! grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja' "$cache"; then
+    log "build/ was configured with another generator: starting it over"
+    rm -rf "$cache" "$ATTNSCOPE_BUILD_DIR/CMakeFiles"
+  fi
+  if [[ ! -f $cache || ! -f $ATTNSCOPE_BUILD_DIR/build.ninja || ! -f $stamp ||
+    "$(cat "$stamp")" != "$want" ]]; then
+    log "configuring build/ (engine: $ENGINE_MODE)"
+    rm -f "$stamp"
+    cmake "${args[@]}"
+    printf '%s' "$want" >"$stamp"
+  fi
+  cmake --build "$ATTNSCOPE_BUILD_DIR" -j"$(nproc)"
+}
+
+# Configures and builds with a CMake preset (re-running the configure step of an existing tree
+# is quick and keeps this path simple).
+build_preset() {
+  local preset="$1"
+  ensure_apt_packages
+  cd "$ATTNSCOPE_ROOT" || return
+  cmake --preset "$preset"
+  cmake --build --preset "$preset" -j"$(nproc)"
+}
