@@ -25,6 +25,12 @@ namespace od = simdjson::ondemand;
 
 namespace {
 
+// simdjson On-Demand does not enforce its depth limit in release builds (it
+// only asserts in debug ones): our own descent is what must stay bounded.
+// pyRepr() stops at limits.maxDepth levels below an event's args (which sit
+// 4 levels down), so the parser gets that much headroom.
+size_t parserDepth(const ReaderLimits& limits) { return size_t{limits.maxDepth} + 16; }
+
 double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -707,7 +713,7 @@ Attempt parseOnce(char* text, size_t n, size_t skip, const std::string& path,
   Attempt at;
   const auto t0 = std::chrono::steady_clock::now();
   od::parser parser;
-  if (parser.allocate(std::max<size_t>(n - skip, 64), limits.maxDepth) != simdjson::SUCCESS) {
+  if (parser.allocate(std::max<size_t>(n - skip, 64), parserDepth(limits)) != simdjson::SUCCESS) {
     at.result = fail(path, "cannot allocate the JSON parser for " + std::to_string(n) + " bytes");
     return at;
   }
@@ -949,7 +955,7 @@ std::optional<LoadResult> parseChunked(char* text, size_t n, size_t skip, const 
   Parser mp(limits, md.data());
   {
     od::parser parser;
-    if (parser.allocate(std::max<size_t>(mdLen, 64), limits.maxDepth)) return std::nullopt;
+    if (parser.allocate(std::max<size_t>(mdLen, 64), parserDepth(limits))) return std::nullopt;
     od::document doc;
     if (parser.iterate(md.data(), mdLen, md.size()).get(doc)) return std::nullopt;
     od::object obj;
@@ -1012,7 +1018,7 @@ std::optional<LoadResult> parseChunked(char* text, size_t n, size_t skip, const 
       const size_t len = ch.end - ch.begin;
       od::parser parser;
       // One level less: these arrays sit at the top, not inside an object.
-      if (parser.allocate(std::max<size_t>(len, 64), limits.maxDepth - 1)) return;
+      if (parser.allocate(std::max<size_t>(len, 64), parserDepth(limits) - 1)) return;
       od::document doc;
       if (parser.iterate(text + ch.begin, len, len + simdjson::SIMDJSON_PADDING).get(doc)) return;
       od::array arr;
