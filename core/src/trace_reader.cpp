@@ -632,6 +632,29 @@ struct Parser {
     } else if (key == "traceName") {
       std::string_view s;
       if (!v.get_string().get(s)) m.traceName = std::string(s.substr(0, limits.maxStringBytes));
+    } else if (key == "attnscope") {
+      // Our engine's run metadata: kept as raw JSON text for the analysis.
+      // The value is not descended into here; find its end by matching
+      // braces outside strings (the buffer is NUL-padded).
+      const char* p0 = nullptr;
+      if (v.current_location().get(p0) || !p0 || *p0 != '{') return;
+      int depth = 0;
+      bool inString = false;
+      const char* q = p0;
+      for (; *q && q - p0 < (int64_t{64} << 20); ++q) {
+        const char c = *q;
+        if (inString) {
+          if (c == '\\' && q[1]) ++q;
+          else if (c == '"') inString = false;
+        } else if (c == '"') {
+          inString = true;
+        } else if (c == '{' || c == '[') {
+          ++depth;
+        } else if (c == '}' || c == ']') {
+          if (--depth == 0) break;
+        }
+      }
+      if (depth == 0 && *q == '}') m.attnscopeJson.assign(p0, static_cast<size_t>(q - p0 + 1));
     } else if (key == "deviceProperties") {
       od::array a;
       if (v.get_array().get(a)) return;

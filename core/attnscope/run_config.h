@@ -1,0 +1,75 @@
+// The engine's run configuration: what `attnscope-cli run` accepts and what
+// the GUI's run panel produces. Torch-free so it is parsed, validated and
+// tested everywhere, before anything is allocated.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnscope {
+
+enum class RunDevice { Auto, Cuda, Cpu };
+enum class RunDType { Float32, Float16, BFloat16 };
+enum class SyncMode { None, End, Step, Blocking };
+enum class ScaleMode { DeviceTensor, HostScalar };
+enum class TimingMethod { Cupti, Events, Host, HostSync, Torch, Count };
+inline constexpr int kTimingMethodCount = static_cast<int>(TimingMethod::Count);
+
+// The question's four steps, in order.
+inline constexpr int kStepCount = 4;
+inline constexpr std::array<std::string_view, kStepCount> kStepNames = {
+    "QK MATMUL", "SCALE", "SOFTMAX PASS", "AV MATMUL"};
+inline constexpr std::array<std::string_view, kStepCount> kStepKeys = {"qk", "scale", "softmax", "av"};
+inline constexpr std::string_view kFullScopeName = "MULTIHEAD_ATTENTION_FULL";
+
+struct RunConfig {
+  RunDevice device = RunDevice::Auto;
+  std::array<int64_t, 4> shape = {1, 8, 64, 64};  // B, H, S, D
+  RunDType dtype = RunDType::Float32;
+  uint64_t seed = 0;
+  std::array<bool, kStepCount> wrap = {false, false, false, false};
+  bool wrapFull = false;
+  SyncMode sync = SyncMode::None;
+  ScaleMode scale = ScaleMode::DeviceTensor;
+  int warmup = 3;
+  int iters = 1;
+  std::array<bool, kTimingMethodCount> timing = {true, true, true, false, false};
+  std::string out;          // empty: attnscope-run-<time>.json
+  bool progressJson = false;
+  // Internal: a child process measuring one pass ("" = the parent).
+  std::string pass;
+  std::string passOut;      // where a child writes its pass result
+};
+
+std::string_view dtypeName(RunDType d);
+std::string_view syncName(SyncMode s);
+std::string_view scaleName(ScaleMode s);
+std::string_view timingName(TimingMethod t);
+std::string_view deviceName(RunDevice d);
+
+// Parses `attnscope-cli run` arguments. Returns an error message naming the
+// bad option and value, or nullopt on success. Unknown options are errors.
+std::optional<std::string> parseRunArgs(const std::vector<std::string>& args, RunConfig* cfg);
+
+// The canonical argument list for a config (what the GUI runs, and what a
+// parent passes to its per-method children). Round-trips through parseRunArgs.
+std::vector<std::string> toRunArgs(const RunConfig& cfg);
+
+// The config as a JSON object (for the trace's "attnscope" metadata).
+std::string runConfigJson(const RunConfig& cfg);
+
+// Bytes the workload keeps alive on the device at its peak: q, k, v, the
+// scores, the scaled scores, the weights and the output.
+uint64_t estimateWorkloadBytes(const RunConfig& cfg);
+size_t dtypeSize(RunDType d);
+
+// Human summary: "8x16x1024x64 float32, wrap softmax, sync end".
+std::string runSummary(const RunConfig& cfg);
+
+extern const char* const kRunHelp;
+
+}  // namespace attnscope

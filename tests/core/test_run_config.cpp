@@ -1,0 +1,88 @@
+// `attnscope-cli run` options: parsed and refused before any allocation.
+#include <QtTest>
+
+#include "attnscope/run_config.h"
+
+using namespace attnscope;
+
+class RunConfigTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void defaultsAreTheQuestions() {
+    RunConfig c;
+    QVERIFY(!parseRunArgs({}, &c));
+    QCOMPARE(c.shape[2], int64_t{64});
+    QCOMPARE(c.warmup, 3);
+    QVERIFY(c.timing[static_cast<int>(TimingMethod::Cupti)]);
+    QVERIFY(!c.timing[static_cast<int>(TimingMethod::Torch)]);
+    QVERIFY(!c.wrap[0] && !c.wrapFull);
+  }
+
+  void parsesEveryOption() {
+    RunConfig c;
+    auto err = parseRunArgs({"--device", "cpu", "--shape", "8,16,1024,64", "--dtype", "bf16", "--seed", "7",
+                             "--wrap", "qk,softmax,full", "--sync=end", "--scale", "host-scalar", "--warmup", "0",
+                             "--iters", "2", "--timing", "cupti,torch", "--out", "r.json", "--progress", "json"},
+                            &c);
+    QVERIFY2(!err, err ? err->c_str() : "");
+    QCOMPARE(c.device, RunDevice::Cpu);
+    QCOMPARE(c.shape[1], int64_t{16});
+    QCOMPARE(c.dtype, RunDType::BFloat16);
+    QVERIFY(c.wrap[0] && !c.wrap[1] && c.wrap[2] && !c.wrap[3] && c.wrapFull);
+    QCOMPARE(c.sync, SyncMode::End);
+    QCOMPARE(c.scale, ScaleMode::HostScalar);
+    QCOMPARE(c.warmup, 0);
+    QCOMPARE(c.iters, 2);
+    QVERIFY(c.timing[0] && !c.timing[1] && c.timing[4]);
+    QVERIFY(c.progressJson);
+    // The canonical form round-trips (the GUI and the per-method children use it).
+    RunConfig d;
+    QVERIFY(!parseRunArgs(toRunArgs(c), &d));
+    QCOMPARE(toRunArgs(d), toRunArgs(c));
+  }
+
+  void wrapAllAndNone() {
+    RunConfig c;
+    QVERIFY(!parseRunArgs({"--wrap", "all"}, &c));
+    QVERIFY(c.wrap[0] && c.wrap[1] && c.wrap[2] && c.wrap[3] && !c.wrapFull);
+    QVERIFY(!parseRunArgs({"--wrap", "none"}, &c));
+    QVERIFY(!c.wrap[0] && !c.wrap[3]);
+  }
+
+  void refusesBadValues_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("expect");
+    QTest::newRow("shape 3 dims") << QStringList{"--shape", "1,2,3"} << "--shape";
+    QTest::newRow("shape zero") << QStringList{"--shape", "1,0,64,64"} << "--shape";
+    QTest::newRow("shape negative") << QStringList{"--shape", "1,8,-64,64"} << "--shape";
+    QTest::newRow("dtype") << QStringList{"--dtype", "int8"} << "--dtype";
+    QTest::newRow("wrap name") << QStringList{"--wrap", "qk,attention"} << "'attention'";
+    QTest::newRow("sync") << QStringList{"--sync", "always"} << "--sync";
+    QTest::newRow("timing") << QStringList{"--timing", "cupti,nsys"} << "'nsys'";
+    QTest::newRow("iters 0") << QStringList{"--iters", "0"} << "--iters";
+    QTest::newRow("unknown") << QStringList{"--fast"} << "unknown option";
+    QTest::newRow("missing value") << QStringList{"--device"} << "needs a value";
+  }
+  void refusesBadValues() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, expect);
+    std::vector<std::string> a;
+    for (const auto& s : args) a.push_back(s.toStdString());
+    RunConfig c;
+    auto err = parseRunArgs(a, &c);
+    QVERIFY(err.has_value());
+    QVERIFY2(QString::fromStdString(*err).contains(expect), err->c_str());
+  }
+
+  void estimatesMemory() {
+    RunConfig c;
+    c.shape = {8, 16, 1024, 64};
+    // q,k,v (3 x 8M) + 3 score tensors (3 x 128M) + o (8M), float32.
+    QCOMPARE(estimateWorkloadBytes(c), uint64_t{(3ull * 8388608 + 3ull * 134217728 + 8388608) * 4});
+    c.shape = {1024, 1024, 65536, 64};
+    QVERIFY(estimateWorkloadBytes(c) > (1ull << 50));
+  }
+};
+
+QTEST_GUILESS_MAIN(RunConfigTest)
+#include "test_run_config.moc"

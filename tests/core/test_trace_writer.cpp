@@ -1,0 +1,54 @@
+// Our Chrome-trace writer round-trips real captures: written, read back,
+// torch's table is unchanged and the engine's metadata survives.
+#include <QtTest>
+
+#include "attnscope/key_averages.h"
+#include "attnscope/trace_reader.h"
+#include "attnscope/trace_writer.h"
+
+using namespace attnscope;
+
+class TraceWriterTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void roundTripKeepsTorchTable_data() {
+    QTest::addColumn<QString>("path");
+    for (const char* f : {"softmax_8x16x1024x64.json", "none_sync_1x8x64x64.json"})
+      QTest::newRow(f) << QString(ATTNSCOPE_SHARED_TRACES "/h200/kineto/") + f;
+    QTest::newRow("train20") << QString(ATTNSCOPE_SHARED_TRACES "/h200/transformer_train20.json.gz");
+  }
+  void roundTripKeepsTorchTable() {
+    QFETCH(QString, path);
+    LoadResult a = loadTrace(path.toStdString());
+    QVERIFY2(a.ok(), qPrintable(path));
+    const std::string json = chromeTraceJson(*a.store, "\"attnscope\": {\"version\": 1, \"steps\": [\"QK MATMUL\"]}");
+    LoadResult b = parseTrace(json, "roundtrip.json");
+    QVERIFY2(b.ok(), b.ok() ? "" : b.error->what().c_str());
+    QCOMPARE(b.store->events().size(), a.store->events().size());
+    QCOMPARE(b.store->links().size(), a.store->links().size());
+    QCOMPARE(b.store->badTotal(), uint64_t{0});
+    QCOMPARE(QString::fromStdString(b.store->meta().attnscopeJson),
+             QString("{\"version\": 1, \"steps\": [\"QK MATMUL\"]}"));
+    for (GroupBy g : {GroupBy::Name, GroupBy::InputShape}) {
+      const KeyAverages x = computeKeyAverages(*a.store, g);
+      const KeyAverages y = computeKeyAverages(*b.store, g);
+      QCOMPARE(y.rows.size(), x.rows.size());
+      for (size_t i = 0; i < x.rows.size(); ++i) {
+        QCOMPARE(y.rows[i].name, x.rows[i].name);
+        QCOMPARE(y.rows[i].inputShapes, x.rows[i].inputShapes);
+        QCOMPARE(y.rows[i].calls, x.rows[i].calls);
+        QCOMPARE(y.rows[i].selfCpuNs, x.rows[i].selfCpuNs);
+        QCOMPARE(y.rows[i].deviceTotalNs, x.rows[i].deviceTotalNs);
+        QCOMPARE(y.rows[i].selfDeviceMemBytes, x.rows[i].selfDeviceMemBytes);
+      }
+    }
+  }
+
+  void pyReprConvertsBack() {
+    QCOMPARE(pyReprToJson("['float', 'Scalar', None, True]"), std::string("[\"float\", \"Scalar\", null, true]"));
+    QCOMPARE(pyReprToJson("[[8, 16], []]"), std::string("[[8, 16], []]"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TraceWriterTest)
+#include "test_trace_writer.moc"
