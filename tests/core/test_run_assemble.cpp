@@ -1,0 +1,100 @@
+// The engine's correlation logic on synthetic CUPTI-like records: no GPU needed.
+#include <QtTest>
+
+#include "attnscope/key_averages.h"
+#include "attnscope/run_capture.h"
+
+using namespace attnscope;
+
+namespace {
+
+// aten::bmm (external id 11) launches a GEMM (correlation 990) inside a
+// user scope "QK MATMUL" (external id 10); a cudaStreamSynchronize runs
+// with no op (correlation 991); one kernel arrives with no launch record.
+RunCapture capture() {
+  RunCapture c;
+  c.pid = 100;
+  c.ops.push_back({"QK MATMUL", 1000, 9000, 100, 10, true, "", "", -1});
+  c.ops.push_back({"aten::bmm", 2000, 8000, 100, 11, false, "[[128, 1024, 64], [128, 64, 1024]]", "['float', 'float']", 3});
+  ActivityRecord launch;
+  launch.kind = ActivityKind::Runtime;
+  launch.name = "cudaLaunchKernel";
+  launch.startNs = 3000;
+  launch.endNs = 4000;
+  launch.correlation = 990;
+  launch.tid = 100;
+  ActivityRecord gemm;
+  gemm.kind = ActivityKind::Kernel;
+  gemm.name = "gemm";
+  gemm.startNs = 5000;
+  gemm.endNs = 15000;
+  gemm.correlation = 990;
+  gemm.device = 0;
+  gemm.stream = 7;
+  ActivityRecord sync = launch;
+  sync.name = "cudaStreamSynchronize";
+  sync.startNs = 9500;
+  sync.endNs = 15100;
+  sync.correlation = 991;
+  ActivityRecord orphan = gemm;
+  orphan.name = "orphan";
+  orphan.startNs = 20000;
+  orphan.endNs = 21000;
+  orphan.correlation = 5;
+  ActivityRecord marker;
+  marker.kind = ActivityKind::Marker;
+  marker.name = "QK MATMUL";
+  marker.startNs = 1000;
+  marker.endNs = 9000;
+  marker.tid = 100;
+  c.activities = {launch, gemm, sync, orphan, marker};
+  c.externalCorrelations = {{990, 11}};
+  c.memory.push_back({2500, 4096, 1, 0, 4096, 2 << 20, 100});
+  return c;
+}
+
+}  // namespace
+
+class RunAssembleTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void correlatesLaunchesKernelsAndOps() {
+    AssembleStats st;
+    const EventStore s = assembleRunStore(capture(), &st);
+    QCOMPARE(st.gpuActivities, uint64_t{2});
+    QCOMPARE(st.gpuLinkedToLaunch, uint64_t{1});
+    QCOMPARE(st.gpuLinkedToOp, uint64_t{1});
+    QCOMPARE(st.gpuUnlinked, uint64_t{1});
+    QCOMPARE(st.runtimeCalls, uint64_t{2});
+    QCOMPARE(st.runtimeWithoutOp, uint64_t{1});
+    QCOMPARE(st.markers, uint64_t{1});
+    // The kernel carries the op's External id, and is linked to its launch.
+    const auto withExt = s.byExternalId(11);
+    QCOMPARE(withExt.size(), size_t{3});  // the op, its launch, its kernel
+    QCOMPARE(s.links().size(), size_t{1});
+    QCOMPARE(s.name(s.event(s.links()[0].from)), std::string_view("cudaLaunchKernel"));
+    QCOMPARE(s.name(s.event(s.links()[0].to)), std::string_view("gemm"));
+    // The launch nests in bmm, which nests in the scope.
+    for (const Event& e : s.events())
+      if (s.name(e) == "cudaLaunchKernel") QCOMPARE(s.name(s.event(e.parent)), std::string_view("aten::bmm"));
+  }
+
+  void torchTableSeesTheRunLikeAKinetoTrace() {
+    const EventStore s = assembleRunStore(capture(), nullptr);
+    const KeyAverages ka = computeKeyAverages(s, GroupBy::Name);
+    const KeyAverageRow* bmm = nullptr;
+    const KeyAverageRow* scope = nullptr;
+    for (const auto& r : ka.rows) {
+      if (r.name == "aten::bmm") bmm = &r;
+      if (r.name == "QK MATMUL" && r.deviceType == DeviceType::Cpu) scope = &r;
+    }
+    QVERIFY(bmm && scope);
+    QCOMPARE(bmm->selfDeviceNs, int64_t{10000});   // the GEMM it launched
+    QCOMPARE(scope->selfDeviceNs, int64_t{0});     // a scope launches nothing itself
+    QCOMPARE(scope->deviceTotalNs, int64_t{10000});
+    QCOMPARE(bmm->deviceMemBytes, int64_t{4096});
+  }
+};
+
+QTEST_GUILESS_MAIN(RunAssembleTest)
+#include "test_run_assemble.moc"
