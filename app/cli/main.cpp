@@ -16,6 +16,7 @@ const char* kUsage =
     "commands:\n"
     "  table TRACE   torch's key_averages table (text, csv, json, md)\n"
     "  info TRACE    events per family, lanes, span, devices, bad-event counts\n"
+    "  run [OPTIONS] run the attention workload under LibTorch and record it (engine)\n"
     "\n"
     "TRACE is a Chrome-trace JSON exported by torch.profiler (.json or .json.gz).\n"
     "Run 'attnscope-cli COMMAND --help' for a command's options.\n"
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   try {
+    if (cmd == "run") return cmdRun(args);
     Args a(cmd, std::move(args));
     if (cmd == "table") return cmdTable(a);
     if (cmd == "info") return cmdInfo(a);

@@ -1,0 +1,432 @@
+// Orchestration: device checks, memory estimate, one pass per timing method
+// (in this process, or in a child per method when cold or launch-blocking),
+// assembly of the trace pass into a Kineto-schema trace with our metadata.
+#include "engine.h"
+
+#include <c10/core/Device.h>
+#include <c10/util/Exception.h>
+#include <cuda_runtime_api.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <torch/cuda.h>
+#include <torch/version.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "attnscope/atomic_file.h"
+#include "attnscope/json_out.h"
+#include "attnscope/run_capture.h"
+#include "attnscope/trace_reader.h"
+#include "attnscope/trace_writer.h"
+#include "cupti_collector.h"
+#include "passes.h"
+
+extern char** environ;
+
+namespace attnscope::engine {
+
+namespace {
+
+constexpr int kExitOk = 0, kExitInternal = 1, kExitBad = 2, kExitOom = 3;
+
+std::atomic<pid_t> gChild{0};
+
+void onTerminate(int sig) {
+  const pid_t c = gChild.load();
+  if (c > 0) ::kill(c, SIGTERM);
+  ::_exit(128 + sig);  // nothing is written until the end, atomically
+}
+
+void installSignalHandlers() {
+  struct sigaction sa{};
+  sa.sa_handler = onTerminate;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string defaultOut() {
+  const auto t = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "attnscope-run-%Y%m%d-%H%M%S.json", std::localtime(&t));
+  return buf;
+}
+
+// Runs one pass in a fresh child process; returns its exit code (or -signal).
+int runChild(const std::string& selfExe, const RunConfig& cfg, TimingMethod m, const std::string& passOut) {
+  RunConfig c = cfg;
+  c.out.clear();
+  c.progressJson = false;
+  std::vector<std::string> args = {selfExe, "run"};
+  for (auto& a : toRunArgs(c)) args.push_back(a);
+  args.insert(args.end(), {"--internal-pass", std::string(timingName(m)), "--internal-pass-out", passOut});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, selfExe.c_str(), nullptr, nullptr, argv.data(), environ) != 0) return -1000;
+  gChild = pid;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  gChild = 0;
+  if (WIFSIGNALED(status)) return -WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+struct StepGpu {
+  int64_t gpuNs = 0;
+  int64_t gpuStart = -1;
+  int64_t gpuEnd = -1;
+  int launches = 0;
+};
+
+// GPU work launched inside a host window, found by correlation.
+StepGpu gpuOfWindow(const EventStore& s, int64_t t0, int64_t t1) {
+  StepGpu g;
+  for (const Event& e : s.events()) {
+    if ((e.family != Family::CudaRuntime && e.family != Family::CudaDriver) || e.correlation == kNoId) continue;
+    if (e.start < t0 || e.start >= t1) continue;
+    for (EventId id : s.byCorrelation(e.correlation)) {
+      const Event& k = s.event(id);
+      if (k.family != Family::Kernel && k.family != Family::GpuMemcpy && k.family != Family::GpuMemset) continue;
+      ++g.launches;
+      g.gpuNs += k.dur;
+      g.gpuStart = g.gpuStart < 0 ? k.start : std::min(g.gpuStart, k.start);
+      g.gpuEnd = std::max(g.gpuEnd, k.end());
+    }
+  }
+  return g;
+}
+
+std::string stepsArray(const PassResult& r) {
+  std::string s = "[";
+  for (size_t i = 0; i < r.stepNs.size(); ++i) {
+    s += i ? ", [" : "[";
+    for (int k = 0; k < kStepCount; ++k) s += (k ? ", " : "") + std::to_string(r.stepNs[i][k]);
+    s += "]";
+  }
+  return s + "]";
+}
+
+std::string deviceJson(int dev) {
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, dev) != cudaSuccess) return "null";
+  return "{\"name\": " + jsonString(p.name) + ", \"compute\": \"" + std::to_string(p.major) + "." +
+         std::to_string(p.minor) + "\", \"sms\": " + std::to_string(p.multiProcessorCount) +
+         ", \"total_global_mem\": " + std::to_string(p.totalGlobalMem) + "}";
+}
+
+int childMain(const RunConfig& cfg, at::Device device) {
+  RunCapture cap;
+  PassResult r;
+  TimingMethod m = TimingMethod::Count;
+  for (int i = 0; i < kTimingMethodCount; ++i)
+    if (cfg.pass == timingName(static_cast<TimingMethod>(i))) m = static_cast<TimingMethod>(i);
+  if (m == TimingMethod::Count) {
+    std::cerr << "attnscope-cli: run: unknown --internal-pass '" << cfg.pass << "'\n";
+    return kExitBad;
+  }
+  r = runPass(m, cfg, device, &cap, cfg.passOut + ".torch-trace.json");
+  r.child = true;
+  std::string err;
+  if (m == TimingMethod::Cupti) {
+    cap.pid = ::getpid();
+    AssembleStats st;
+    const EventStore store = assembleRunStore(cap, &st);
+    r.tracePath = cfg.passOut + ".trace.json";
+    if (!writeFileAtomic(r.tracePath, chromeTraceJson(store), &err)) {
+      std::cerr << "attnscope-cli: " << err << "\n";
+      return kExitBad;
+    }
+  }
+  if (!writeFileAtomic(cfg.passOut, passResultJson(r), &err)) {
+    std::cerr << "attnscope-cli: " << err << "\n";
+    return kExitBad;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+std::string capabilities(bool* cudaAvailable) {
+  const bool cuda = torch::cuda::is_available();
+  if (cudaAvailable) *cudaAvailable = cuda;
+  if (!cuda) return "cpu only: no CUDA device or driver visible to LibTorch " TORCH_VERSION;
+  cudaDeviceProp p{};
+  cudaGetDeviceProperties(&p, 0);
+  return std::string("cuda: ") + p.name + " (LibTorch " TORCH_VERSION ")";
+}
+
+int run(const RunConfig& cfgIn, const std::string& selfExe) {
+  installSignalHandlers();
+  prepareNvtxInjection();
+  RunConfig cfg = cfgIn;
+  // CUDA_LAUNCH_BLOCKING must be set before CUDA initialises: set it here
+  // for the children, which run every pass of a blocking run.
+  if (cfg.sync == SyncMode::Blocking) ::setenv("CUDA_LAUNCH_BLOCKING", "1", 1);
+
+  try {
+    const bool cudaAvailable = torch::cuda::is_available();
+    if (cfg.device == RunDevice::Cuda && !cudaAvailable) {
+      std::cerr << "attnscope-cli: run: --device cuda, but no CUDA device or driver is available "
+                   "(torch::cuda::is_available() is false); use --device cpu\n";
+      return kExitBad;
+    }
+    if (cfg.device == RunDevice::Auto) {
+      cfg.device = cudaAvailable ? RunDevice::Cuda : RunDevice::Cpu;
+      if (!cudaAvailable && cfg.pass.empty())
+        std::cerr << "attnscope-cli: notice: no CUDA device found; running on the CPU\n";
+    }
+    const at::Device device(cfg.device == RunDevice::Cuda ? at::kCUDA : at::kCPU, 0);
+    if (!cfg.pass.empty()) return childMain(cfg, device);
+
+    // Refuse shapes that clearly cannot fit, before allocating anything.
+    const uint64_t need = estimateWorkloadBytes(cfg);
+    uint64_t avail = 0;
+    if (device.is_cuda()) {
+      size_t freeB = 0, totalB = 0;
+      cudaMemGetInfo(&freeB, &totalB);
+      avail = freeB;
+    } else {
+      avail = static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(::sysconf(_SC_PAGE_SIZE));
+    }
+    if (avail && need > avail) {
+      std::cerr << "attnscope-cli: run: shape " << runSummary(cfg) << " needs about " << (need >> 20)
+                << " MiB but the " << (device.is_cuda() ? "GPU has" : "machine has") << " " << (avail >> 20)
+                << " MiB " << (device.is_cuda() ? "free" : "of memory") << "; refusing before allocating\n";
+      return kExitOom;
+    }
+
+    const std::string out = cfg.out.empty() ? defaultOut() : cfg.out;
+    {
+      // An unwritable output is known now, not after the passes.
+      const auto slash = out.find_last_of('/');
+      const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : out.substr(0, slash));
+      if (::access(dir.c_str(), W_OK) != 0) {
+        std::cerr << "attnscope-cli: run: cannot write " << out << ": " << std::strerror(errno) << "\n";
+        return kExitBad;
+      }
+    }
+    const bool childPerMethod = cfg.warmup == 0 || cfg.sync == SyncMode::Blocking;
+    progress(cfg, "start", 0, "running " + runSummary(cfg) + " on " + (device.is_cuda() ? "cuda" : "cpu"));
+
+    std::vector<TimingMethod> methods = {TimingMethod::Cupti};  // the trace pass always runs
+    for (int m = 1; m < kTimingMethodCount; ++m)
+      if (cfg.timing[m]) methods.push_back(static_cast<TimingMethod>(m));
+
+    RunCapture cap;
+    std::optional<EventStore> childStore;
+    std::vector<PassResult> results;
+    std::vector<std::string> notes;
+    const std::string tmpBase = out + ".pass-" + std::to_string(::getpid());
+    for (TimingMethod m : methods) {
+      const bool inChild = childPerMethod || m == TimingMethod::Torch;
+      progress(cfg, "pass", 0, std::string(timingName(m)) + (inChild ? " pass (child process)" : " pass"));
+      if (!inChild) {
+        results.push_back(runPass(m, cfg, device, &cap, ""));
+        continue;
+      }
+      const std::string passOut = tmpBase + "." + std::string(timingName(m)) + ".json";
+      const int rc = runChild(selfExe, cfg, m, passOut);
+      if (rc != 0) {
+        ::unlink(passOut.c_str());
+        ::unlink((passOut + ".trace.json").c_str());
+        if (rc == kExitOom) {
+          std::cerr << "attnscope-cli: run: the " << timingName(m) << " pass ran out of memory\n";
+          return kExitOom;
+        }
+        std::cerr << "attnscope-cli: run: the " << timingName(m) << " pass "
+                  << (rc < 0 ? "was killed by signal " + std::to_string(-rc) : "failed with exit code " + std::to_string(rc))
+                  << "\n";
+        return rc == kExitBad ? kExitBad : kExitInternal;
+      }
+      PassResult r;
+      std::string err;
+      const bool ok = parsePassResult(readFile(passOut), &r, &err);
+      ::unlink(passOut.c_str());
+      if (!ok) {
+        std::cerr << "attnscope-cli: run: " << err << "\n";
+        return kExitInternal;
+      }
+      if (m == TimingMethod::Cupti) {
+        LoadResult lr = loadTrace(r.tracePath);
+        ::unlink(r.tracePath.c_str());
+        if (!lr.ok()) {
+          std::cerr << "attnscope-cli: run: cannot read the trace pass: " << lr.error->what() << "\n";
+          return kExitInternal;
+        }
+        childStore.emplace(std::move(*lr.store));
+        r.tracePath.clear();
+      }
+      if (m == TimingMethod::Torch && !r.tracePath.empty()) {
+        const std::string torchOut = out.size() > 5 && out.ends_with(".json")
+                                         ? out.substr(0, out.size() - 5) + ".torch.json"
+                                         : out + ".torch.json";
+        if (std::rename(r.tracePath.c_str(), torchOut.c_str()) == 0) r.tracePath = torchOut;
+        notes.push_back("torch's own profiler ran in a separate child process (one CUPTI subscriber per process); "
+                        "its trace is " + torchOut);
+      }
+      results.push_back(std::move(r));
+    }
+
+    // The trace pass becomes the store.
+    AssembleStats st;
+    cap.pid = ::getpid();
+    int runtimeVersion = 0, driverVersion = 0;
+    if (device.is_cuda()) {
+      cudaRuntimeGetVersion(&runtimeVersion);
+      cudaDriverGetVersion(&driverVersion);
+      cudaDeviceProp p{};
+      if (cudaGetDeviceProperties(&p, 0) == cudaSuccess) {
+        DeviceProperties d;
+        d.id = 0;
+        d.name = p.name;
+        d.totalGlobalMem = static_cast<int64_t>(p.totalGlobalMem);
+        d.computeMajor = p.major;
+        d.computeMinor = p.minor;
+        d.numSms = p.multiProcessorCount;
+        cap.devices.push_back(d);
+      }
+    }
+    cap.cudaRuntimeVersion = runtimeVersion;
+    cap.cudaDriverVersion = driverVersion;
+    EventStore store = childStore ? std::move(*childStore) : assembleRunStore(cap, &st);
+    if (childStore) {
+      // Recount from the loaded store.
+      for (const Event& e : store.events()) {
+        if (e.family == Family::Kernel || e.family == Family::GpuMemcpy || e.family == Family::GpuMemset) {
+          ++st.gpuActivities;
+          if (e.correlation != kNoId && e.externalId != kNoId) ++st.gpuLinkedToOp;
+        }
+        if (e.family == Family::Other && store.lanes()[e.lane].kind == LaneKind::Other) ++st.markers;
+      }
+      st.gpuUnlinked = st.gpuActivities - st.gpuLinkedToOp;
+    }
+
+    const PassResult& trace = results.front();
+    // Per-step results of every method.
+    std::string steps = "[";
+    for (int k = 0; k < kStepCount; ++k) {
+      const bool wrapped = cfg.wrap[k];
+      steps += k ? ", " : "";
+      steps += "{\"name\": " + jsonString(kStepNames[k]) + ", \"key\": " + jsonString(kStepKeys[k]) +
+               ", \"wrapped\": " + (wrapped ? "true" : "false") + ", \"iterations\": [";
+      bool first = true;
+      for (const auto& w : trace.windows) {
+        if (w.step != k) continue;
+        const StepGpu g = gpuOfWindow(store, w.startNs, w.endNs);
+        steps += first ? "" : ", ";
+        first = false;
+        steps += "{\"iteration\": " + std::to_string(w.iteration) + ", \"host_start_ns\": " + std::to_string(w.startNs) +
+                 ", \"host_end_ns\": " + std::to_string(w.endNs) + ", \"gpu_ns\": " + std::to_string(g.gpuNs) +
+                 ", \"gpu_start_ns\": " + std::to_string(g.gpuStart) + ", \"gpu_end_ns\": " + std::to_string(g.gpuEnd) +
+                 ", \"launches\": " + std::to_string(g.launches) + "}";
+      }
+      steps += "]}";
+    }
+    steps += "]";
+
+    std::string timing = "{";
+    bool firstM = true;
+    for (const auto& r : results) {
+      if (r.method == TimingMethod::Cupti && !cfg.timing[0]) continue;
+      timing += firstM ? "" : ", ";
+      firstM = false;
+      timing += jsonString(timingName(r.method)) + ": {\"process\": " + (r.child ? "\"child\"" : "\"parent\"") +
+                ", \"pid\": " + std::to_string(r.pid) + ", \"unit\": \"ns\", \"steps\": ";
+      if (r.method == TimingMethod::Cupti) {
+        // CUPTI's number for a step: the GPU time of the work it launched.
+        std::vector<std::array<int64_t, kStepCount>> gpu(r.stepNs.size(), {0, 0, 0, 0});
+        for (const auto& w : r.windows)
+          if (w.iteration >= 0 && static_cast<size_t>(w.iteration) < gpu.size())
+            gpu[w.iteration][w.step] = gpuOfWindow(store, w.startNs, w.endNs).gpuNs;
+        PassResult tmp;
+        tmp.stepNs = gpu;
+        timing += stepsArray(tmp) + ", \"measures\": \"sum of the durations of the kernels, copies and memsets "
+                                    "launched inside each step's host window (CUPTI activity + correlation)\"";
+      } else {
+        timing += stepsArray(r);
+        const char* what = r.method == TimingMethod::Events
+                               ? "GPU-timeline distance between CUDA events recorded at the step's start and end"
+                           : r.method == TimingMethod::Host     ? "host clock around the step, no sync (launch cost)"
+                           : r.method == TimingMethod::HostSync ? "host clock around the step with a device sync as its last statement"
+                                                                : "host clock around the step while torch's profiler ran";
+        timing += ", \"measures\": " + jsonString(what);
+      }
+      if (!r.eventOps.empty()) {
+        timing += ", \"ops\": [";
+        for (size_t i = 0; i < r.eventOps.size(); ++i)
+          timing += (i ? ", " : "") + std::string("{\"name\": ") + jsonString(r.eventOps[i].name) +
+                    ", \"user_scope\": " + (r.eventOps[i].userScope ? "true" : "false") +
+                    ", \"cpu_ns\": " + std::to_string(r.eventOps[i].hostEndNs - r.eventOps[i].hostStartNs) +
+                    ", \"cuda_event_ns\": " + std::to_string(r.eventOps[i].elapsedNs) + "}";
+        timing += "]";
+      }
+      if (!r.tracePath.empty()) timing += ", \"trace\": " + jsonString(r.tracePath);
+      timing += "}";
+      for (const auto& n : r.notes) notes.push_back(n);
+    }
+    timing += "}";
+
+    const CollectionInfo& ci = trace.collection;
+    std::string meta = "\"attnscope\": {\"version\": 1, \"config\": " + runConfigJson(cfg);
+    meta += ", \"versions\": {\"libtorch\": " + jsonString(TORCH_VERSION) +
+            ", \"cuda_runtime\": " + std::to_string(runtimeVersion) +
+            ", \"cuda_driver\": " + std::to_string(driverVersion) +
+            ", \"cupti\": " + std::to_string(store.meta().cuptiVersion) + "}";
+    meta += ", \"device\": " + (device.is_cuda() ? deviceJson(0) : std::string("\"cpu\""));
+    meta += ", \"steps\": " + steps + ", \"timing\": " + timing;
+    meta += ", \"collection\": {\"cupti\": " + jsonString(ci.cupti) +
+            ", \"dropped_records\": " + std::to_string(ci.droppedRecords) +
+            ", \"buffers_capped\": " + std::to_string(ci.buffersCapped) +
+            ", \"gpu_activities\": " + std::to_string(st.gpuActivities) +
+            ", \"gpu_linked_to_op\": " + std::to_string(st.gpuLinkedToOp) +
+            ", \"gpu_unlinked\": " + std::to_string(st.gpuUnlinked) +
+            ", \"nvtx_ranges_pushed\": " + std::to_string(ci.nvtxRangesPushed) +
+            ", \"nvtx_ranges_seen\": " + std::to_string(st.markers) +
+            ", \"trace_pass\": " + (trace.child ? "\"child\"" : "\"parent\"") + "}";
+    meta += ", \"notes\": [";
+    for (size_t i = 0; i < notes.size(); ++i) meta += (i ? ", " : "") + jsonString(notes[i]);
+    meta += "]}";
+
+    std::string err;
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    sigprocmask(SIG_BLOCK, &block, &old);  // a complete file or none
+    const bool wrote = writeFileAtomic(out, chromeTraceJson(store, meta), &err);
+    sigprocmask(SIG_SETMASK, &old, nullptr);
+    if (!wrote) {
+      std::cerr << "attnscope-cli: run: " << err << "\n";
+      return kExitBad;
+    }
+    progress(cfg, "done", 0, "wrote " + out);
+    if (!cfg.progressJson) std::cout << "wrote " << out << " (" << store.events().size() << " events; cupti: " << ci.cupti << ")\n";
+    return kExitOk;
+  } catch (const c10::OutOfMemoryError& e) {
+    std::cerr << "attnscope-cli: run: out of memory: " << e.what_without_backtrace() << "\n";
+    return kExitOom;
+  } catch (const c10::Error& e) {
+    std::cerr << "attnscope-cli: run: LibTorch error: " << e.what_without_backtrace() << "\n";
+    return kExitInternal;
+  }
+}
+
+}  // namespace attnscope::engine

@@ -1,0 +1,45 @@
+// RecordFunction observers: what torch's profiler sees, recorded our way.
+// Trace mode: every op and user scope (name, times, thread, input shapes and
+// types, sequence number), an External id pushed to CUPTI while it runs (so
+// CUPTI ties launches to ops), an NVTX range per user scope, and memory
+// reports from c10's allocators. Events mode: a CUDA event recorded at every
+// op's and scope's entry and exit, as use_cuda=True does.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attnscope/run_capture.h"
+
+namespace attnscope::engine {
+
+enum class RecordMode { Trace, Events };
+
+struct EventTiming {
+  std::string name;
+  bool userScope = false;
+  int64_t hostStartNs = 0;
+  int64_t hostEndNs = 0;
+  int64_t elapsedNs = -1;  // GPU time between its two CUDA events
+};
+
+class OpRecorder {
+ public:
+  // `pushExternalIds`: CUPTI is active and wants External ids.
+  OpRecorder(RecordMode mode, bool cuda, bool pushExternalIds);
+  ~OpRecorder();
+  OpRecorder(const OpRecorder&) = delete;
+  OpRecorder& operator=(const OpRecorder&) = delete;
+
+  // Trace mode: moves ops and memory records out (call after stop()).
+  void takeInto(RunCapture* cap);
+  // Events mode: elapsed per op/scope (device synchronized first).
+  std::vector<EventTiming> eventTimings();
+  uint64_t nvtxRangesPushed() const;
+
+ private:
+  uint64_t handle_ = 0;
+};
+
+}  // namespace attnscope::engine
