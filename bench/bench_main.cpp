@@ -6,18 +6,22 @@
 #include <vector>
 
 int benchLoad(const std::vector<std::string>& args);
+int benchOverhead(const std::vector<std::string>& args, const std::string& self);
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::cout << "usage: attnscope-bench load FILE [--repeat N] [--no-python]\n"
                  "  load   our load time (read + decompress + parse + build the store) next to\n"
-                 "         python3 json.loads and a raw simdjson DOM parse of the same text\n";
+                 "         python3 json.loads and a raw simdjson DOM parse of the same text\n"
+                 "  overhead [--shape B,H,S,D] [--calls N] [--rounds N] [--device cuda|cpu]\n"
+                 "         per-op profiling overhead: our collector vs LibTorch's profiler vs none\n";
     return args.empty() ? 2 : 0;
   }
   const std::string cmd = args[0];
   args.erase(args.begin());
   if (cmd == "load") return benchLoad(args);
+  if (cmd == "overhead") return benchOverhead(args, argv[0]);
   std::cerr << "attnscope-bench: unknown benchmark '" << cmd << "'\n";
   return 2;
 }

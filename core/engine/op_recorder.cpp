@@ -19,13 +19,12 @@
 namespace attnscope::engine {
 
 namespace {
-
 int64_t threadId() { return static_cast<int64_t>(::syscall(SYS_gettid)); }
 
 struct OpContext : at::ObserverContext {
-  std::string inputDims, inputTypes;  // taken at entry: inputs may be gone at exit
   int64_t start = 0;
   int64_t extId = 0;
+  uint32_t encBegin = 0, encEnd = 0;  // this op's inputs in the thread's encoding
   bool user = false;
   cudaEvent_t evStart = nullptr;
 };
@@ -37,53 +36,138 @@ struct EventPair {
   cudaEvent_t a = nullptr, b = nullptr;
 };
 
+// The hot path appends fixed-size records and integer-encoded input shapes
+// to a per-thread buffer (no lock, no strings); text is made after the run.
+struct RawOp {
+  const char* name = nullptr;  // operator names live as long as the process
+  int64_t start = 0, end = 0, extId = 0, seq = -1;
+  uint32_t ownedName = UINT32_MAX;  // user scopes: index into ThreadBuf::names
+  uint32_t encBegin = 0, encEnd = 0;
+  bool user = false;
+};
+
+enum : int64_t { kEncTensor = 1, kEncUndefined, kEncScalar, kEncNone, kEncTensorList, kEncScalarList, kEncString, kEncOther };
+
+struct ThreadBuf {
+  int64_t tid = 0;
+  std::vector<RawOp> ops;
+  std::vector<int64_t> enc;
+  std::vector<std::string> names;
+};
+
 // RecordFunction takes plain function pointers: the active recorder's state
 // lives here. One recorder at a time.
 struct State {
   RecordMode mode = RecordMode::Trace;
   bool cuda = false;
   bool pushExt = false;
+  uint64_t generation = 0;
   std::atomic<int64_t> nextExt{1};
   std::mutex mu;
-  std::vector<CpuOpRecord> ops;
+  std::vector<std::unique_ptr<ThreadBuf>> bufs;
   std::vector<MemoryRecord> memory;
   std::vector<EventPair> pairs;
   std::atomic<uint64_t> nvtxPushed{0};
 };
 State* g = nullptr;
+std::atomic<uint64_t> gGeneration{0};
+thread_local ThreadBuf* tlBuf = nullptr;
+thread_local uint64_t tlGeneration = 0;
 
-std::string shapeOf(const c10::IValue& v) {
-  if (v.isTensor()) {
-    const auto& t = v.toTensor();
-    if (!t.defined()) return "[]";
-    std::string s = "[";
-    for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
-    return s + "]";
-  }
-  if (v.isTensorList()) {
-    std::string s = "[";
-    bool first = true;
-    for (const auto& t : v.toTensorList()) {
-      s += first ? "" : ", ";
-      first = false;
-      s += shapeOf(c10::IValue(static_cast<at::Tensor>(t)));
-    }
-    return s + "]";
-  }
-  return "[]";
+ThreadBuf& threadBuf() {
+  if (tlBuf && tlGeneration == g->generation) return *tlBuf;
+  auto b = std::make_unique<ThreadBuf>();
+  b->tid = threadId();
+  b->ops.reserve(1 << 14);
+  b->enc.reserve(1 << 16);
+  std::lock_guard<std::mutex> lock(g->mu);
+  tlBuf = b.get();
+  tlGeneration = g->generation;
+  g->bufs.push_back(std::move(b));
+  return *tlBuf;
 }
 
-std::string typeOf(const c10::IValue& v) {
-  if (v.isTensor()) {
-    const auto& t = v.toTensor();
-    return t.defined() ? std::string(c10::scalarTypeToTypeMeta(t.scalar_type()).name()) : "";
+void encodeTensor(const at::Tensor& t, std::vector<int64_t>& enc) {
+  if (!t.defined()) {
+    enc.push_back(kEncUndefined);
+    return;
   }
-  if (v.isInt() || v.isDouble() || v.isBool() || v.isComplexDouble()) return "Scalar";
-  if (v.isNone()) return "";
-  if (v.isTensorList()) return "TensorList";
-  if (v.isIntList() || v.isDoubleList() || v.isBoolList()) return "ScalarList";
-  if (v.isString()) return "String";
-  return v.tagKind();
+  enc.push_back(kEncTensor);
+  enc.push_back(static_cast<int64_t>(t.scalar_type()));
+  const auto sizes = t.sizes();
+  enc.push_back(static_cast<int64_t>(sizes.size()));
+  enc.insert(enc.end(), sizes.begin(), sizes.end());
+}
+
+void encode(const c10::IValue& v, std::vector<int64_t>& enc) {
+  if (v.isTensor()) {
+    encodeTensor(v.toTensor(), enc);
+  } else if (v.isInt() || v.isDouble() || v.isBool() || v.isComplexDouble()) {
+    enc.push_back(kEncScalar);
+  } else if (v.isNone()) {
+    enc.push_back(kEncNone);
+  } else if (v.isTensorList()) {
+    const auto list = v.toTensorList();
+    enc.push_back(kEncTensorList);
+    enc.push_back(static_cast<int64_t>(list.size()));
+    for (size_t k = 0; k < list.size(); ++k) encodeTensor(list.get(k), enc);
+  } else if (v.isIntList() || v.isDoubleList() || v.isBoolList()) {
+    enc.push_back(kEncScalarList);
+  } else if (v.isString()) {
+    enc.push_back(kEncString);
+  } else {
+    enc.push_back(kEncOther);
+  }
+}
+
+// Decodes one op's inputs into torch's str(input_shapes) and its type list.
+void decodeInputs(const std::vector<int64_t>& enc, uint32_t b, uint32_t e, std::string* dims, std::string* types) {
+  *dims = "[";
+  *types = "[";
+  size_t i = b;
+  bool first = true;
+  auto tensorDims = [&](std::string& out) {
+    const int64_t nd = enc[i++];
+    out += "[";
+    for (int64_t k = 0; k < nd; ++k) out += (k ? ", " : "") + std::to_string(enc[i++]);
+    out += "]";
+  };
+  while (i < e) {
+    const int64_t kind = enc[i++];
+    *dims += first ? "" : ", ";
+    *types += first ? "'" : ", '";
+    first = false;
+    switch (kind) {
+      case kEncTensor: {
+        const auto st = static_cast<c10::ScalarType>(enc[i++]);
+        *types += std::string(c10::scalarTypeToTypeMeta(st).name());
+        tensorDims(*dims);
+        break;
+      }
+      case kEncTensorList: {
+        const int64_t n = enc[i++];
+        *dims += "[";
+        for (int64_t k = 0; k < n; ++k) {
+          *dims += k ? ", " : "";
+          if (enc[i++] == kEncTensor) {
+            ++i;  // dtype
+            tensorDims(*dims);
+          } else {
+            *dims += "[]";
+          }
+        }
+        *dims += "]";
+        *types += "TensorList";
+        break;
+      }
+      default:
+        *dims += "[]";
+        *types += kind == kEncScalar ? "Scalar" : kind == kEncScalarList ? "ScalarList" : kind == kEncString ? "String" : "";
+    }
+    *types += "'";
+  }
+  *dims += "]";
+  *types += "]";
 }
 
 std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
@@ -99,14 +183,11 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
       nvtxRangePushA(fn.name());
       g->nvtxPushed.fetch_add(1, std::memory_order_relaxed);
     } else if (fn.needsInputs()) {
-      const auto inputs = fn.inputs();
-      std::string dims = "[", types = "[";
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        dims += (i ? ", " : "") + shapeOf(inputs[i]);
-        types += (i ? ", '" : "'") + typeOf(inputs[i]) + "'";
-      }
-      ctx->inputDims = dims + "]";
-      ctx->inputTypes = types + "]";
+      // Inputs are read at entry: they may be gone at exit.
+      ThreadBuf& tb = threadBuf();
+      ctx->encBegin = static_cast<uint32_t>(tb.enc.size());
+      for (const auto& in : fn.inputs()) encode(in, tb.enc);
+      ctx->encEnd = static_cast<uint32_t>(tb.enc.size());
     }
   } else if (g->cuda) {
     cudaEventCreate(&ctx->evStart);
@@ -125,19 +206,23 @@ void onExit(const at::RecordFunction& fn, at::ObserverContext* raw) {
       uint64_t last = 0;
       cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
     }
-    if (ctx->user) nvtxRangePop();
-    CpuOpRecord r;
-    r.name = fn.name();
-    r.startNs = ctx->start;
-    r.endNs = end;
-    r.tid = threadId();
-    r.externalId = ctx->extId;
-    r.userScope = ctx->user;
-    r.sequenceNumber = fn.seqNr();
-    r.inputDims = std::move(ctx->inputDims);
-    r.inputTypes = std::move(ctx->inputTypes);
-    std::lock_guard<std::mutex> lock(g->mu);
-    g->ops.push_back(std::move(r));
+    ThreadBuf& tb = threadBuf();
+    RawOp r;
+    r.start = ctx->start;
+    r.end = end;
+    r.extId = ctx->extId;
+    r.seq = fn.seqNr();
+    r.user = ctx->user;
+    r.encBegin = ctx->encBegin;
+    r.encEnd = ctx->encEnd;
+    if (ctx->user || fn.scope() != at::RecordScope::FUNCTION) {
+      r.ownedName = static_cast<uint32_t>(tb.names.size());
+      tb.names.emplace_back(fn.name());
+      if (ctx->user) nvtxRangePop();
+    } else {
+      r.name = fn.name();
+    }
+    tb.ops.push_back(r);
   } else {
     EventPair p;
     p.name = fn.name();
@@ -178,10 +263,10 @@ struct MemoryReporter : c10::MemoryReportingInfoBase {
 
 OpRecorder::OpRecorder(RecordMode mode, bool cuda, bool pushExternalIds) {
   g = new State();
+  g->generation = gGeneration.fetch_add(1) + 1;
   g->mode = mode;
   g->cuda = cuda;
   g->pushExt = pushExternalIds;
-  g->ops.reserve(4096);
   auto cb = at::RecordFunctionCallback(onEnter, onExit)
                 .needsInputs(mode == RecordMode::Trace)
                 .scopes({at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE,
@@ -206,9 +291,24 @@ OpRecorder::~OpRecorder() {
 
 void OpRecorder::takeInto(RunCapture* cap) {
   std::lock_guard<std::mutex> lock(g->mu);
-  for (auto& o : g->ops) cap->ops.push_back(std::move(o));
+  for (auto& tb : g->bufs) {
+    for (const RawOp& r : tb->ops) {
+      CpuOpRecord o;
+      o.name = r.ownedName != UINT32_MAX ? tb->names[r.ownedName] : std::string(r.name ? r.name : "?");
+      o.startNs = r.start;
+      o.endNs = r.end;
+      o.tid = tb->tid;
+      o.externalId = r.extId;
+      o.userScope = r.user;
+      o.sequenceNumber = r.seq;
+      if (!r.user) decodeInputs(tb->enc, r.encBegin, r.encEnd, &o.inputDims, &o.inputTypes);
+      cap->ops.push_back(std::move(o));
+    }
+    tb->ops.clear();
+    tb->enc.clear();
+    tb->names.clear();
+  }
   for (auto& m : g->memory) cap->memory.push_back(m);
-  g->ops.clear();
   g->memory.clear();
 }
 

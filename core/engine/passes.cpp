@@ -60,6 +60,7 @@ PassResult runPass(TimingMethod method, const RunConfig& cfg, at::Device device,
   std::unique_ptr<OpRecorder> recorder;
   StepHooks hooks;
   std::vector<std::array<cudaEvent_t, 2>> stepEvents;
+  int eventIteration = 0;  // the hooks below refer to it for the whole pass
   if (method == TimingMethod::Cupti) {
     if (cuda) {
       cupti = std::make_unique<CuptiCollector>();
@@ -76,13 +77,14 @@ PassResult runPass(TimingMethod method, const RunConfig& cfg, at::Device device,
         cudaEventCreate(&p[0]);
         cudaEventCreate(&p[1]);
       }
-      int iter = 0;
       hooks.onStepStart = [&](int s) {
-        cudaEventRecord(stepEvents[static_cast<size_t>(iter) * kStepCount + s][0], c10::cuda::getCurrentCUDAStream());
+        cudaEventRecord(stepEvents[static_cast<size_t>(eventIteration) * kStepCount + s][0],
+                        c10::cuda::getCurrentCUDAStream());
       };
       hooks.onStepEnd = [&](int s) {
-        cudaEventRecord(stepEvents[static_cast<size_t>(iter) * kStepCount + s][1], c10::cuda::getCurrentCUDAStream());
-        if (s == kStepCount - 1) ++iter;
+        cudaEventRecord(stepEvents[static_cast<size_t>(eventIteration) * kStepCount + s][1],
+                        c10::cuda::getCurrentCUDAStream());
+        if (s == kStepCount - 1) ++eventIteration;
       };
     }
   }

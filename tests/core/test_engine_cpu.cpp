@@ -1,0 +1,167 @@
+// The engine as CI can run it: LibTorch on the CPU (no GPU here). Ops and
+// scopes are captured, CUPTI is reported unavailable with a reason, the
+// trace loads; bad options and faults give the documented exit codes.
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <csignal>
+
+#include "attnscope/key_averages.h"
+#include "attnscope/trace_reader.h"
+
+using namespace attnscope;
+
+namespace {
+
+struct Run {
+  int code = -1;
+  QString out, err;
+};
+
+Run cli(const QStringList& args, int timeoutMs = 120000) {
+  QProcess p;
+  p.start(QStringLiteral(ATTNSCOPE_BIN_DIR "/attnscope-cli"), QStringList{"run"} + args);
+  Run r;
+  if (!p.waitForFinished(timeoutMs)) {
+    p.kill();
+    p.waitForFinished();
+    r.err = "timed out";
+    return r;
+  }
+  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+  r.out = QString::fromUtf8(p.readAllStandardOutput());
+  r.err = QString::fromUtf8(p.readAllStandardError());
+  return r;
+}
+
+bool engineBuilt() {
+  static const bool built = !cli({"--shape", "1,1,4,4", "--device", "cpu", "--out", "/dev/null/x"}).err.contains(
+      "built without the engine");
+  return built;
+}
+
+}  // namespace
+
+class EngineCpuTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    if (!engineBuilt()) {
+      Run r = cli({"--device", "cpu"});
+      QCOMPARE(r.code, 2);
+      QVERIFY(r.err.contains("ATTNSCOPE_ENGINE=ON"));
+      QSKIP("attnscope-cli was built without the engine (no LibTorch): checked that it says so");
+    }
+  }
+
+  void wrapChoosesTheScopes_data() {
+    QTest::addColumn<QString>("wrap");
+    QTest::addColumn<QStringList>("present");
+    QTest::addColumn<QStringList>("absent");
+    QTest::newRow("softmax") << "softmax" << QStringList{"SOFTMAX PASS"}
+                             << QStringList{"QK MATMUL", "SCALE", "AV MATMUL", "MULTIHEAD_ATTENTION_FULL"};
+    QTest::newRow("all") << "all" << QStringList{"QK MATMUL", "SCALE", "SOFTMAX PASS", "AV MATMUL"}
+                         << QStringList{"MULTIHEAD_ATTENTION_FULL"};
+    QTest::newRow("none") << "none" << QStringList{}
+                          << QStringList{"QK MATMUL", "SCALE", "SOFTMAX PASS", "AV MATMUL", "MULTIHEAD_ATTENTION_FULL"};
+    QTest::newRow("full") << "full" << QStringList{"MULTIHEAD_ATTENTION_FULL"} << QStringList{"SOFTMAX PASS"};
+  }
+  void wrapChoosesTheScopes() {
+    QFETCH(QString, wrap);
+    QFETCH(QStringList, present);
+    QFETCH(QStringList, absent);
+    QTemporaryDir dir;
+    const QString out = dir.filePath("r.json");
+    Run r = cli({"--device", "cpu", "--wrap", wrap, "--out", out});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    LoadResult lr = loadTrace(out.toStdString());
+    QVERIFY(lr.ok());
+    const EventStore& s = *lr.store;
+    const KeyAverages ka = computeKeyAverages(s, GroupBy::Name);
+    auto hasRow = [&](const QString& n) {
+      for (const auto& row : ka.rows)
+        if (row.name == n.toStdString()) return true;
+      return false;
+    };
+    for (const auto& n : present) QVERIFY2(hasRow(n), qPrintable(n));
+    for (const auto& n : absent) QVERIFY2(!hasRow(n), qPrintable(n));
+    if (wrap == "softmax") {
+      // The scope contains the op that does the work.
+      bool nested = false;
+      for (const Event& e : s.events())
+        if (s.name(e) == "aten::softmax" && e.parent != kNoEvent && s.name(s.event(e.parent)) == "SOFTMAX PASS")
+          nested = true;
+      QVERIFY(nested);
+    }
+    QVERIFY(s.familyCount(Family::Memory) > 0);  // c10 memory reporting reached us
+  }
+
+  void metadataSaysWhatWasMeasured() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("r.json");
+    Run r = cli({"--device", "cpu", "--wrap", "softmax", "--iters", "2", "--timing", "cupti,host,host-sync",
+                 "--out", out});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    LoadResult lr = loadTrace(out.toStdString());
+    QVERIFY(lr.ok());
+    const QJsonObject a = QJsonDocument::fromJson(QByteArray::fromStdString(lr.store->meta().attnscopeJson)).object();
+    QVERIFY(a["collection"].toObject()["cupti"].toString().startsWith("unavailable: "));
+    QCOMPARE(a["config"].toObject()["iters"].toInt(), 2);
+    const QJsonArray steps = a["steps"].toArray();
+    QCOMPARE(steps.size(), 4);
+    QCOMPARE(steps[2].toObject()["name"].toString(), QString("SOFTMAX PASS"));
+    QVERIFY(steps[2].toObject()["wrapped"].toBool());
+    QVERIFY(!steps[0].toObject()["wrapped"].toBool());
+    QCOMPARE(steps[0].toObject()["iterations"].toArray().size(), 2);
+    const QJsonObject timing = a["timing"].toObject();
+    for (const char* m : {"cupti", "host", "host-sync"}) QVERIFY2(timing.contains(m), m);
+    QVERIFY(!timing.contains("events"));
+    QCOMPARE(timing["host"].toObject()["steps"].toArray().size(), 2);
+  }
+
+  void badOptionsExit2BeforeAnyWork_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("expect");
+    QTest::newRow("shape") << QStringList{"--shape", "1,8,64"} << "--shape";
+    QTest::newRow("dtype") << QStringList{"--dtype", "int4"} << "--dtype";
+    QTest::newRow("wrap") << QStringList{"--wrap", "everything"} << "--wrap";
+    QTest::newRow("no gpu") << QStringList{"--device", "cuda"} << "no CUDA device";
+    QTest::newRow("unwritable") << QStringList{"--device", "cpu", "--out", "/proc/nope/r.json"} << "cannot write";
+  }
+  void badOptionsExit2BeforeAnyWork() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, expect);
+    Run r = cli(args);
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains(expect), qPrintable(r.err));
+  }
+
+  void hugeShapeIsRefusedUpFront() {
+    Run r = cli({"--device", "cpu", "--shape", "64,64,65536,64"});
+    QCOMPARE(r.code, 3);
+    QVERIFY2(r.err.contains("MiB"), qPrintable(r.err));
+  }
+
+  void sigtermLeavesNoFile() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("r.json");
+    QProcess p;
+    p.start(QStringLiteral(ATTNSCOPE_BIN_DIR "/attnscope-cli"),
+            {"run", "--device", "cpu", "--iters", "100000", "--timing", "host", "--out", out});
+    QVERIFY(p.waitForStarted());
+    QTest::qWait(1500);
+    ::kill(static_cast<pid_t>(p.processId()), SIGTERM);
+    QVERIFY(p.waitForFinished(5000));
+    QCOMPARE(p.exitCode(), 128 + SIGTERM);
+    QVERIFY(!QFile::exists(out));
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 0);
+  }
+};
+
+QTEST_GUILESS_MAIN(EngineCpuTest)
+#include "test_engine_cpu.moc"
