@@ -78,6 +78,17 @@ EventStore loadOrThrow(const std::string& path, const ReaderLimits& limits) {
   return std::move(*r.store);
 }
 
+std::string formatOption(Args& a, const std::string& command, std::initializer_list<const char*> allowed) {
+  auto f = a.value("--format");
+  if (!f) return *allowed.begin();
+  std::string list;
+  for (const char* x : allowed) {
+    if (*f == x) return *f;
+    list += (list.empty() ? "" : "|") + std::string(x);
+  }
+  throw UsageError(command + ": --format takes " + list + ", got '" + *f + "'");
+}
+
 void emit(const std::optional<std::string>& outPath, const std::string& text) {
   if (!outPath || *outPath == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);

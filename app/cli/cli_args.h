@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -47,6 +48,10 @@ inline constexpr const char* kLimitsHelp =
 // Loads a trace or throws UsageError with the reader's message. Prints the
 // reader's warning, if any, to stderr.
 EventStore loadOrThrow(const std::string& path, const ReaderLimits& limits);
+
+// --format: one of `allowed` (the first is the default); throws UsageError
+// naming the command otherwise.
+std::string formatOption(Args& a, const std::string& command, std::initializer_list<const char*> allowed);
 
 // Writes to -o FILE atomically, or to stdout. Throws UsageError on failure.
 void emit(const std::optional<std::string>& outPath, const std::string& text);

@@ -1,5 +1,6 @@
 #include <iostream>
 
+#include "attnscope/analysis.h"
 #include "attnscope/trace_info.h"
 #include "cli_args.h"
 #include "commands.h"
@@ -11,7 +12,9 @@ static const char* kInfoHelp =
     "\n"
     "What a trace holds: events per family, lanes (CPU threads, GPU streams), time span,\n"
     "devices, and the events that could not be loaded, counted by kind with the byte\n"
-    "offset of the first one.\n";
+    "offset of the first one; the accounting ledger (torch's Self CUDA sums vs the GPU\n"
+    "activity sum, union and wall span; double counting; unlinked GPU work; GPU work owned\n"
+    "by the profiler's overhead events).\n";
 
 int cmdInfo(Args& a) {
   if (a.wantsHelp()) {
@@ -27,7 +30,9 @@ int cmdInfo(Args& a) {
   const ReaderLimits limits = readerLimits(a);
   const auto pos = a.positionals(1, 1);
   const EventStore store = loadOrThrow(pos[0], limits);
-  emit(out, json ? traceInfoJson(store) : traceInfoText(store));
+  const Ledger ledger = computeLedger(store);
+  emit(out, json ? traceInfoJson(store, "\"ledger\": " + ledgerJson(store, ledger, true))
+                 : traceInfoText(store) + ledgerText(ledger));
   return kExitOk;
 }
 

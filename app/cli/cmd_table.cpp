@@ -14,7 +14,14 @@ static const char* kTableHelp =
     "computed the way PyTorch 2.11 computes it.\n"
     "\n"
     "  --group-by name|shape   rows per name, or per name and input shapes (default name)\n"
-    "  --attribution torch     how GPU time is attributed (torch: as torch does)\n"
+    "  --attribution torch|corrected\n"
+    "                          how GPU time is attributed. torch: as torch does, artifacts\n"
+    "                          included. corrected: each kernel/copy/memset is self time of\n"
+    "                          the op that launched it (runtime call by correlation -> its\n"
+    "                          op); the profiler's own events own nothing; gpu_user_annotation\n"
+    "                          spans and kernel rows show totals only; GPU work with no\n"
+    "                          launching op is the row [unlinked GPU work]. The Self CUDA\n"
+    "                          column then adds up to the GPU busy sum exactly.\n"
     "  --sort COLUMN           self_cpu, cpu_total, self_device (default), device_total,\n"
     "                          calls, cpu_mem, ... or a header such as \"Self CUDA %\"\n"
     "  --asc                   ascending order (default descending)\n"
@@ -36,9 +43,8 @@ int cmdTable(Args& a) {
   Attribution attribution = Attribution::Torch;
   if (auto v = a.value("--attribution")) {
     if (*v == "torch") attribution = Attribution::Torch;
-    else if (*v == "corrected")
-      throw UsageError("table: --attribution corrected is not available yet (only torch)");
-    else throw UsageError("table: --attribution takes torch, got '" + *v + "'");
+    else if (*v == "corrected") attribution = Attribution::Corrected;
+    else throw UsageError("table: --attribution takes torch or corrected, got '" + *v + "'");
   }
   TableOptions opt;
   if (auto s = a.value("--sort")) {

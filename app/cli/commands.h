@@ -9,6 +9,9 @@ namespace attnscope::cli {
 
 int cmdTable(Args& a);
 int cmdInfo(Args& a);
+int cmdExplain(Args& a);
+int cmdWhy(Args& a);
+int cmdCompare(Args& a);
 int cmdRun(const std::vector<std::string>& args);
 
 }  // namespace attnscope::cli

@@ -15,7 +15,10 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  table TRACE   torch's key_averages table (text, csv, json, md)\n"
-    "  info TRACE    events per family, lanes, span, devices, bad-event counts\n"
+    "  info TRACE    events per family, lanes, span, devices, bad-event counts, ledger\n"
+    "  explain TRACE steps, GPU work per step, sync waits and what they awaited, verdicts\n"
+    "  why TRACE NAME  where a row's GPU time is (its kernels, its children's, or where it went)\n"
+    "  compare A B   two traces of the same workload: row, step and sync-wait deltas\n"
     "  run [OPTIONS] run the attention workload under LibTorch and record it (engine)\n"
     "\n"
     "TRACE is a Chrome-trace JSON exported by torch.profiler (.json or .json.gz).\n"
@@ -42,6 +45,9 @@ int main(int argc, char** argv) {
     Args a(cmd, std::move(args));
     if (cmd == "table") return cmdTable(a);
     if (cmd == "info") return cmdInfo(a);
+    if (cmd == "explain") return cmdExplain(a);
+    if (cmd == "why") return cmdWhy(a);
+    if (cmd == "compare") return cmdCompare(a);
     std::cerr << "attnscope-cli: unknown command '" << cmd << "'\n\n" << kUsage;
     return kExitBadInput;
   } catch (const UsageError& e) {

@@ -6,6 +6,14 @@
 // in every CPU event's interval; artifacts included on purpose (the
 // profiler's Activity Buffer Request owning a kernel, gpu_user_annotation
 // spans as self device time).
+//
+// Attribution::Corrected (attribution.h): each GPU activity is self device
+// time of the op that launched it (runtime call by correlation -> its
+// enclosing op, else the op with its External id); the profiler's overhead
+// events own nothing; gpu_user_annotation spans and GPU activity rows show
+// device totals only (self 0); GPU work with no launch and no op is one
+// "[unlinked GPU work]" row. The self device times of all rows then add up
+// to the GPU activity durations exactly.
 #pragma once
 
 #include <cstdint>
@@ -49,5 +57,15 @@ struct KeyAverages {
 
 KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy,
                                Attribution attribution = Attribution::Torch);
+
+// The profiler's overhead events that torch's key_averages lets own GPU
+// work (Kineto gives them the External id of the op running on the main
+// thread when they happened), with the GPU activities each one owns there.
+struct OverheadOwnership {
+  EventId overhead = kNoEvent;
+  EventId op = kNoEvent;  // the op whose External id it took
+  std::vector<EventId> gpu;
+};
+std::vector<OverheadOwnership> torchOverheadOwnership(const EventStore& s);
 
 }  // namespace attnscope

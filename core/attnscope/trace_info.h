@@ -2,13 +2,15 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "attnscope/event_store.h"
 
 namespace attnscope {
 
 std::string traceInfoText(const EventStore& store);
-std::string traceInfoJson(const EventStore& store);
+// `extraMembers`: raw JSON members appended to the object (e.g. "\"ledger\": {...}").
+std::string traceInfoJson(const EventStore& store, std::string_view extraMembers = {});
 // One line: "201,087 events · 3 lanes · 12.3 ms · 0 bad"
 std::string traceSummaryLine(const EventStore& store);
 

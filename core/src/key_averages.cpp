@@ -1,5 +1,7 @@
 #include "attnscope/key_averages.h"
 
+#include "attnscope/attribution.h"
+
 #include <algorithm>
 #include <numeric>
 #include <string_view>
@@ -38,6 +40,7 @@ struct Fe {
   bool cpu = true;
   bool userAnnotation = false;
   bool deleted = false;
+  bool unlinked = false;  // corrected mode: GPU work nobody launched (its own row)
 };
 
 bool torchDeviceFamily(Family f) {
@@ -96,6 +99,26 @@ int64_t enclosingOpExternalId(const EventStore& s, uint32_t lane, int64_t t) {
   return 0;
 }
 
+// Corrected attribution: each GPU activity's duration goes to the op that
+// launched it (attribution.h), else to the launching runtime call; a
+// filtered op (torch drops some names) passes it to its nearest kept
+// ancestor. Activities with neither become "[unlinked GPU work]".
+void linkCorrected(const EventStore& store, const std::vector<uint32_t>& feOf, std::vector<Fe>& fes,
+                   uint32_t unlinkedName) {
+  for (Fe& g : fes) {
+    if (g.cpu || !isGpuWork(g.family)) continue;
+    const GpuOwner o = gpuOwner(store, g.ev);
+    EventId t = o.op != kNoEvent ? o.op : o.launch;
+    while (t != kNoEvent && feOf[t] == UINT32_MAX) t = store.event(t).parent;
+    if (t == kNoEvent || !fes[feOf[t]].cpu) {
+      g.unlinked = true;
+      g.name = unlinkedName;
+      continue;
+    }
+    fes[feOf[t]].kernelNs += g.end - g.start;
+  }
+}
+
 std::string_view rewriteName(std::string_view n, std::string& scratch) {
   if (n.starts_with("ProfilerStep#")) {
     scratch = "ProfilerStep*";
@@ -126,7 +149,9 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribu
   }
   std::stable_sort(mem.begin(), mem.end(), [](const Mem& a, const Mem& b) { return a.ts < b.ts; });
 
+  const bool corrected = attribution == Attribution::Corrected;
   const uint32_t mainThread = mainLane(store);
+  std::vector<uint32_t> feOf(events.size(), UINT32_MAX);  // store event -> Fe (before sorting)
   std::vector<Fe> fes;
   fes.reserve(events.size() / 2);
   std::string scratch;
@@ -153,14 +178,15 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribu
       f.id = 0;
       f.linked = 0;
     } else if (e.family == Family::Overhead) {
-      f.id = enclosingOpExternalId(store, mainThread, e.start);
+      f.id = corrected ? 0 : enclosingOpExternalId(store, mainThread, e.start);  // quarantined
       f.linked = 0;
     } else {
       f.id = e.correlation > 0 ? e.correlation : 0;
       f.linked = e.externalId > 0 ? e.externalId : 0;
     }
-    if (cpu && f.linked == 0 && e.family != Family::CpuOp && e.family != Family::UserAnnotation &&
-        mainThread != UINT32_MAX)
+    if (corrected) f.linked = 0;  // linked below, by correlation and nesting
+    if (!corrected && cpu && f.linked == 0 && e.family != Family::CpuOp &&
+        e.family != Family::UserAnnotation && mainThread != UINT32_MAX)
       f.thread = mainThread;  // Kineto events with no parent op
     if (e.family == Family::CpuOp) {
       const EventArgs* a = store.argsOf(e);
@@ -178,8 +204,10 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribu
         it->used = true;
       }
     }
+    feOf[i] = static_cast<uint32_t>(fes.size());
     fes.push_back(f);
   }
+  if (corrected) linkCorrected(store, feOf, fes, names.intern("[unlinked GPU work]"));
 
   // Link device work (and runtime calls) to the frontend events by id.
   std::unordered_map<int64_t, std::vector<uint32_t>> deviceCorr;
@@ -266,7 +294,7 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribu
       Fe& p = fes[f.parent];
       if (p.name == f.name && children[f.parent].size() == 1) {
         children[f.parent] = children[i];
-        p.kernelNs = f.kernelNs;
+        p.kernelNs = corrected ? p.kernelNs + f.kernelNs : f.kernelNs;  // torch drops the parent's
         for (uint32_t c : children[i]) fes[c].parent = f.parent;
         f.deleted = true;
         changed = true;
@@ -341,13 +369,34 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribu
       r.selfDeviceMemBytes += f.devMem - childDevMem;
     } else {
       r.deviceTotalNs += devTotal[i];
-      r.selfDeviceNs += devTotal[i];
+      // Corrected: a GPU activity is self time of the op that launched it,
+      // a gpu_user_annotation is a span; only unlinked work is its own.
+      if (!corrected || f.unlinked) r.selfDeviceNs += devTotal[i];
     }
   }
 
   for (const auto& r : out.rows) {
     out.sumSelfCpuNs += r.selfCpuNs;
-    if (r.deviceType == DeviceType::Cuda && !r.userAnnotation) out.sumSelfDeviceNs += r.selfDeviceNs;
+    if (corrected || (r.deviceType == DeviceType::Cuda && !r.userAnnotation))
+      out.sumSelfDeviceNs += r.selfDeviceNs;
+  }
+  return out;
+}
+
+std::vector<OverheadOwnership> torchOverheadOwnership(const EventStore& store) {
+  std::vector<OverheadOwnership> out;
+  const uint32_t mainThread = mainLane(store);
+  for (EventId i = 0; i < store.events().size(); ++i) {
+    const Event& e = store.event(i);
+    if (e.family != Family::Overhead) continue;
+    const int64_t ext = enclosingOpExternalId(store, mainThread, e.start);
+    if (ext <= 0) continue;
+    OverheadOwnership o;
+    o.overhead = i;
+    o.op = opByExternalId(store, ext);
+    for (EventId id : store.byExternalId(ext))
+      if (isGpuWork(store.event(id).family)) o.gpu.push_back(id);
+    if (!o.gpu.empty()) out.push_back(std::move(o));
   }
   return out;
 }

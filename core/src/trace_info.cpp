@@ -99,7 +99,7 @@ std::string traceInfoText(const EventStore& s) {
   return out;
 }
 
-std::string traceInfoJson(const EventStore& s) {
+std::string traceInfoJson(const EventStore& s, std::string_view extraMembers) {
   std::string out = "{\"trace\": " + jsonString(s.meta().sourcePath);
   out += ", \"events\": " + std::to_string(s.events().size());
   out += ", \"span_ns\": " + std::to_string(s.maxTime() - s.minTime());
@@ -143,7 +143,9 @@ std::string traceInfoJson(const EventStore& s) {
            std::to_string(b.count) + ", \"first_offset\": " + std::to_string(b.firstOffset) +
            ", \"detail\": " + jsonString(b.firstDetail) + "}";
   }
-  out += "}}\n";
+  out += "}";
+  if (!extraMembers.empty()) out += ", " + std::string(extraMembers);
+  out += "}\n";
   return out;
 }
 

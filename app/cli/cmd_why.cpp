@@ -1,0 +1,37 @@
+#include <iostream>
+
+#include "attnscope/why.h"
+#include "cli_args.h"
+#include "commands.h"
+
+namespace attnscope::cli {
+
+static const char* kWhyHelp =
+    "usage: attnscope-cli why TRACE NAME [--format text|json] [-o FILE]\n"
+    "\n"
+    "Where the GPU time of the row NAME is: its torch and corrected table values, the GPU\n"
+    "work it launched itself, that of the ops inside it, and if there is none, where the GPU\n"
+    "work near it went (another op, another thread, the profiler's overhead event, unlinked).\n"
+    "For a gpu_user_annotation or kernel name: the span and the work inside it, or who\n"
+    "launched it.\n"
+    "\n"
+    "  --format text|json      output format (default text)\n"
+    "  -o, --output FILE       write to FILE atomically instead of stdout\n";
+
+int cmdWhy(Args& a) {
+  if (a.wantsHelp()) {
+    std::cout << kWhyHelp << kLimitsHelp;
+    return kExitOk;
+  }
+  const bool json = formatOption(a, "why", {"text", "json"}) == "json";
+  auto out = a.value("--output", "-o");
+  const ReaderLimits limits = readerLimits(a);
+  const auto pos = a.positionals(2, 2);
+  const EventStore store = loadOrThrow(pos[0], limits);
+  const WhyReport r = whyRow(store, pos[1]);
+  if (!r.found) throw UsageError(pos[0] + ": no event named '" + pos[1] + "'");
+  emit(out, json ? whyJson(store, r) : whyText(store, r));
+  return kExitOk;
+}
+
+}  // namespace attnscope::cli

@@ -1,0 +1,200 @@
+// Steps (engine windows, user annotations or top-level ops) and their
+// per-step figures; analyzeTrace() puts the analysis together.
+#include <algorithm>
+#include <unordered_map>
+
+#include "attnscope/analysis.h"
+#include "attnscope/attribution.h"
+
+namespace attnscope {
+
+namespace {
+
+StepReport stepOf(const EventStore& s, EventId id) {
+  const Event& e = s.event(id);
+  StepReport r;
+  r.name = std::string(s.name(e));
+  r.wrapped = e.family == Family::UserAnnotation;
+  r.event = id;
+  r.lane = e.lane;
+  r.hostStartNs = e.start;
+  r.hostEndNs = e.end();
+  return r;
+}
+
+// The thread with the most user annotations, else the most ops.
+uint32_t laneWithMostOps(const EventStore& s) {
+  uint32_t best = UINT32_MAX;
+  uint64_t bestOps = 0;
+  for (uint32_t i = 0; i < s.lanes().size(); ++i) {
+    if (s.lanes()[i].kind != LaneKind::CpuThread) continue;
+    uint64_t ops = 0;  // annotations first: they mark the user's steps
+    for (const Event& e : s.laneEvents(i))
+      ops += e.family == Family::CpuOp ? 1 : e.family == Family::UserAnnotation ? (1ull << 32) : 0;
+    if (ops > bestOps) {
+      bestOps = ops;
+      best = i;
+    }
+  }
+  return best;
+}
+
+// "aten::matmul", "aten::matmul #2", ...: steps are joined by name in compare.
+void makeNamesUnique(std::vector<StepReport>& steps) {
+  std::unordered_map<std::string, int> seen;
+  for (auto& st : steps) {
+    const int n = ++seen[st.name];
+    if (n > 1) st.name += " #" + std::to_string(n);
+  }
+}
+
+// Calls `fn(id)` for the CPU events whose start lies in the step's window,
+// on every CPU thread (autograd's backward thread launches a training
+// step's backward kernels).
+template <class Fn>
+void forEachInWindow(const EventStore& s, const StepReport& st, Fn fn) {
+  for (uint32_t ln = 0; ln < s.lanes().size(); ++ln) {
+    const Lane& lane = s.lanes()[ln];
+    if (lane.kind != LaneKind::CpuThread) continue;
+    auto evs = s.laneEvents(ln);
+    auto it = std::lower_bound(evs.begin(), evs.end(), st.hostStartNs,
+                               [](const Event& e, int64_t t) { return e.start < t; });
+    for (; it != evs.end() && it->start < st.hostEndNs; ++it)
+      fn(static_cast<EventId>(lane.begin + (it - evs.begin())));
+  }
+}
+
+}  // namespace
+
+std::vector<StepReport> findSteps(const EventStore& s, const std::vector<StepWindow>* windows,
+                                  std::string* source) {
+  std::vector<StepReport> steps;
+  if (windows) {
+    *source = "engine";
+    for (const auto& w : *windows) {
+      StepReport r;
+      r.name = w.name;
+      r.wrapped = w.wrapped;
+      r.hostStartNs = w.hostStartNs;
+      r.hostEndNs = w.hostEndNs;
+      steps.push_back(std::move(r));
+    }
+    return steps;
+  }
+  // The top-level annotations and ops of the thread with the most ops.
+  // One outermost annotation around everything: its inner annotations are
+  // wrapped steps and the top-level ops between them unwrapped ones.
+  const uint32_t ln = laneWithMostOps(s);
+  if (ln == UINT32_MAX) {
+    *source = "none";
+    return steps;
+  }
+  const Lane& lane = s.lanes()[ln];
+  auto topLevelIn = [&](EventId parent, EventId from) {
+    std::vector<EventId> items;
+    for (EventId i = from; i < lane.end; ++i) {
+      const Event& e = s.event(i);
+      if (parent != kNoEvent && e.start >= s.event(parent).end()) break;
+      if ((e.family == Family::UserAnnotation || e.family == Family::CpuOp) && enclosingOp(s, i) == parent)
+        items.push_back(i);
+    }
+    return items;
+  };
+  std::vector<EventId> items = topLevelIn(kNoEvent, lane.begin);
+  if (items.size() == 1 && s.event(items[0]).family == Family::UserAnnotation) {
+    std::vector<EventId> inner = topLevelIn(items[0], items[0] + 1);
+    if (!inner.empty()) items = std::move(inner);
+  }
+  bool annotated = false;
+  for (EventId id : items) {
+    steps.push_back(stepOf(s, id));
+    annotated = annotated || steps.back().wrapped;
+  }
+  *source = annotated ? "annotations" : "top_level_ops";
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const StepReport& a, const StepReport& b) { return a.hostStartNs < b.hostStartNs; });
+  makeNamesUnique(steps);
+  return steps;
+}
+
+std::vector<EventId> gpuWorkByStart(const EventStore& s) {
+  std::vector<EventId> ids;
+  for (EventId i = 0; i < s.events().size(); ++i)
+    if (isGpuWork(s.event(i).family)) ids.push_back(i);
+  std::stable_sort(ids.begin(), ids.end(),
+                   [&](EventId a, EventId b) { return s.event(a).start < s.event(b).start; });
+  return ids;
+}
+
+int64_t gpuBusyWithin(const EventStore& s, const std::vector<EventId>& byStart, int64_t t0, int64_t t1) {
+  int64_t busy = 0;
+  int64_t curStart = 0, curEnd = 0;
+  bool open = false;
+  for (EventId id : byStart) {
+    const Event& e = s.event(id);
+    const int64_t a = std::max(e.start, t0);
+    const int64_t b = std::min(e.end(), t1);
+    if (e.start >= t1) break;
+    if (b <= a) continue;
+    if (open && a <= curEnd) {
+      curEnd = std::max(curEnd, b);
+      continue;
+    }
+    if (open) busy += curEnd - curStart;
+    curStart = a;
+    curEnd = b;
+    open = true;
+  }
+  if (open) busy += curEnd - curStart;
+  return busy;
+}
+
+void fillStepFigures(const EventStore& s, const std::vector<EventId>& gpuByStart, StepReport& st) {
+  forEachInWindow(s, st, [&](EventId id) {
+    const Event& e = s.event(id);
+    if (e.family != Family::CudaRuntime && e.family != Family::CudaDriver) return;
+    if (s.name(e) == "cudaEventRecord") st.cudaEventRecords++;
+    if (e.correlation <= 0) return;
+    for (EventId g : s.byCorrelation(e.correlation)) {
+      const Event& ge = s.event(g);
+      if (!isGpuWork(ge.family)) continue;
+      Launch l;
+      l.launch = id;
+      l.gpu = g;
+      l.op = gpuOwner(s, g).op;
+      l.correlation = e.correlation;
+      l.launchNs = e.start;
+      l.gpuStartNs = ge.start;
+      l.gpuEndNs = ge.end();
+      st.launches.push_back(l);
+      st.gpuAttributedNs += ge.dur;
+      st.gpuStartNs = st.gpuStartNs < 0 ? ge.start : std::min(st.gpuStartNs, ge.start);
+      st.gpuEndNs = std::max(st.gpuEndNs, ge.end());
+    }
+  });
+  st.gpuBusyInHostWindowNs = gpuBusyWithin(s, gpuByStart, st.hostStartNs, st.hostEndNs);
+}
+
+Analysis analyzeTrace(const EventStore& s, const std::vector<StepWindow>* windows) {
+  Analysis a;
+  a.steps = findSteps(s, windows, &a.stepSource);
+  const std::vector<EventId> byStart = gpuWorkByStart(s);
+  for (auto& st : a.steps) fillStepFigures(s, byStart, st);
+  a.syncWaits = findSyncWaits(s);
+  for (size_t w = 0; w < a.syncWaits.size(); ++w) {
+    SyncWait& sw = a.syncWaits[w];
+    for (size_t i = 0; i < a.steps.size(); ++i) {
+      StepReport& st = a.steps[i];
+      if (sw.startNs >= st.hostStartNs && sw.startNs < st.hostEndNs) {
+        sw.step = static_cast<int>(i);
+        st.syncWaits.push_back(static_cast<int>(w));
+        break;
+      }
+    }
+  }
+  a.ledger = computeLedger(s);
+  a.verdicts = findVerdicts(s, a);
+  return a;
+}
+
+}  // namespace attnscope

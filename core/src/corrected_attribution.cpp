@@ -1,0 +1,47 @@
+#include "attnscope/attribution.h"
+
+namespace attnscope {
+
+bool isGpuWork(Family f) { return f == Family::Kernel || f == Family::GpuMemcpy || f == Family::GpuMemset; }
+
+EventId launchOf(const EventStore& s, EventId gpu) {
+  const Event& g = s.event(gpu);
+  if (g.correlation <= 0) return kNoEvent;
+  for (EventId id : s.byCorrelation(g.correlation)) {
+    const Family f = s.event(id).family;
+    if (f == Family::CudaRuntime || f == Family::CudaDriver) return id;
+  }
+  return kNoEvent;
+}
+
+EventId enclosingOp(const EventStore& s, EventId ev) {
+  for (EventId p = s.event(ev).parent; p != kNoEvent; p = s.event(p).parent) {
+    const Family f = s.event(p).family;
+    if (f == Family::CpuOp || f == Family::UserAnnotation) return p;
+  }
+  return kNoEvent;
+}
+
+EventId opByExternalId(const EventStore& s, int64_t ext) {
+  if (ext <= 0) return kNoEvent;
+  EventId annotation = kNoEvent;
+  for (EventId id : s.byExternalId(ext)) {
+    const Family f = s.event(id).family;
+    if (f == Family::CpuOp) return id;
+    if (f == Family::UserAnnotation && annotation == kNoEvent) annotation = id;
+  }
+  return annotation;
+}
+
+GpuOwner gpuOwner(const EventStore& s, EventId gpu) {
+  GpuOwner o;
+  o.launch = launchOf(s, gpu);
+  if (o.launch != kNoEvent) {
+    o.op = enclosingOp(s, o.launch);
+    if (o.op == kNoEvent) o.op = opByExternalId(s, s.event(o.launch).externalId);
+  }
+  if (o.op == kNoEvent) o.op = opByExternalId(s, s.event(gpu).externalId);
+  return o;
+}
+
+}  // namespace attnscope
