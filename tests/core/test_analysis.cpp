@@ -5,6 +5,7 @@
 
 #include "attnscope/analysis.h"
 #include "attnscope/attribution.h"
+#include "attnscope/compare.h"
 #include "attnscope/key_averages.h"
 #include "attnscope/trace_reader.h"
 
@@ -191,6 +192,28 @@ class AnalysisTest : public QObject {
       QVERIFY(!v->evidence.empty());
       for (const auto& st : a.steps) QVERIFY(!st.eventNs.has_value());  // not in the file
     }
+  }
+
+  // SCALE's cudaStreamSynchronize: 298.889 us with only SOFTMAX PASS wrapped,
+  // 211.845 us with nothing wrapped (none_8x16x1024x64.json, ts 5367878973865.148).
+  void compareReportsTheSyncWaitShift() {
+    const EventStore a = load("kineto/softmax_8x16x1024x64.json");
+    const EventStore b = load("kineto/none_8x16x1024x64.json");
+    const Comparison c = compareTraces(a, b);
+    const Pair<SyncWait>* p = nullptr;
+    for (const auto& x : c.syncWaits)
+      if (x.a && x.b && x.a->api == "cudaStreamSynchronize") p = &x;
+    QVERIFY(p);
+    QCOMPARE(p->a->durNs, int64_t{298889});
+    QCOMPARE(p->b->durNs, int64_t{211845});
+    bool said = false;
+    for (const auto& t : c.perturbation)
+      if (t.find("298.889 us in A vs 211.845 us in B (+87.044 us)") != std::string::npos) said = true;
+    QVERIFY(said);
+    bool softmaxStep = false;
+    for (const auto& st : c.steps)
+      if (st.key == "SOFTMAX PASS") softmaxStep = st.a.has_value() && !st.b.has_value();
+    QVERIFY(softmaxStep);  // wrapped only in A
   }
 };
 

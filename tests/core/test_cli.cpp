@@ -8,29 +8,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "cli_run.h"
+
 namespace {
-
-struct Run {
-  int code = -1;
-  QString out;
-  QString err;
-};
-
-Run cli(const QStringList& args) {
-  QProcess p;
-  p.start(QStringLiteral(ATTNSCOPE_BIN_DIR "/attnscope-cli"), args);
-  Run r;
-  if (!p.waitForFinished(20000)) {
-    p.kill();
-    p.waitForFinished();
-    r.err = "timed out";
-    return r;
-  }
-  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
-}
 
 const QString kSoftmax = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto/softmax_8x16x1024x64.json");
 
