@@ -257,17 +257,25 @@ CuptiCollector::CuptiCollector() {
     return;
   }
   g = new Shared();
-  CUptiResult r = cuptiActivityRegisterTimestampCallback(timestampCallback);
-  if (r != CUPTI_SUCCESS) {
-    reason_ = cuptiError("cuptiActivityRegisterTimestampCallback", r);
-    return;
+  // Diagnostics for the overhead benchmark's ablations (documented in
+  // docs/timing-methods.md): ATTNSCOPE_CUPTI_MINIMAL=1 enables only what
+  // Kineto enables by default; ATTNSCOPE_CUPTI_NO_TSCB=1 keeps CUPTI's clock.
+  CUptiResult r = CUPTI_SUCCESS;
+  if (!std::getenv("ATTNSCOPE_CUPTI_NO_TSCB")) {
+    r = cuptiActivityRegisterTimestampCallback(timestampCallback);
+    if (r != CUPTI_SUCCESS) {
+      reason_ = cuptiError("cuptiActivityRegisterTimestampCallback", r);
+      return;
+    }
   }
   r = cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted);
   if (r != CUPTI_SUCCESS) {
     reason_ = cuptiError("cuptiActivityRegisterCallbacks", r);
     return;
   }
+  const bool minimal = std::getenv("ATTNSCOPE_CUPTI_MINIMAL") != nullptr;
   for (auto k : kKinds) {
+    if (minimal && (k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION || k == CUPTI_ACTIVITY_KIND_MARKER)) continue;
     r = cuptiActivityEnable(k);
     if (r != CUPTI_SUCCESS) {
       reason_ = cuptiError("cuptiActivityEnable", r) + " (kind " + std::to_string(static_cast<int>(k)) + ")";

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 
@@ -61,11 +62,13 @@ struct State {
   RecordMode mode = RecordMode::Trace;
   bool cuda = false;
   bool pushExt = false;
+  bool memory = false;  // c10 memory reports wanted
+  bool nvtx = true;
   uint64_t generation = 0;
   std::atomic<int64_t> nextExt{1};
   std::mutex mu;
   std::vector<std::unique_ptr<ThreadBuf>> bufs;
-  std::vector<MemoryRecord> memory;
+  std::vector<MemoryRecord> memRecords;
   std::vector<EventPair> pairs;
   std::atomic<uint64_t> nvtxPushed{0};
 };
@@ -179,7 +182,7 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
     if (g->pushExt)
       cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
                                              static_cast<uint64_t>(ctx->extId));
-    if (ctx->user) {
+    if (ctx->user && g->nvtx) {
       nvtxRangePushA(fn.name());
       g->nvtxPushed.fetch_add(1, std::memory_order_relaxed);
     } else if (fn.needsInputs()) {
@@ -218,7 +221,7 @@ void onExit(const at::RecordFunction& fn, at::ObserverContext* raw) {
     if (ctx->user || fn.scope() != at::RecordScope::FUNCTION) {
       r.ownedName = static_cast<uint32_t>(tb.names.size());
       tb.names.emplace_back(fn.name());
-      if (ctx->user) nvtxRangePop();
+      if (ctx->user && g->nvtx) nvtxRangePop();
     } else {
       r.name = fn.name();
     }
@@ -254,7 +257,7 @@ struct MemoryReporter : c10::MemoryReportingInfoBase {
     m.totalReserved = static_cast<int64_t>(totalReserved);
     m.tid = threadId();
     std::lock_guard<std::mutex> lock(g->mu);
-    g->memory.push_back(m);
+    g->memRecords.push_back(m);
   }
   bool memoryProfilingEnabled() const override { return true; }
 };
@@ -266,19 +269,21 @@ OpRecorder::OpRecorder(RecordMode mode, bool cuda, bool pushExternalIds) {
   g->generation = gGeneration.fetch_add(1) + 1;
   g->mode = mode;
   g->cuda = cuda;
-  g->pushExt = pushExternalIds;
+  g->pushExt = pushExternalIds && !std::getenv("ATTNSCOPE_NO_EXTID");
+  g->nvtx = !std::getenv("ATTNSCOPE_NO_NVTX");
   auto cb = at::RecordFunctionCallback(onEnter, onExit)
-                .needsInputs(mode == RecordMode::Trace)
+                .needsInputs(mode == RecordMode::Trace && !std::getenv("ATTNSCOPE_NO_SHAPES"))
                 .scopes({at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE,
                          at::RecordScope::BACKWARD_FUNCTION});
   handle_ = at::addGlobalCallback(cb);
-  if (mode == RecordMode::Trace)
+  g->memory = mode == RecordMode::Trace && !std::getenv("ATTNSCOPE_NO_MEMORY");
+  if (g->memory)
     c10::ThreadLocalDebugInfo::_push(c10::DebugInfoKind::PROFILER_STATE, std::make_shared<MemoryReporter>());
 }
 
 OpRecorder::~OpRecorder() {
   at::removeCallback(handle_);
-  if (g && g->mode == RecordMode::Trace) c10::ThreadLocalDebugInfo::_pop(c10::DebugInfoKind::PROFILER_STATE);
+  if (g && g->memory) c10::ThreadLocalDebugInfo::_pop(c10::DebugInfoKind::PROFILER_STATE);
   if (g) {
     for (auto& p : g->pairs) {
       if (p.a) cudaEventDestroy(p.a);
@@ -308,8 +313,8 @@ void OpRecorder::takeInto(RunCapture* cap) {
     tb->enc.clear();
     tb->names.clear();
   }
-  for (auto& m : g->memory) cap->memory.push_back(m);
-  g->memory.clear();
+  for (auto& m : g->memRecords) cap->memory.push_back(m);
+  g->memRecords.clear();
 }
 
 std::vector<EventTiming> OpRecorder::eventTimings() {

@@ -22,7 +22,7 @@ OverheadSample measureOverhead(const std::string& mode, const RunConfig& cfg, in
   const bool cuda = cfg.device == RunDevice::Cuda;
   const at::Device device(cuda ? at::kCUDA : at::kCPU, 0);
   Workload w(cfg, device);
-  for (int i = 0; i < 20; ++i) w.call(-1, nullptr);
+  for (int i = 0; i < 500; ++i) w.call(-1, nullptr);  // clocks up, caches warm
   w.synchronize();
 
   std::unique_ptr<CuptiCollector> cupti;
