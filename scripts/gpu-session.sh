@@ -36,6 +36,4 @@ $CLI run --device cuda --shape $S --wrap softmax --sync blocking --timing $T --o
 ls -la "$D" | tee "$OUT/captures.txt"
 tar -C "$OUT" -czf "$OUT/h200-captures.tgz" h200 && rm -rf "$D"
 
-echo "== overhead benchmark"
-build-gpu/bin/attnscope-bench overhead --shape 1,8,64,64 --calls 2000 --rounds 3 2>&1 | tee "$OUT/overhead.txt"
-build-gpu/bin/attnscope-bench overhead --shape 8,16,1024,64 --calls 200 --rounds 3 2>&1 | tee -a "$OUT/overhead.txt"
+# The overhead benchmark has its own script: scripts/gpu-overhead.sh.

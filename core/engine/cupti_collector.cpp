@@ -268,6 +268,13 @@ CuptiCollector::CuptiCollector() {
       return;
     }
   }
+  // Runtime calls must land on the same lane as the ops that made them: ask
+  // for system thread ids (what our RecordFunction observer records).
+  r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  if (r != CUPTI_SUCCESS) {
+    reason_ = cuptiError("cuptiSetThreadIdType", r);
+    return;
+  }
   r = cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted);
   if (r != CUPTI_SUCCESS) {
     reason_ = cuptiError("cuptiActivityRegisterCallbacks", r);

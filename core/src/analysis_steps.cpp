@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "attnscope/analysis.h"
+#include "attnscope/engine_metadata.h"
 #include "attnscope/attribution.h"
 
 namespace attnscope {
@@ -177,7 +178,19 @@ void fillStepFigures(const EventStore& s, const std::vector<EventId>& gpuByStart
 
 Analysis analyzeTrace(const EventStore& s, const std::vector<StepWindow>* windows) {
   Analysis a;
+  // Our engine's traces name their four steps and host windows: use them.
+  const std::optional<EngineMetadata> engine = windows ? std::nullopt : readEngineMetadata(s);
+  if (engine && !engine->windows.empty()) windows = &engine->windows;
   a.steps = findSteps(s, windows, &a.stepSource);
+  if (engine) {
+    // The events pass's CUDA-event time per step (iteration i, step k).
+    auto ev = engine->timing.find("events");
+    for (size_t i = 0; i < a.steps.size() && ev != engine->timing.end(); ++i) {
+      const size_t iter = i / 4, step = i % 4;
+      if (iter < ev->second.size() && step < ev->second[iter].size() && ev->second[iter][step] >= 0)
+        a.steps[i].eventNs = ev->second[iter][step];
+    }
+  }
   const std::vector<EventId> byStart = gpuWorkByStart(s);
   for (auto& st : a.steps) fillStepFigures(s, byStart, st);
   a.syncWaits = findSyncWaits(s);

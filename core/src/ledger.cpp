@@ -5,6 +5,7 @@
 #include <set>
 
 #include "attnscope/analysis.h"
+#include "attnscope/engine_metadata.h"
 #include "attnscope/attribution.h"
 #include "attnscope/json_out.h"
 #include "attnscope/key_averages.h"
@@ -34,6 +35,7 @@ std::string usText(int64_t ns) {
 
 Ledger computeLedger(const EventStore& s) {
   Ledger l;
+  if (const auto engine = readEngineMetadata(s)) l.droppedRecords = engine->droppedRecords;
   l.wallSpanNs = s.maxTime() - s.minTime();
   const std::vector<EventId> byStart = gpuWorkByStart(s);
   l.gpuActivities = byStart.size();

@@ -100,6 +100,14 @@ int main() {
   }
   check(gpu > 0 && linked == gpu, "every kernel and copy links to its launch and its op (" + std::to_string(linked) +
                                       "/" + std::to_string(gpu) + ")");
+  uint64_t launches = 0, nested = 0;
+  for (const auto& e : s.events()) {
+    if (e.family != Family::CudaRuntime || s.name(e).find("Launch") == std::string_view::npos) continue;
+    ++launches;
+    nested += e.parent != kNoEvent && s.event(e.parent).family == Family::CpuOp;
+  }
+  check(launches > 0 && nested == launches, "every kernel launch sits inside the op that made it, on its thread (" +
+                                                std::to_string(nested) + "/" + std::to_string(launches) + ")");
   check(metaInt(s, "collection", "dropped_records") == 0, "zero dropped CUPTI records");
   const int64_t pushed = metaInt(s, "collection", "nvtx_ranges_pushed");
   const int64_t seen = metaInt(s, "collection", "nvtx_ranges_seen");
