@@ -25,6 +25,9 @@ PassResult runTorchPass(const RunConfig& cfg, at::Device device, const std::stri
   prof::prepareProfiler(pc, acts);
   prof::enableProfiler(pc, acts);
   for (int i = 0; i < cfg.iters; ++i) w.call(i, &r.windows);
+  // Python's torch.profiler synchronizes the device when it stops (its
+  // __exit__), so no queued GPU work is lost: do the same.
+  w.synchronize();
   auto result = prof::disableProfiler();
   if (result && !tracePath.empty()) {
     result->save(tracePath);

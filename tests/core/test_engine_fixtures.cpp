@@ -1,0 +1,126 @@
+// The engine's real H200 captures (tests/data/h200/, made with the device
+// tool): CI checks what they prove without a GPU.
+#include <QDir>
+#include <QtTest>
+
+#include "attnscope/analysis.h"
+#include "attnscope/engine_metadata.h"
+#include "attnscope/key_averages.h"
+#include "attnscope/trace_reader.h"
+
+using namespace attnscope;
+
+namespace {
+
+QString dataDir() { return QStringLiteral(ATTNSCOPE_TEST_DATA "/h200"); }
+
+EventStore load(const QString& name) {
+  LoadResult r = loadTrace((dataDir() + "/" + name).toStdString());
+  if (!r.ok()) qFatal("cannot load %s: %s", qPrintable(name), r.error->what().c_str());
+  return std::move(*r.store);
+}
+
+uint64_t count(const EventStore& s, std::string_view name) {
+  uint64_t n = 0;
+  for (const auto& e : s.events()) n += s.name(e) == name;
+  return n;
+}
+
+}  // namespace
+
+class EngineFixturesTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void everyCaptureIsComplete_data() {
+    QTest::addColumn<QString>("file");
+    const auto files = QDir(dataDir()).entryList({"*.json", "*.json.gz"}, QDir::Files, QDir::Name);
+    int n = 0;
+    for (const auto& f : files)
+      if (!f.contains(".torch.")) {
+        QTest::newRow(qPrintable(f)) << f;
+        ++n;
+      }
+    QVERIFY2(n >= 14, "expected the engine's H200 captures in tests/data/h200");
+  }
+  void everyCaptureIsComplete() {
+    QFETCH(QString, file);
+    const EventStore s = load(file);
+    const auto m = readEngineMetadata(s);
+    QVERIFY(m.has_value());
+    QCOMPARE(m->cupti, std::string("ok"));
+    QCOMPARE(m->droppedRecords, uint64_t{0});
+    QVERIFY(m->nvtxSeen == m->nvtxPushed);  // NVTX came back through CUPTI
+    QCOMPARE(m->windows.size(), size_t{4});
+    // Every kernel and copy links to its launch (correlation) and its op (External id).
+    uint64_t gpu = 0, linked = 0;
+    for (const Event& e : s.events()) {
+      if (e.family != Family::Kernel && e.family != Family::GpuMemcpy) continue;
+      ++gpu;
+      bool launch = false, op = false;
+      for (EventId id : s.byCorrelation(e.correlation)) launch |= s.event(id).family == Family::CudaRuntime;
+      for (EventId id : s.byExternalId(e.externalId)) op |= s.event(id).family == Family::CpuOp;
+      linked += launch && op;
+    }
+    QVERIFY(gpu >= 4);  // 2 GEMMs, scale, softmax (+ sqrt and the H2D copy with a device tensor)
+    QCOMPARE(linked, gpu);
+  }
+
+  // record_function adds no synchronization: the same syncs whatever is wrapped.
+  void wrappingAddsNoSync_data() {
+    QTest::addColumn<QString>("sync");
+    QTest::addColumn<int>("deviceSyncs");
+    QTest::newRow("no sync") << "none" << 2;  // the engine's own: end of pass, CUPTI flush
+    QTest::newRow("sync after block") << "end" << 3;
+  }
+  void wrappingAddsNoSync() {
+    QFETCH(QString, sync);
+    QFETCH(int, deviceSyncs);
+    for (const char* wrap : {"none", "softmax", "qk+softmax", "all", "full"}) {
+      const EventStore s = load(QString("%1_%2_8x16x1024x64.json").arg(wrap, sync));
+      QCOMPARE(count(s, "cudaStreamSynchronize"), uint64_t{1});
+      QCOMPARE(count(s, "cudaDeviceSynchronize"), uint64_t(deviceSyncs));
+    }
+  }
+
+  // SCALE's host time (no sync) is mostly the QK GEMM finishing: the hidden
+  // stream sync of torch.tensor(d, device=cuda). With a host scalar it is gone.
+  void scaleHostTimeIsThePreviousStepsGpuTime() {
+    const auto dev = readEngineMetadata(load("softmax_none_8x16x1024x64.json"));
+    const auto host = readEngineMetadata(load("softmax_none_hostscalar_8x16x1024x64.json"));
+    QVERIFY(dev && host);
+    const int64_t scaleHost = dev->timing.at("host")[0][1];
+    const int64_t qkGpu = dev->timing.at("cupti")[0][0];
+    const int64_t qkHost = dev->timing.at("host")[0][0];
+    QVERIFY2(qkHost < qkGpu / 4, "QK MATMUL's host time is launch cost");
+    QVERIFY2(scaleHost > qkGpu / 2, "SCALE's host time is the QK GEMM's GPU time");
+    QVERIFY2(host->timing.at("host")[0][1] < scaleHost / 5, "no hidden sync with a host scalar");
+    const Analysis an = analyzeTrace(load("softmax_none_8x16x1024x64.json"));
+    QCOMPARE(an.stepSource, std::string("engine"));
+    QCOMPARE(an.steps.size(), size_t{4});
+    QCOMPARE(an.steps[1].name, std::string("SCALE"));
+    QCOMPARE(an.steps[1].syncWaits.size(), size_t{1});
+    const SyncWait& w = an.syncWaits[static_cast<size_t>(an.steps[1].syncWaits[0])];
+    QCOMPARE(w.api, std::string("cudaStreamSynchronize"));
+    QVERIFY(!w.awaited.empty());
+    QVERIFY(w.opChain.size() >= 4);  // aten::to > aten::_to_copy > aten::copy_ > cudaMemcpyAsync > sync
+    QVERIFY(an.steps[1].eventNs.has_value());
+  }
+
+  // Torch's own profiler, run by the engine on the same configuration in its
+  // own process, shows the artifacts of the shared captures.
+  void torchPassReproducesTorchsTable() {
+    const EventStore s = load("softmax_none_torch_8x16x1024x64.torch.json");
+    const KeyAverages ka = computeKeyAverages(s, GroupBy::Name);
+    int softmaxRows = 0;
+    int64_t abrDevice = -1;
+    for (const auto& r : ka.rows) {
+      if (r.name == "SOFTMAX PASS") ++softmaxRows;
+      if (r.name == "Activity Buffer Request") abrDevice = r.selfDeviceNs;
+    }
+    QCOMPARE(softmaxRows, 2);  // user_annotation and gpu_user_annotation
+    QVERIFY(abrDevice > 0);    // the profiler's own event owns the first GEMM
+  }
+};
+
+QTEST_GUILESS_MAIN(EngineFixturesTest)
+#include "test_engine_fixtures.moc"
