@@ -20,7 +20,11 @@
 namespace attnscope::engine {
 
 namespace {
-int64_t threadId() { return static_cast<int64_t>(::syscall(SYS_gettid)); }
+// gettid is a system call (expensive under gVisor): once per thread.
+int64_t threadId() {
+  thread_local const int64_t tid = static_cast<int64_t>(::syscall(SYS_gettid));
+  return tid;
+}
 
 struct OpContext : at::ObserverContext {
   int64_t start = 0;
@@ -52,6 +56,7 @@ enum : int64_t { kEncTensor = 1, kEncUndefined, kEncScalar, kEncNone, kEncTensor
 struct ThreadBuf {
   int64_t tid = 0;
   std::vector<RawOp> ops;
+  std::vector<MemoryRecord> memory;
   std::vector<int64_t> enc;
   std::vector<std::string> names;
 };
@@ -68,7 +73,6 @@ struct State {
   std::atomic<int64_t> nextExt{1};
   std::mutex mu;
   std::vector<std::unique_ptr<ThreadBuf>> bufs;
-  std::vector<MemoryRecord> memRecords;
   std::vector<EventPair> pairs;
   std::atomic<uint64_t> nvtxPushed{0};
 };
@@ -256,8 +260,7 @@ struct MemoryReporter : c10::MemoryReportingInfoBase {
     m.totalAllocated = static_cast<int64_t>(totalAllocated);
     m.totalReserved = static_cast<int64_t>(totalReserved);
     m.tid = threadId();
-    std::lock_guard<std::mutex> lock(g->mu);
-    g->memRecords.push_back(m);
+    threadBuf().memory.push_back(m);
   }
   bool memoryProfilingEnabled() const override { return true; }
 };
@@ -309,12 +312,12 @@ void OpRecorder::takeInto(RunCapture* cap) {
       if (!r.user) decodeInputs(tb->enc, r.encBegin, r.encEnd, &o.inputDims, &o.inputTypes);
       cap->ops.push_back(std::move(o));
     }
+    for (const auto& m : tb->memory) cap->memory.push_back(m);
     tb->ops.clear();
     tb->enc.clear();
     tb->names.clear();
+    tb->memory.clear();
   }
-  for (auto& m : g->memRecords) cap->memory.push_back(m);
-  g->memRecords.clear();
 }
 
 std::vector<EventTiming> OpRecorder::eventTimings() {
