@@ -9,6 +9,19 @@ namespace attnscope {
 
 namespace {
 
+// The causal sentence only when the numbers agree with it: less host time
+// between launch and sync leaves more GPU work to wait for, and vice versa.
+std::string explainShift(int64_t hostDelta, int64_t waitDelta) {
+  if (hostDelta < 0 && waitDelta > 0)
+    return "Less host time before the sync in A, so more of the GPU work was left to wait for.";
+  if (hostDelta > 0 && waitDelta < 0)
+    return "More host time before the sync in A, so less of the GPU work was left to wait for.";
+  if (hostDelta == 0) return "Same host time before the sync.";
+  return "The host-time difference does not explain this shift alone (other GPU work queued before the sync "
+         "moved too).";
+}
+
+
 // Metric values of each joined kind, in output order.
 using Metrics = std::vector<std::pair<const char*, int64_t>>;
 
@@ -98,9 +111,7 @@ void perturbation(const EventStore& ea, const EventStore& eb, const Analysis& a,
            usText(wa->gpuEndNs - wa->gpuStartNs) + " vs " + usText(wb->gpuEndNs - wb->gpuStartNs) +
            " on the GPU; host time from its launch to the sync was " + usText(hostA) + " in A vs " + usText(hostB) +
            " in B. " +
-           (hostA < hostB ? "Less host time before the sync in A, so more of the GPU work was left to wait for."
-                          : hostA > hostB ? "More host time before the sync in A, so less of the GPU work was left to wait for."
-                                          : "Same host time before the sync.");
+           explainShift(hostA - hostB, p.a->durNs - p.b->durNs);
     }
     c.perturbation.push_back(std::move(t));
   }
