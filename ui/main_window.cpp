@@ -21,6 +21,7 @@
 #include <QResizeEvent>
 #include <QSignalBlocker>
 #include <QSizePolicy>
+#include <QSplitter>
 #include <QStatusBar>
 #include <QTableView>
 #include <QToolButton>
@@ -33,6 +34,8 @@
 #include "ui/key_averages_model.h"
 #include "ui/key_averages_proxy.h"
 #include "ui/two_line_header_view.h"
+#include "ui/timeline_panel.h"
+#include "ui/timeline_table_link.h"
 
 namespace attnscope::ui {
 namespace {
@@ -121,7 +124,17 @@ MainWindow::MainWindow(QWidget* parent)
   // Only the sorted column keeps room for the arrow: refit when it moves.
   connect(header, &QHeaderView::sortIndicatorChanged, this, [this] { fitColumns(); });
   view_->viewport()->installEventFilter(this);
-  layout->addWidget(view_, 1);
+  // The timeline on top, the table below (issue 6); selection shared.
+  auto* split = new QSplitter(Qt::Vertical, central);
+  split->setObjectName(QStringLiteral("timelineSplitter"));
+  timeline_ = new TimelinePanel(split);
+  split->addWidget(timeline_);
+  split->addWidget(view_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  split->setChildrenCollapsible(false);
+  new TimelineTableLink(timeline_, view_, model_, proxy_, this);
+  layout->addWidget(split, 1);
   setCentralWidget(central);
 
   summary_ = new QLabel(this);
@@ -278,6 +291,7 @@ void MainWindow::showSnapshot(std::shared_ptr<const TraceSnapshot> snap) {
     errorBar_->show();
   }
   setWindowTitle(tr("%1 — attnscope").arg(snapshot_->displayName));
+  timeline_->setSnapshot(snapshot_);
   applyGroupBy();
   updateStatus();
   emit traceShown();

@@ -20,6 +20,7 @@ namespace attnscope::ui {
 
 class KeyAveragesModel;
 class KeyAveragesProxy;
+class TimelinePanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -39,6 +40,7 @@ class MainWindow : public QMainWindow {
 
   const std::shared_ptr<const TraceSnapshot>& snapshot() const { return snapshot_; }
   QTableView* tableView() const { return view_; }
+  TimelinePanel* timeline() const { return timeline_; }  // the central timeline (issue 6)
   KeyAveragesModel* model() const { return model_; }
   KeyAveragesProxy* proxy() const { return proxy_; }
 
@@ -69,6 +71,7 @@ class MainWindow : public QMainWindow {
   TraceLoader* loader_ = nullptr;
   KeyAveragesModel* model_ = nullptr;
   KeyAveragesProxy* proxy_ = nullptr;
+  TimelinePanel* timeline_ = nullptr;
   QTableView* view_ = nullptr;
   QLabel* note_ = nullptr;
   QFrame* errorBar_ = nullptr;

@@ -1,12 +1,14 @@
 // attnscope: the desktop viewer.
 //
 //   attnscope [TRACE]
-//   attnscope --screenshot FILE [--size WxH] [TRACE]
+//   attnscope --screenshot FILE [--size WxH] [--overlay NAME] [TRACE]
 //
 // Without TRACE the window shows the bundled sample capture. --screenshot
 // renders the window with the trace loaded, writes a PNG and exits (0, or
 // 2 when the trace cannot be loaded or the PNG cannot be written); it works
-// with QT_QPA_PLATFORM=offscreen.
+// with QT_QPA_PLATFORM=offscreen. --overlay NAME selects that step (or the
+// first user annotation / op so named) in the timeline's explain overlay and
+// zooms to it; an unknown name exits 2 listing the steps.
 #include <QApplication>
 #include <QBuffer>
 #include <QCommandLineParser>
@@ -17,6 +19,7 @@
 
 #include "attnscope/atomic_file.h"
 #include "ui/main_window.h"
+#include "ui/timeline_panel.h"
 
 namespace {
 
@@ -80,7 +83,12 @@ int main(int argc, char* argv[]) {
   const QCommandLineOption filterOpt(QStringLiteral("filter"),
                                      QStringLiteral("Initial name filter (a regular expression)."),
                                      QStringLiteral("REGEX"));
-  parser.addOptions({screenshotOpt, sizeOpt, groupOpt, filterOpt});
+  const QCommandLineOption overlayOpt(
+      QStringLiteral("overlay"),
+      QStringLiteral("Explain overlay on the timeline for step NAME (or the first user annotation "
+                     "or op so named), zoomed to it."),
+      QStringLiteral("NAME"));
+  parser.addOptions({screenshotOpt, sizeOpt, groupOpt, filterOpt, overlayOpt});
   parser.addPositionalArgument(QStringLiteral("TRACE"),
                                QStringLiteral("Trace to open; without it, the bundled sample."),
                                QStringLiteral("[TRACE]"));
@@ -109,6 +117,15 @@ int main(int argc, char* argv[]) {
   if (parser.isSet(filterOpt)) window.setNameFilter(parser.value(filterOpt), true);
 
   const bool screenshot = parser.isSet(screenshotOpt);
+  if (parser.isSet(overlayOpt)) {
+    const QString name = parser.value(overlayOpt);
+    QObject::connect(&window, &attnscope::ui::MainWindow::traceShown, &app, [&window, name] {
+      if (window.timeline()->explainByName(name)) return;
+      fail(QStringLiteral("--overlay: no step, user annotation or op named '%1' (steps: %2)")
+               .arg(name, window.timeline()->stepNames().join(QStringLiteral(", "))));
+      QCoreApplication::exit(2);
+    });
+  }
   if (screenshot) {
     const QString out = parser.value(screenshotOpt);
     // Render without putting a window on a real desktop.
