@@ -205,12 +205,70 @@ QString KeyAveragesModel::toolTip(const KeyAverageRow& r) const {
   return tip;
 }
 
-const QPixmap& KeyAveragesModel::badge(bool device) const {
-  if (gpuBadge_.isNull()) {
-    gpuBadge_ = makeBadge(QStringLiteral("GPU"), kDeviceColor, Qt::white, true);
-    cpuSpacer_ = makeBadge(QStringLiteral("GPU"), Qt::transparent, Qt::transparent, false);
+QString KeyAveragesModel::badgeText(const KeyAverageRow& r) {
+  switch (r.family) {
+    case Family::CpuOp: return QStringLiteral("op");
+    case Family::UserAnnotation: return QStringLiteral("scope");
+    case Family::GpuUserAnnotation: return QStringLiteral("GPU span");
+    case Family::Kernel: return QStringLiteral("kernel");
+    case Family::GpuMemcpy:
+    case Family::GpuMemset: return QStringLiteral("copy");
+    case Family::CudaRuntime:
+    case Family::CudaDriver:
+    case Family::CudaSync: return QStringLiteral("runtime");
+    case Family::Overhead: return QStringLiteral("profiler");
+    case Family::Memory: return QStringLiteral("memory");
+    default: return QStringLiteral("other");
   }
-  return device ? gpuBadge_ : cpuSpacer_;
+}
+
+const QPixmap& KeyAveragesModel::badge(const KeyAverageRow& r) const {
+  const QString text = badgeText(r);
+  auto it = badges_.find(text);
+  if (it != badges_.end()) return it->second;
+  // One width for every badge so the names line up.
+  static const QStringList all = {QStringLiteral("op"), QStringLiteral("scope"), QStringLiteral("GPU span"),
+                                  QStringLiteral("kernel"), QStringLiteral("copy"), QStringLiteral("runtime"),
+                                  QStringLiteral("profiler"), QStringLiteral("memory"), QStringLiteral("other")};
+  QString widest;
+  for (const QString& t : all) widest = t.size() > widest.size() ? t : widest;
+  QColor fill;
+  if (text == QLatin1String("kernel")) fill = kDeviceColor;
+  else if (text == QLatin1String("GPU span")) fill = QColor(0x6a, 0x1b, 0x9a);
+  else if (text == QLatin1String("copy")) fill = QColor(0x00, 0x69, 0x5c);
+  else if (text == QLatin1String("scope")) fill = QColor(0x15, 0x65, 0xc0);
+  else if (text == QLatin1String("runtime")) fill = QColor(0xb2, 0x6a, 0x00);
+  else if (text == QLatin1String("profiler")) fill = QColor(0xad, 0x14, 0x57);
+  else fill = QColor(0x54, 0x6e, 0x7a);
+  QPixmap pm = makeBadge(text, fill, Qt::white, true);
+  const QPixmap room = makeBadge(widest, Qt::transparent, Qt::transparent, false);
+  QPixmap padded(room.size());
+  padded.fill(Qt::transparent);
+  {
+    QPainter p(&padded);
+    p.drawPixmap(0, 0, pm);
+  }
+  return badges_.emplace(text, padded).first->second;
+}
+
+bool KeyAveragesModel::isTime(Column c) {
+  switch (c) {
+    case Column::SelfCpu:
+    case Column::CpuTotal:
+    case Column::CpuAvg:
+    case Column::SelfDevice:
+    case Column::DeviceTotal:
+    case Column::DeviceAvg:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void KeyAveragesModel::setTimeUnit(TimeUnit u) {
+  if (u == timeUnit_) return;
+  timeUnit_ = u;
+  if (rowCount() > 0) emit dataChanged(index(0, 0), index(rowCount() - 1, columnCount() - 1), {Qt::DisplayRole});
 }
 
 QVariant KeyAveragesModel::cell(int row, int col, int role) const {
@@ -219,7 +277,20 @@ QVariant KeyAveragesModel::cell(int row, int col, int role) const {
   const Column c = columnAt(col);
   switch (role) {
     case Qt::DisplayRole:
+      if (timeUnit_ != TimeUnit::Auto && isTime(c)) {
+        const double v = columnValue(*averages_, *r, c) / 1000.0;  // ns -> us
+        switch (timeUnit_) {
+          case TimeUnit::Us: return QString::number(v, 'f', 3) + QStringLiteral("us");
+          case TimeUnit::Ms: return QString::number(v / 1e3, 'f', 3) + QStringLiteral("ms");
+          case TimeUnit::S: return QString::number(v / 1e6, 'f', 6) + QStringLiteral("s");
+          case TimeUnit::Auto: break;
+        }
+      }
       return displayText(*averages_, *r, c);
+    case FamilyRole:
+      return static_cast<int>(r->family);
+    case BadgeRole:
+      return badgeText(*r);
     case SortRole:
       return sortValue(*r, c);
     case IsDeviceRole:
@@ -230,7 +301,7 @@ QVariant KeyAveragesModel::cell(int row, int col, int role) const {
       return QVariant::fromValue(
           Qt::Alignment((isNumeric(c) ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter));
     case Qt::DecorationRole:
-      if (c == Column::Name) return badge(isDeviceRow(*r));
+      if (c == Column::Name) return badge(*r);
       return {};
     case Qt::BackgroundRole:
       if (isDeviceRow(*r)) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QPixmap>
+#include <map>
 #include <memory>
 
 #include "attnscope/key_averages.h"
@@ -18,6 +19,18 @@ class KeyAveragesModel : public TableModelBase {
  public:
   // true for device-side rows (kernels, memcpy/memset, gpu_user_annotation).
   static constexpr int IsDeviceRole = Qt::UserRole + 2;
+  // The row's family (attnscope::Family as int) and its badge text.
+  static constexpr int FamilyRole = Qt::UserRole + 3;
+  static constexpr int BadgeRole = Qt::UserRole + 4;
+
+  // Unit of the time columns: Auto is torch's (us, ms or s per value).
+  enum class TimeUnit { Auto, Us, Ms, S };
+  void setTimeUnit(TimeUnit u);
+  TimeUnit timeUnit() const { return timeUnit_; }
+  static bool isTime(Column c);
+  // The badge a row gets: "op", "scope", "GPU span", "kernel", "copy",
+  // "runtime", "profiler", "memory", "other".
+  static QString badgeText(const KeyAverageRow& r);
 
   explicit KeyAveragesModel(QObject* parent = nullptr);
 
@@ -47,11 +60,11 @@ class KeyAveragesModel : public TableModelBase {
  private:
   QVariant sortValue(const KeyAverageRow& r, Column c) const;
   QString toolTip(const KeyAverageRow& r) const;
-  const QPixmap& badge(bool device) const;
+  const QPixmap& badge(const KeyAverageRow& r) const;
 
   std::shared_ptr<const KeyAverages> averages_;
-  mutable QPixmap gpuBadge_;
-  mutable QPixmap cpuSpacer_;
+  TimeUnit timeUnit_ = TimeUnit::Auto;
+  mutable std::map<QString, QPixmap> badges_;
 };
 
 }  // namespace attnscope::ui

@@ -2,6 +2,7 @@
 // (numbers numerically), filters the Name column by text or regex.
 #pragma once
 
+#include <QSet>
 #include <QSortFilterProxyModel>
 
 namespace attnscope::ui {
@@ -16,6 +17,23 @@ class KeyAveragesProxy : public QSortFilterProxyModel {
   // case-insensitive. Returns false (and leaves the filter unchanged) when
   // the pattern is not a valid regex; *error then says why.
   bool setNameFilter(const QString& pattern, bool regex, QString* error = nullptr);
+
+  // Top-N: only the first N rows by the current sort (after the name
+  // filter); 0 shows every row.
+  void setTopN(int n);
+  int topN() const { return topN_; }
+
+  void setSourceModel(QAbstractItemModel* source) override;
+  void sort(int column, Qt::SortOrder order = Qt::AscendingOrder) override;
+
+ protected:
+  bool filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const override;
+
+ private:
+  void recomputeTop();
+
+  int topN_ = 0;
+  QSet<int> top_;
 };
 
 }  // namespace attnscope::ui

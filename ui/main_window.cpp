@@ -324,10 +324,21 @@ void MainWindow::setNameFilter(const QString& text, bool regex) {
 
 void MainWindow::applyGroupBy() {
   if (!snapshot_) return;
-  model_->setData(groupBy() == GroupBy::InputShape ? snapshot_->byInputShape : snapshot_->byName);
+  const bool shape = groupBy() == GroupBy::InputShape;
+  if (attribution_ == Attribution::Corrected && snapshot_->correctedByName) {
+    model_->setData(shape ? snapshot_->correctedByInputShape : snapshot_->correctedByName);
+  } else {
+    model_->setData(shape ? snapshot_->byInputShape : snapshot_->byName);
+  }
   updateColumnVisibility();
   fitColumns();
   updateRowCount();
+}
+
+void MainWindow::setAttribution(Attribution a) {
+  if (a == attribution_) return;
+  attribution_ = a;
+  applyGroupBy();
 }
 
 void MainWindow::applyFilter() {
@@ -504,6 +515,7 @@ void MainWindow::showHeaderMenu(const QPoint& pos) {
       fitColumns();
     });
   }
+  emit headerMenuAboutToShow(&menu, view_->horizontalHeader()->logicalIndexAt(pos));
   menu.exec(view_->horizontalHeader()->mapToGlobal(pos));
 }
 

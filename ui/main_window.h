@@ -13,6 +13,7 @@ class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QMenu;
 class QTableView;
 class QFrame;
 
@@ -36,6 +37,9 @@ class MainWindow : public QMainWindow {
 
   void setGroupBy(GroupBy g);
   GroupBy groupBy() const;
+  // torch's key_averages or the corrected attribution (attribution.h).
+  void setAttribution(Attribution a);
+  Attribution attribution() const { return attribution_; }
   void setNameFilter(const QString& text, bool regex);
 
   const std::shared_ptr<const TraceSnapshot>& snapshot() const { return snapshot_; }
@@ -47,6 +51,9 @@ class MainWindow : public QMainWindow {
  signals:
   void traceShown();
   void loadFailed(const QString& message);
+  // Emitted while the header's context menu is being built, before it
+  // shows: receivers may add actions for `column` (a logical index).
+  void headerMenuAboutToShow(QMenu* menu, int column);
 
  protected:
   bool eventFilter(QObject* watched, QEvent* event) override;
@@ -87,6 +94,7 @@ class MainWindow : public QMainWindow {
   int shapesWant_ = 0;
   QString loadingPath_;
   std::shared_ptr<const TraceSnapshot> snapshot_;
+  Attribution attribution_ = Attribution::Torch;
   // Per column: -1 automatic, 0 hidden, 1 shown (set through the header menu).
   std::vector<int> columnChoice_;
 };

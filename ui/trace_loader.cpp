@@ -32,6 +32,10 @@ TraceLoadOutcome finish(LoadResult result, const QString& path, bool bundled,
   snap->byName = std::make_shared<const KeyAverages>(computeKeyAverages(*store, GroupBy::Name));
   snap->byInputShape =
       std::make_shared<const KeyAverages>(computeKeyAverages(*store, GroupBy::InputShape));
+  snap->correctedByName = std::make_shared<const KeyAverages>(
+      computeKeyAverages(*store, GroupBy::Name, Attribution::Corrected));
+  snap->correctedByInputShape = std::make_shared<const KeyAverages>(
+      computeKeyAverages(*store, GroupBy::InputShape, Attribution::Corrected));
   snap->store = std::move(store);
   snap->path = path;
   snap->displayName = QFileInfo(path).fileName();

@@ -21,6 +21,9 @@ struct TraceSnapshot {
   std::shared_ptr<const EventStore> store;
   std::shared_ptr<const KeyAverages> byName;
   std::shared_ptr<const KeyAverages> byInputShape;
+  // The same with Attribution::Corrected (each GPU activity owned by the op that launched it).
+  std::shared_ptr<const KeyAverages> correctedByName;
+  std::shared_ptr<const KeyAverages> correctedByInputShape;
   QString path;         // the file, or the resource path of the bundled sample
   QString displayName;  // file name for titles
   QString warning;      // non-fatal reader warning ("JSON ends early ...")

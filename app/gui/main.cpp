@@ -18,8 +18,10 @@
 #include <cstdio>
 
 #include "attnscope/atomic_file.h"
+#include "ui/explain_panel.h"
 #include "ui/main_window.h"
 #include "ui/timeline_panel.h"
+#include "ui/workbench.h"
 
 namespace {
 
@@ -60,6 +62,7 @@ int main(int argc, char* argv[]) {
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("attnscope"));
   QApplication::setApplicationVersion(QStringLiteral(ATTNSCOPE_VERSION));
+  QApplication::setOrganizationName(QStringLiteral("attnscope"));
 
   QCommandLineParser parser;
   parser.setApplicationDescription(
@@ -126,14 +129,23 @@ int main(int argc, char* argv[]) {
       QCoreApplication::exit(2);
     });
   }
+  // Docks, run panel, runs, explanation, plots, compare, glossary. A
+  // screenshot shows the default layout and leaves the user's settings alone.
+  attnscope::ui::WorkbenchOptions benchOptions;
+  benchOptions.restoreSettings = !screenshot;
+  benchOptions.saveSettings = !screenshot;
+  auto* bench = new attnscope::ui::Workbench(&window, benchOptions);
   if (screenshot) {
     const QString out = parser.value(screenshotOpt);
     // Render without putting a window on a real desktop.
     window.setAttribute(Qt::WA_DontShowOnScreen);
     window.resize(size);
-    QObject::connect(&window, &attnscope::ui::MainWindow::traceShown, &app, [&window, out] {
+    // Shoot once the explanation of the trace is on screen too (it is
+    // analyzed off the UI thread after the trace is shown).
+    QObject::connect(bench->explainPanel(), &attnscope::ui::ExplainPanel::analyzed, &app, [&window, out] {
       // Let queued layout work (the view's delayed item layout) run first.
       QTimer::singleShot(0, &window, [&window, out] {
+        QCoreApplication::processEvents();
         QCoreApplication::processEvents();
         const QImage image = window.grab().toImage();
         if (image.size() != window.size()) {
