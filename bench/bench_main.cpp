@@ -7,6 +7,9 @@
 
 int benchLoad(const std::vector<std::string>& args);
 int benchOverhead(const std::vector<std::string>& args, const std::string& self);
+#ifdef ATTNSCOPE_BENCH_TIMELINE
+int benchTimeline(const std::vector<std::string>& args, int argc, char** argv);
+#endif
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -15,13 +18,18 @@ int main(int argc, char** argv) {
                  "  load   our load time (read + decompress + parse + build the store) next to\n"
                  "         python3 json.loads and a raw simdjson DOM parse of the same text\n"
                  "  overhead [--shape B,H,S,D] [--calls N] [--rounds N] [--device cuda|cpu]\n"
-                 "         per-op profiling overhead: our collector vs LibTorch's profiler vs none\n";
+                 "         per-op profiling overhead: our collector vs LibTorch's profiler vs none\n"
+                 "  timeline [--events N] [--frames N]\n"
+                 "         timeline frames at 1920x1080 across zoom levels on N synthetic events\n";
     return args.empty() ? 2 : 0;
   }
   const std::string cmd = args[0];
   args.erase(args.begin());
   if (cmd == "load") return benchLoad(args);
   if (cmd == "overhead") return benchOverhead(args, argv[0]);
+#ifdef ATTNSCOPE_BENCH_TIMELINE
+  if (cmd == "timeline") return benchTimeline(args, argc, argv);
+#endif
   std::cerr << "attnscope-bench: unknown benchmark '" << cmd << "'\n";
   return 2;
 }

@@ -69,6 +69,8 @@ void buildRow(const TimelineIndex& index, const TimeAxis& axis, const TrackRow& 
       const float nx0 = px(axis, next.start);
       const float nx1 = px(axis, next.end());
       if (nx1 - nx0 >= kFoldPixels || nx0 > runEnd + 1.0f) break;
+      // Long runs are cut into boxes of about kMaxRunPixels so density still shows.
+      if (nx0 - x0 >= kMaxRunPixels) break;
       runEnd = std::max(runEnd, std::max(nx1, nx0 + 1.0f));
       ++j;
     }
@@ -78,6 +80,16 @@ void buildRow(const TimelineIndex& index, const TimeAxis& axis, const TrackRow& 
                          count > 1 ? TimelinePalette::foldedIndex(c) : c});
     i = j;
   }
+}
+
+// "12,345 events", else "12k", else nothing: a fold's count in the room it has.
+QString foldLabel(uint32_t count, double room, const QFontMetricsF& fm, const QLocale& locale) {
+  QString text = QStringLiteral("%1 events").arg(locale.toString(count));
+  if (fm.horizontalAdvance(text) <= room) return text;
+  text = count >= 1'000'000 ? QStringLiteral("%1M").arg(count / 1'000'000)
+         : count >= 1'000   ? QStringLiteral("%1k").arg(count / 1'000)
+                            : QString::number(count);
+  return fm.horizontalAdvance(text) <= room ? text : QString();
 }
 
 }  // namespace
@@ -112,8 +124,7 @@ Geometry buildGeometry(const TimelineIndex& index, const TimeAxis& axis,
                           std::max(0.0, -static_cast<double>(it.x0));
       if (room < 12) continue;
       const double lx = std::max(0.0, static_cast<double>(it.x0)) + 3.0;
-      QString text = it.folded() ? fm->elidedText(QStringLiteral("%1 events").arg(locale.toString(it.count)),
-                                                   Qt::ElideRight, room)
+      QString text = it.folded() ? foldLabel(it.count, room, *fm, locale)
                                  : labels->label(s, s.event(row.ids[it.first]).name, room, *fm);
       if (text.isEmpty() || text == QStringLiteral("…")) continue;
       g.labels.push_back({QRectF(lx, top, room, h), std::move(text), it.colour});

@@ -72,6 +72,7 @@ class LabelCache {
 };
 
 inline constexpr double kFoldPixels = 3.0;    // narrower runs fold
+inline constexpr float kMaxRunPixels = 48.0f;  // a fold box spans at most about this
 inline constexpr double kLabelPixels = 28.0;  // narrower boxes get no name
 
 // Geometry of the rows whose slots intersect content y [yTop, yBottom).

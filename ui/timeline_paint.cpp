@@ -405,7 +405,7 @@ void TimelineView::paintHeader(QPainter& p, QSize size) {
     p.setPen(QColor(30, 30, 30));
     const QRect titleRect(24, y, kHeaderWidth - 28, TimelineLayout::kRowHeight);
     p.drawText(titleRect, Qt::AlignLeft | Qt::AlignVCenter,
-               fm.elidedText(QString::fromStdString(tr.label), Qt::ElideMiddle, titleRect.width()));
+               fm.elidedText(QString::fromStdString(tr.label), Qt::ElideRight, titleRect.width()));
     p.setFont(font());
     p.setPen(QColor(110, 110, 110));
     const QString sub = tr.rows.size() > 1
