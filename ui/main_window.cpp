@@ -131,7 +131,7 @@ MainWindow::MainWindow(QWidget* parent)
   split->addWidget(timeline_);
   split->addWidget(view_);
   split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 1);
+  split->setStretchFactor(1, 2);
   split->setChildrenCollapsible(false);
   new TimelineTableLink(timeline_, view_, model_, proxy_, this);
   layout->addWidget(split, 1);

@@ -218,7 +218,7 @@ void Workbench::buildDocks() {
   runDock->raise();
   explainDock->raise();
   w_->resizeDocks({runDock, explainDock}, {800, 480}, Qt::Horizontal);
-  w_->resizeDocks({runDock}, {300}, Qt::Vertical);
+  w_->resizeDocks({runDock}, {250}, Qt::Vertical);  // leaves the table ~6 rows at 1280x800
 }
 
 void Workbench::buildToolbars() {
