@@ -11,11 +11,11 @@ struct Run {
   QString err;
 };
 
-inline Run cli(const QStringList& args) {
+inline Run cli(const QStringList& args, int timeoutMs = 30000) {
   QProcess p;
   p.start(QStringLiteral(ATTNSCOPE_BIN_DIR "/attnscope-cli"), args);
   Run r;
-  if (!p.waitForFinished(30000)) {
+  if (!p.waitForFinished(timeoutMs)) {
     p.kill();
     p.waitForFinished();
     r.err = "timed out";

@@ -13,34 +13,17 @@
 
 #include "attnscope/key_averages.h"
 #include "attnscope/trace_reader.h"
+#include "cli_run.h"
 
 using namespace attnscope;
 
 namespace {
 
-struct Run {
-  int code = -1;
-  QString out, err;
-};
-
-Run cli(const QStringList& args, int timeoutMs = 120000) {
-  QProcess p;
-  p.start(QStringLiteral(ATTNSCOPE_BIN_DIR "/attnscope-cli"), QStringList{"run"} + args);
-  Run r;
-  if (!p.waitForFinished(timeoutMs)) {
-    p.kill();
-    p.waitForFinished();
-    r.err = "timed out";
-    return r;
-  }
-  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
-}
+// attnscope-cli run ARGS (engine runs take longer than the other commands).
+Run runCli(const QStringList& args) { return cli(QStringList{"run"} + args, 120000); }
 
 bool engineBuilt() {
-  static const bool built = !cli({"--shape", "1,1,4,4", "--device", "cpu", "--out", "/dev/null/x"}).err.contains(
+  static const bool built = !runCli({"--shape", "1,1,4,4", "--device", "cpu", "--out", "/dev/null/x"}).err.contains(
       "built without the engine");
   return built;
 }
@@ -52,7 +35,7 @@ class EngineCpuTest : public QObject {
  private slots:
   void initTestCase() {
     if (!engineBuilt()) {
-      Run r = cli({"--device", "cpu"});
+      Run r = runCli({"--device", "cpu"});
       QCOMPARE(r.code, 2);
       QVERIFY(r.err.contains("ATTNSCOPE_ENGINE=ON"));
       QSKIP("attnscope-cli was built without the engine (no LibTorch): checked that it says so");
@@ -77,7 +60,7 @@ class EngineCpuTest : public QObject {
     QFETCH(QStringList, absent);
     QTemporaryDir dir;
     const QString out = dir.filePath("r.json");
-    Run r = cli({"--device", "cpu", "--wrap", wrap, "--out", out});
+    Run r = runCli({"--device", "cpu", "--wrap", wrap, "--out", out});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     LoadResult lr = loadTrace(out.toStdString());
     QVERIFY(lr.ok());
@@ -104,7 +87,7 @@ class EngineCpuTest : public QObject {
   void metadataSaysWhatWasMeasured() {
     QTemporaryDir dir;
     const QString out = dir.filePath("r.json");
-    Run r = cli({"--device", "cpu", "--wrap", "softmax", "--iters", "2", "--timing", "cupti,host,host-sync",
+    Run r = runCli({"--device", "cpu", "--wrap", "softmax", "--iters", "2", "--timing", "cupti,host,host-sync",
                  "--out", out});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     LoadResult lr = loadTrace(out.toStdString());
@@ -136,13 +119,13 @@ class EngineCpuTest : public QObject {
   void badOptionsExit2BeforeAnyWork() {
     QFETCH(QStringList, args);
     QFETCH(QString, expect);
-    Run r = cli(args);
+    Run r = runCli(args);
     QCOMPARE(r.code, 2);
     QVERIFY2(r.err.contains(expect), qPrintable(r.err));
   }
 
   void hugeShapeIsRefusedUpFront() {
-    Run r = cli({"--device", "cpu", "--shape", "64,64,65536,64"});
+    Run r = runCli({"--device", "cpu", "--shape", "64,64,65536,64"});
     QCOMPARE(r.code, 3);
     QVERIFY2(r.err.contains("MiB"), qPrintable(r.err));
   }
