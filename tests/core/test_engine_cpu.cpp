@@ -107,6 +107,22 @@ class EngineCpuTest : public QObject {
     QCOMPARE(timing["host"].toObject()["steps"].toArray().size(), 2);
   }
 
+  // Cold runs measure every method in a fresh child process (so each pass is
+  // really the first call); the trace pass comes back through the reader.
+  void coldRunUsesAChildPerMethod() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("cold.json");
+    Run r = runCli({"--device", "cpu", "--warmup", "0", "--timing", "cupti,host", "--out", out});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    LoadResult lr = loadTrace(out.toStdString());
+    QVERIFY(lr.ok());
+    const QJsonObject timing =
+        QJsonDocument::fromJson(QByteArray::fromStdString(lr.store->meta().attnscopeJson)).object()["timing"].toObject();
+    for (const char* m : {"cupti", "host"}) QCOMPARE(timing[m].toObject()["process"].toString(), QString("child"));
+    QVERIFY(lr.store->familyCount(Family::CpuOp) > 10);
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 1);  // no pass files left
+  }
+
   void badOptionsExit2BeforeAnyWork_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("expect");
