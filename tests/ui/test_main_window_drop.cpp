@@ -1,0 +1,48 @@
+// Dropping a trace file on the window opens it; dropping a broken one keeps
+// what was loaded and says why.
+#include <QDropEvent>
+#include <QMimeData>
+#include <QSignalSpy>
+#include <QtTest>
+
+#include "ui/key_averages_proxy.h"
+#include "ui/main_window.h"
+
+using namespace attnscope::ui;
+
+namespace {
+
+bool drop(MainWindow& w, const QString& path) {
+  QMimeData mime;
+  mime.setUrls({QUrl::fromLocalFile(path)});
+  QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+  QCoreApplication::sendEvent(&w, &enter);
+  if (!enter.isAccepted()) return false;
+  QDropEvent dropEv(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+  QCoreApplication::sendEvent(&w, &dropEv);
+  return dropEv.isAccepted();
+}
+
+}  // namespace
+
+class MainWindowDropTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void droppedTraceOpensAndBadDropKeepsIt() {
+    MainWindow w;
+    QSignalSpy shown(&w, &MainWindow::traceShown);
+    const QString good = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto/none_8x16x1024x64.json");
+    QVERIFY(drop(w, good));
+    QVERIFY(shown.wait(30000));
+    QVERIFY(w.snapshot());
+    const auto before = w.snapshot();
+    QCOMPARE(w.proxy()->rowCount() > 0, true);
+    // A broken trace dropped next: an error is shown, the loaded trace stays.
+    QVERIFY(drop(w, QStringLiteral(ATTNSCOPE_TEST_DATA "/malformed/not_json.json")));
+    QTest::qWait(1500);
+    QCOMPARE(w.snapshot(), before);
+  }
+};
+
+QTEST_MAIN(MainWindowDropTest)
+#include "test_main_window_drop.moc"
