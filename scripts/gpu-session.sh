@@ -3,7 +3,8 @@
 # CLI there against that box's LibTorch (viewer off), run the gpu-labelled
 # tests, capture the fixtures of tests/data/h200/, and run the overhead
 # benchmark. Results go to $OUT. The box has no simdjson package: the
-# headers and library travel in .devdeps/ (ATTNSCOPE_DEPS_DIR).
+# headers and library travel in .devdeps/ (ATTNSCOPE_DEPS_DIR; scripts/devdeps.sh
+# makes it; the device call carries it: carry [".devdeps"]).
 set -uo pipefail
 OUT=${OUT:-/tmp/attnscope-out}
 mkdir -p "$OUT"
