@@ -147,8 +147,7 @@ int childMain(const RunConfig& cfg, at::Device device) {
   std::string err;
   if (m == TimingMethod::Cupti) {
     cap.pid = ::getpid();
-    AssembleStats st;
-    const EventStore store = assembleRunStore(cap, &st);
+    const EventStore store = assembleRunStore(cap, &r.collection.assembled);
     r.tracePath = cfg.passOut + ".trace.json";
     if (!writeFileAtomic(r.tracePath, chromeTraceJson(store), &err)) {
       std::cerr << "attnscope-cli: " << err << "\n";
@@ -286,7 +285,6 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
     }
 
     // The trace pass becomes the store.
-    AssembleStats st;
     cap.pid = ::getpid();
     int runtimeVersion = 0, driverVersion = 0;
     if (device.is_cuda()) {
@@ -306,20 +304,14 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
     }
     cap.cudaRuntimeVersion = runtimeVersion;
     cap.cudaDriverVersion = driverVersion;
-    EventStore store = childStore ? std::move(*childStore) : assembleRunStore(cap, &st);
-    if (childStore) {
-      // Recount from the loaded store.
-      for (const Event& e : store.events()) {
-        if (e.family == Family::Kernel || e.family == Family::GpuMemcpy || e.family == Family::GpuMemset) {
-          ++st.gpuActivities;
-          if (e.correlation != kNoId && e.externalId != kNoId) ++st.gpuLinkedToOp;
-        }
-        if (e.family == Family::Other && store.lanes()[e.lane].kind == LaneKind::Other) ++st.markers;
-      }
-      st.gpuUnlinked = st.gpuActivities - st.gpuLinkedToOp;
-    }
-
+    // A child's trace pass counted its correlations when it assembled them.
+    EventStore store = childStore ? std::move(*childStore) : assembleRunStore(cap, &results.front().collection.assembled);
     const PassResult& trace = results.front();
+    const AssembleStats& st = trace.collection.assembled;
+    // The GPU work each step window launched, found once per window.
+    std::vector<StepGpu> windowGpu;
+    windowGpu.reserve(trace.windows.size());
+    for (const auto& w : trace.windows) windowGpu.push_back(gpuOfWindow(store, w.startNs, w.endNs));
     // Per-step results of every method.
     std::string steps = "[";
     for (int k = 0; k < kStepCount; ++k) {
@@ -328,9 +320,10 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
       steps += "{\"name\": " + jsonString(kStepNames[k]) + ", \"key\": " + jsonString(kStepKeys[k]) +
                ", \"wrapped\": " + (wrapped ? "true" : "false") + ", \"iterations\": [";
       bool first = true;
-      for (const auto& w : trace.windows) {
+      for (size_t wi = 0; wi < trace.windows.size(); ++wi) {
+        const auto& w = trace.windows[wi];
         if (w.step != k) continue;
-        const StepGpu g = gpuOfWindow(store, w.startNs, w.endNs);
+        const StepGpu& g = windowGpu[wi];
         steps += first ? "" : ", ";
         first = false;
         steps += "{\"iteration\": " + std::to_string(w.iteration) + ", \"host_start_ns\": " + std::to_string(w.startNs) +
@@ -353,9 +346,11 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
       if (r.method == TimingMethod::Cupti) {
         // CUPTI's number for a step: the GPU time of the work it launched.
         std::vector<std::array<int64_t, kStepCount>> gpu(r.stepNs.size(), {0, 0, 0, 0});
-        for (const auto& w : r.windows)
+        for (size_t wi = 0; wi < trace.windows.size(); ++wi) {
+          const auto& w = trace.windows[wi];
           if (w.iteration >= 0 && static_cast<size_t>(w.iteration) < gpu.size())
-            gpu[w.iteration][w.step] = gpuOfWindow(store, w.startNs, w.endNs).gpuNs;
+            gpu[w.iteration][w.step] = windowGpu[wi].gpuNs;
+        }
         PassResult tmp;
         tmp.stepNs = gpu;
         timing += stepsArray(tmp) + ", \"measures\": \"sum of the durations of the kernels, copies and memsets "

@@ -156,7 +156,12 @@ std::string passResultJson(const PassResult& r) {
   s += "], \"collection\": {\"cupti\": " + jsonString(r.collection.cupti) +
        ", \"dropped_records\": " + std::to_string(r.collection.droppedRecords) +
        ", \"buffers_capped\": " + std::to_string(r.collection.buffersCapped) +
-       ", \"nvtx_ranges_pushed\": " + std::to_string(r.collection.nvtxRangesPushed) + "}";
+       ", \"nvtx_ranges_pushed\": " + std::to_string(r.collection.nvtxRangesPushed) +
+       ", \"gpu_activities\": " + std::to_string(r.collection.assembled.gpuActivities) +
+       ", \"gpu_linked_to_launch\": " + std::to_string(r.collection.assembled.gpuLinkedToLaunch) +
+       ", \"gpu_linked_to_op\": " + std::to_string(r.collection.assembled.gpuLinkedToOp) +
+       ", \"gpu_unlinked\": " + std::to_string(r.collection.assembled.gpuUnlinked) +
+       ", \"markers\": " + std::to_string(r.collection.assembled.markers) + "}";
   s += ", \"trace\": " + jsonString(r.tracePath) + ", \"notes\": [";
   for (size_t i = 0; i < r.notes.size(); ++i) s += (i ? ", " : "") + jsonString(r.notes[i]);
   s += "]}";
@@ -207,6 +212,12 @@ bool parsePassResult(const std::string& json, PassResult* r, std::string* error)
     r->collection.droppedRecords = uint64_t(int64_t(c["dropped_records"]));
     r->collection.buffersCapped = uint64_t(int64_t(c["buffers_capped"]));
     r->collection.nvtxRangesPushed = uint64_t(int64_t(c["nvtx_ranges_pushed"]));
+    AssembleStats& st = r->collection.assembled;
+    st.gpuActivities = uint64_t(int64_t(c["gpu_activities"]));
+    st.gpuLinkedToLaunch = uint64_t(int64_t(c["gpu_linked_to_launch"]));
+    st.gpuLinkedToOp = uint64_t(int64_t(c["gpu_linked_to_op"]));
+    st.gpuUnlinked = uint64_t(int64_t(c["gpu_unlinked"]));
+    st.markers = uint64_t(int64_t(c["markers"]));
     r->tracePath = std::string(std::string_view(doc["trace"]));
     for (auto n : doc["notes"].get_array()) r->notes.emplace_back(std::string_view(n));
   } catch (const simdjson::simdjson_error& e) {

@@ -20,6 +20,7 @@ struct CollectionInfo {
   uint64_t droppedRecords = 0;
   uint64_t buffersCapped = 0;
   uint64_t nvtxRangesPushed = 0;
+  AssembleStats assembled;  // the trace pass's correlation counters (child or parent)
 };
 
 struct PassResult {

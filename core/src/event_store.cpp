@@ -140,8 +140,9 @@ std::pair<EventId, EventId> EventStore::visibleRange(uint32_t laneIdx, int64_t t
       std::lower_bound(b, e, from, [](const Event& ev, int64_t t) { return ev.start < t; });
   const Event* last =
       std::lower_bound(first, e, t1, [](const Event& ev, int64_t t) { return ev.start < t; });
-  // Skip leading events that end before t0 (bounded by the maxDur window).
-  while (first < last && first->end() < t0 && first->dur < (t0 - first->start)) ++first;
+  // Skip leading events that end before t0; later ones may too (the caller
+  // checks), the range is a superset bounded by the lane's longest event.
+  while (first < last && first->end() < t0) ++first;
   return {static_cast<EventId>(first - events_.data()), static_cast<EventId>(last - events_.data())};
 }
 
@@ -353,15 +354,14 @@ void EventStoreBuilder::bindFlows() {
     const Event* e = ev.data() + l.end;
     const Event* it =
         std::upper_bound(b, e, ts, [](int64_t t, const Event& x) { return t < x.start; });
-    // Candidates start at or before ts; prefer an exact start match, else the
-    // innermost enclosing one.
+    // Walk back over the events starting at or before ts: the latest one
+    // starting exactly at ts is the innermost (the launch itself, not its op);
+    // failing that, with "bp":"e", the innermost one enclosing ts.
     EventId best = kNoEvent;
     for (const Event* p = it; p != b;) {
       --p;
       if (p->start == ts && p->family != Family::Memory) {
         best = static_cast<EventId>(p - ev.data());
-        // keep looking backwards for the outermost exact match? No: the
-        // innermost (latest in sort order) exact match is the launch itself.
         break;
       }
       if (!enclosing) break;

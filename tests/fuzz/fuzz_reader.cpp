@@ -21,10 +21,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   attnscope::LoadResult r = attnscope::parseTrace(text, "fuzz.json", limits);
   if (!r.ok()) return 0;
-  const auto ka = attnscope::computeKeyAverages(*r.store, attnscope::GroupBy::InputShape);
+  (void)attnscope::computeKeyAverages(*r.store, attnscope::GroupBy::InputShape);
   const std::string out = attnscope::chromeTraceJson(*r.store);
   // What we write must load again.
   attnscope::LoadResult again = attnscope::parseTrace(out, "roundtrip.json", limits);
   if (!again.ok() && r.store->events().size() < 1000) __builtin_trap();
-  return static_cast<int>(ka.rows.size() & 0);
+  return 0;
 }
