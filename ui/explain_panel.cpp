@@ -10,7 +10,6 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "ui/engine_meta.h"
 
 namespace attnscope::ui {
 namespace {
@@ -104,13 +103,16 @@ void ExplainPanel::setStore(std::shared_ptr<const EventStore> store) {
           });
   watcher->setFuture(QtConcurrent::run([store]() -> std::shared_ptr<const Analysis> {
     try {
-      const auto meta = parseEngineMeta(store->meta().attnscopeJson);
-      const bool windows = meta && !meta->windows.empty();
-      return std::make_shared<const Analysis>(analyzeTrace(*store, windows ? &meta->windows : nullptr));
+      return std::make_shared<const Analysis>(analyzeTrace(*store));  // engine windows included
     } catch (const std::exception&) {
       return nullptr;
     }
   }));
+}
+
+void ExplainPanel::setAnalysis(std::shared_ptr<const EventStore> store, std::shared_ptr<const Analysis> a) {
+  ++generation_;
+  showAnalysis(std::move(store), std::move(a));
 }
 
 void ExplainPanel::clearCards() {

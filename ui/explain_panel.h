@@ -28,6 +28,8 @@ class ExplainPanel : public QWidget {
   // Analyzes the store (asynchronously); analyzed() follows. A newer call
   // supersedes an older one that is still running.
   void setStore(std::shared_ptr<const EventStore> store);
+  // Shows an analysis already made (the loader's); supersedes a running one.
+  void setAnalysis(std::shared_ptr<const EventStore> store, std::shared_ptr<const Analysis> a);
   const Analysis* analysis() const { return analysis_.get(); }
   // The cards' text, for tests and copying.
   QString plainText() const;

@@ -122,7 +122,10 @@ TimelinePanel::TimelinePanel(QWidget* parent) : QWidget(parent) {
 
 void TimelinePanel::setSnapshot(const std::shared_ptr<const TraceSnapshot>& snap) {
   store_ = snap ? snap->store : nullptr;
-  analysis_ = store_ ? analyzeTrace(*store_) : Analysis{};
+  // The loader analyzed the trace off the UI thread; snapshots made by hand
+  // (tests) may not carry it.
+  analysis_ = snap && snap->analysis ? snap->analysis
+              : std::make_shared<const Analysis>(store_ ? analyzeTrace(*store_) : Analysis{});
   gpuByStart_ = store_ ? gpuWorkByStart(*store_) : std::vector<EventId>{};
   view_->setStore(store_);
   legend_->hide();
@@ -130,8 +133,8 @@ void TimelinePanel::setSnapshot(const std::shared_ptr<const TraceSnapshot>& snap
   const QSignalBlocker block(steps_);
   steps_->clear();
   steps_->addItem(tr("(no overlay)"), -1);
-  for (size_t i = 0; i < analysis_.steps.size(); ++i) {
-    const StepReport& st = analysis_.steps[i];
+  for (size_t i = 0; i < analysis_->steps.size(); ++i) {
+    const StepReport& st = analysis_->steps[i];
     steps_->addItem(tr("%1 — CPU %2%3")
                         .arg(QString::fromStdString(st.name), dur(st.hostEndNs - st.hostStartNs),
                              st.gpuStartNs >= 0 ? tr(", GPU %1").arg(dur(st.gpuAttributedNs)) : tr(", no GPU work")),
@@ -142,13 +145,13 @@ void TimelinePanel::setSnapshot(const std::shared_ptr<const TraceSnapshot>& snap
 
 QStringList TimelinePanel::stepNames() const {
   QStringList out;
-  for (const StepReport& st : analysis_.steps) out << QString::fromStdString(st.name);
+  for (const StepReport& st : analysis_->steps) out << QString::fromStdString(st.name);
   return out;
 }
 
 void TimelinePanel::explainStep(int step) {
-  if (!store_ || step < 0 || step >= static_cast<int>(analysis_.steps.size())) return;
-  showOverlay(overlayForStep(*store_, analysis_, step));
+  if (!store_ || step < 0 || step >= static_cast<int>(analysis_->steps.size())) return;
+  showOverlay(overlayForStep(*store_, *analysis_, step));
   const QSignalBlocker block(steps_);
   steps_->setCurrentIndex(steps_->findData(step));
 }
@@ -157,10 +160,10 @@ void TimelinePanel::explainEvent(EventId id) {
   if (!store_ || id == kNoEvent) return;
   const Family f = store_->event(id).family;
   if (f != Family::UserAnnotation && f != Family::CpuOp) return;
-  ExplainOverlay o = overlayForEvent(*store_, analysis_, gpuByStart_, id);
+  ExplainOverlay o = overlayForEvent(*store_, *analysis_, gpuByStart_, id);
   const QSignalBlocker block(steps_);
-  const int step = findStepByName(analysis_, o.name);
-  if (step >= 0 && analysis_.steps[static_cast<size_t>(step)].event == id) {
+  const int step = findStepByName(*analysis_, o.name);
+  if (step >= 0 && analysis_->steps[static_cast<size_t>(step)].event == id) {
     steps_->setCurrentIndex(steps_->findData(step));
   } else {
     // An ad-hoc entry for this event.
@@ -175,7 +178,7 @@ void TimelinePanel::explainEvent(EventId id) {
 bool TimelinePanel::explainByName(const QString& name) {
   if (!store_) return false;
   const std::string n = name.toStdString();
-  const int step = findStepByName(analysis_, n);
+  const int step = findStepByName(*analysis_, n);
   if (step >= 0) {
     explainStep(step);
     return true;
@@ -187,8 +190,8 @@ bool TimelinePanel::explainByName(const QString& name) {
   }
   int first = -1, last = -1;
   std::string note;
-  if (!findRegion(analysis_, n, &first, &last, &note)) return false;
-  ExplainOverlay o = overlayForSteps(*store_, analysis_, gpuByStart_, first, last, n, note);
+  if (!findRegion(*analysis_, n, &first, &last, &note)) return false;
+  ExplainOverlay o = overlayForSteps(*store_, *analysis_, gpuByStart_, first, last, n, note);
   const QSignalBlocker block(steps_);
   const int adhoc = steps_->findData(-2);
   if (adhoc >= 0) steps_->removeItem(adhoc);

@@ -28,7 +28,7 @@ class TimelinePanel : public QWidget {
 
   void setSnapshot(const std::shared_ptr<const TraceSnapshot>& snap);
   TimelineView* view() const { return view_; }
-  const Analysis& analysis() const { return analysis_; }
+  const Analysis& analysis() const { return *analysis_; }
 
   // Overlay: a step of the analysis, any annotation/op, or by name (a step
   // first, then the first annotation or op so named). Zooms to it.
@@ -55,7 +55,7 @@ class TimelinePanel : public QWidget {
   QLabel* legend_ = nullptr;
   QLabel* details_ = nullptr;
   std::shared_ptr<const EventStore> store_;
-  Analysis analysis_;
+  std::shared_ptr<const Analysis> analysis_ = std::make_shared<const Analysis>();
   std::vector<EventId> gpuByStart_;
 };
 

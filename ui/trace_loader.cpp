@@ -36,6 +36,7 @@ TraceLoadOutcome finish(LoadResult result, const QString& path, bool bundled,
       computeKeyAverages(*store, GroupBy::Name, Attribution::Corrected));
   snap->correctedByInputShape = std::make_shared<const KeyAverages>(
       computeKeyAverages(*store, GroupBy::InputShape, Attribution::Corrected));
+  snap->analysis = std::make_shared<const Analysis>(analyzeTrace(*store));
   snap->store = std::move(store);
   snap->path = path;
   snap->displayName = QFileInfo(path).fileName();

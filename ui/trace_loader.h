@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "attnscope/event_store.h"
+#include "attnscope/analysis.h"
 #include "attnscope/key_averages.h"
 
 namespace attnscope::ui {
@@ -24,6 +25,9 @@ struct TraceSnapshot {
   // The same with Attribution::Corrected (each GPU activity owned by the op that launched it).
   std::shared_ptr<const KeyAverages> correctedByName;
   std::shared_ptr<const KeyAverages> correctedByInputShape;
+  // Steps, sync waits, verdicts (core's analyzeTrace), computed with the rest
+  // off the UI thread and shared by the timeline and the explanation panel.
+  std::shared_ptr<const Analysis> analysis;
   QString path;         // the file, or the resource path of the bundled sample
   QString displayName;  // file name for titles
   QString warning;      // non-fatal reader warning ("JSON ends early ...")

@@ -476,7 +476,8 @@ void Workbench::onTraceShown() {
   }
   pendingShowRow_ = -1;
   addRecent(snap->path);
-  explain_->setStore(snap->store);
+  if (snap->analysis) explain_->setAnalysis(snap->store, snap->analysis);
+  else explain_->setStore(snap->store);
   why_->setStore(snap->store);
   plots_->setStore(snap->store);
   updateActions();
