@@ -11,15 +11,11 @@
 
 #include "attnscope/gzip.h"
 #include "attnscope/trace_reader.h"
+#include "bench_util.h"
 
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // python3's json.loads on the (decompressed) text; only the loads call is timed.
 double pythonJsonLoads(const std::string& path, int repeat) {
@@ -67,30 +63,20 @@ double simdjsonWalk(const std::string& path, int repeat, size_t* events) {
     *events = n;
     times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
   }
-  return median(times);
+  return bench::median(times);
 }
 
 }  // namespace
 
 int benchLoad(const std::vector<std::string>& args) {
-  std::string path;
-  int repeat = 5;
-  bool python = true;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--repeat" && i + 1 < args.size()) repeat = std::max(1, std::atoi(args[++i].c_str()));
-    else if (args[i] == "--no-python") python = false;
-    else path = args[i];
-  }
-  if (path.empty()) {
-    std::cerr << "attnscope-bench load: missing FILE\n";
-    return 2;
-  }
+  bench::FileArgs fa;
+  if (!bench::parseFileArgs(args, "load", "--no-python", &fa)) return 2;
   std::vector<double> total, read, dec, parse, build;
   size_t events = 0;
   uint64_t jsonBytes = 0;
-  for (int i = 0; i < repeat; ++i) {
+  for (int i = 0; i < fa.repeat; ++i) {
     const auto t0 = Clock::now();
-    attnscope::LoadResult r = attnscope::loadTrace(path);
+    attnscope::LoadResult r = attnscope::loadTrace(fa.path);
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     if (!r.ok()) {
       std::cerr << "attnscope-bench: " << r.error->what() << "\n";
@@ -104,14 +90,14 @@ int benchLoad(const std::vector<std::string>& args) {
     events = r.store->events().size();
     jsonBytes = r.jsonBytes;
   }
-  const double ours = median(total);
+  const double ours = bench::median(total);
   size_t walked = 0;
-  const double simd = simdjsonWalk(path, repeat, &walked);
-  const double py = python ? pythonJsonLoads(path, std::min(repeat, 3)) : -1;
-  std::printf("file: %s (%.1f MB of JSON, %zu trace events, %zu stored)\n", path.c_str(),
+  const double simd = simdjsonWalk(fa.path, fa.repeat, &walked);
+  const double py = fa.peer ? pythonJsonLoads(fa.path, std::min(fa.repeat, 3)) : -1;
+  std::printf("file: %s (%.1f MB of JSON, %zu trace events, %zu stored)\n", fa.path.c_str(),
               static_cast<double>(jsonBytes) / 1e6, walked, events);
   std::printf("attnscope load (median of %d): %.4f s  [read %.4f, decompress %.4f, parse %.4f, build %.4f]\n",
-              repeat, ours, median(read), median(dec), median(parse), median(build));
+              fa.repeat, ours, bench::median(read), bench::median(dec), bench::median(parse), bench::median(build));
   std::printf("simdjson DOM parse + walk:     %.4f s\n", simd);
   if (py > 0) std::printf("python3 json.loads:            %.4f s\n", py);
   std::printf("load_s=%.4f simdjson_walk_s=%.4f json_loads_s=%.4f speedup_vs_json_loads=%.2f ratio_vs_simdjson=%.2f events=%zu\n",

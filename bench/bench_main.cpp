@@ -6,6 +6,9 @@
 #include <vector>
 
 int benchLoad(const std::vector<std::string>& args);
+int benchAggregate(const std::vector<std::string>& args);
+int benchGen(const std::vector<std::string>& args);
+int benchHuge(const std::vector<std::string>& args);
 int benchOverhead(const std::vector<std::string>& args, const std::string& self);
 #ifdef ATTNSCOPE_BENCH_TIMELINE
 int benchTimeline(const std::vector<std::string>& args, int argc, char** argv);
@@ -17,6 +20,14 @@ int main(int argc, char** argv) {
     std::cout << "usage: attnscope-bench load FILE [--repeat N] [--no-python]\n"
                  "  load   our load time (read + decompress + parse + build the store) next to\n"
                  "         python3 json.loads and a raw simdjson DOM parse of the same text\n"
+                 "  aggregate FILE [--repeat N] [--no-hta]\n"
+                 "         key_averages (by name and by shape, torch and corrected) next to HTA\n"
+                 "         (HolisticTraceAnalysis) loading FILE and computing its kernel breakdown\n"
+                 "  gen -o OUT [--size 1G] [--reps K] [--source TRACE]\n"
+                 "         writes a huge trace by repeating a real capture's steps (default\n"
+                 "         transformer_train20) with shifted times and fresh ids\n"
+                 "  huge TRACE [--cli PATH]\n"
+                 "         attnscope-cli info and table on TRACE: time and peak RSS (from the OS)\n"
                  "  overhead [--shape B,H,S,D] [--calls N] [--rounds N] [--device cuda|cpu]\n"
                  "         per-op profiling overhead: our collector vs LibTorch's profiler vs none\n"
                  "  timeline [--events N] [--frames N]\n"
@@ -26,6 +37,9 @@ int main(int argc, char** argv) {
   const std::string cmd = args[0];
   args.erase(args.begin());
   if (cmd == "load") return benchLoad(args);
+  if (cmd == "aggregate") return benchAggregate(args);
+  if (cmd == "gen") return benchGen(args);
+  if (cmd == "huge") return benchHuge(args);
   if (cmd == "overhead") return benchOverhead(args, argv[0]);
 #ifdef ATTNSCOPE_BENCH_TIMELINE
   if (cmd == "timeline") return benchTimeline(args, argc, argv);

@@ -49,6 +49,11 @@ struct LoadResult {
   bool ok() const { return store.has_value(); }
 };
 
+// Parses a JSON number token in microseconds ("5367878831155.178") into exact
+// integer nanoseconds (the reader's rule for "ts" and "dur"); false when it is
+// not a number or out of range.
+bool microsecondsToNs(std::string_view token, int64_t* ns);
+
 // Reads and parses a trace file (.json or .json.gz, detected by magic bytes).
 LoadResult loadTrace(const std::string& path, const ReaderLimits& limits = {});
 

@@ -1194,6 +1194,8 @@ LoadResult parseBuffer(char* text, size_t n, const std::string& path, const Read
 
 }  // namespace
 
+bool microsecondsToNs(std::string_view token, int64_t* ns) { return usTokenToNs(token, ns); }
+
 LoadResult parseTrace(std::string_view json, const std::string& nameForErrors,
                       const ReaderLimits& limits) {
   std::vector<char> buf(json.size() + simdjson::SIMDJSON_PADDING, '\0');

@@ -1,0 +1,107 @@
+// P3: huge traces. `gen` writes one from a real capture (trace_gen.h);
+// `huge` times attnscope-cli info and table on it, in child processes, with
+// their peak resident set as the kernel reports it (wait4's ru_maxrss).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "trace_gen.h"
+
+namespace {
+
+// "1G", "4G", "500M", "123456": bytes (decimal units, as disk sizes are given).
+bool parseSize(const std::string& s, uint64_t* out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  double mult = 1;
+  const std::string unit(end);
+  if (unit == "K" || unit == "KB") mult = 1e3;
+  else if (unit == "M" || unit == "MB") mult = 1e6;
+  else if (unit == "G" || unit == "GB") mult = 1e9;
+  else if (!unit.empty()) return false;
+  if (!(v > 0)) return false;
+  *out = static_cast<uint64_t>(v * mult);
+  return true;
+}
+
+std::string selfDir() {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  std::string p(buf, static_cast<size_t>(n));
+  return p.substr(0, p.rfind('/'));
+}
+
+}  // namespace
+
+int benchGen(const std::vector<std::string>& args) {
+  std::string source = ATTNSCOPE_BENCH_TRAIN20, out;
+  uint64_t size = 1'000'000'000, reps = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const bool more = i + 1 < args.size();
+    if (args[i] == "--source" && more) source = args[++i];
+    else if ((args[i] == "-o" || args[i] == "--out") && more) out = args[++i];
+    else if (args[i] == "--size" && more && parseSize(args[i + 1], &size)) ++i;
+    else if (args[i] == "--reps" && more) reps = std::stoull(args[++i]);
+    else {
+      std::cerr << "usage: attnscope-bench gen -o OUT [--size 1G] [--reps K] [--source TRACE]\n";
+      return 2;
+    }
+  }
+  if (out.empty()) {
+    std::cerr << "attnscope-bench gen: missing -o OUT\n";
+    return 2;
+  }
+  const bench::TraceGenResult r = bench::generateTrace(source, out, size, reps);
+  if (!r.ok) {
+    std::cerr << "attnscope-bench gen: " << r.error << "\n";
+    return 2;
+  }
+  std::printf("source: %s (%llu events repeated, %llu written once, shift %.3f ms, id stride %lld)\n",
+              source.c_str(), static_cast<unsigned long long>(r.plan.bodyEvents),
+              static_cast<unsigned long long>(r.plan.onceEvents), static_cast<double>(r.plan.shiftNs) / 1e6,
+              static_cast<long long>(r.plan.idStride));
+  std::printf("out=%s bytes=%llu events=%llu repetitions=%llu\n", out.c_str(),
+              static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(r.events),
+              static_cast<unsigned long long>(r.repetitions));
+  return 0;
+}
+
+int benchHuge(const std::vector<std::string>& args) {
+  std::string path, cli = selfDir() + "/attnscope-cli";
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--cli" && i + 1 < args.size()) cli = args[++i];
+    else path = args[i];
+  }
+  struct stat st{};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) {
+    std::cerr << "usage: attnscope-bench huge TRACE.json [--cli PATH]  (make one with attnscope-bench gen)\n";
+    return 2;
+  }
+  const double mb = static_cast<double>(st.st_size) / 1e6;
+  std::printf("trace: %s (%.1f MB)\n", path.c_str(), mb);
+  std::string line;
+  for (const char* cmd : {"info", "table"}) {
+    const bench::ChildRun r = bench::runChild({cli, cmd, path});
+    if (r.status != 0) {
+      std::cerr << "attnscope-bench huge: " << cli << " " << cmd << " exited " << r.status << "\n";
+      return 1;
+    }
+    const double rssMb = static_cast<double>(r.maxRssKb) * 1024.0 / 1e6;
+    std::printf("attnscope-cli %-5s %7.2f s wall (%.2f user, %.2f sys), peak RSS %.0f MB = %.2fx the JSON\n", cmd,
+                r.wallS, r.userS, r.sysS, rssMb, rssMb / mb);
+    char kv[256];
+    std::snprintf(kv, sizeof kv, "%s_s=%.2f %s_rss_mb=%.0f %s_rss_ratio=%.3f ", cmd, r.wallS, cmd, rssMb, cmd,
+                  rssMb / mb);
+    line += kv;
+  }
+  std::printf("json_mb=%.1f %s\n", mb, line.c_str());
+  return 0;
+}
