@@ -131,7 +131,7 @@ class CliTest : public QObject {
       QTest::newRow(qPrintable(f[0] + " — " + f[3])) << path << f[1].toInt() << f[2] << extra;
       ++n;
     }
-    QVERIFY2(n >= 15, "the malformed corpus needs at least 15 files");
+    QVERIFY2(n >= 30, "the hostile corpus needs at least 30 files (issue 8)");
   }
   void malformedCorpus() {
     QFETCH(QString, file);
@@ -151,6 +151,19 @@ class CliTest : public QObject {
     }
     if (code == 2) {
       QVERIFY2(r.err.contains(QFileInfo(file).fileName()), qPrintable("message must name the file: " + r.err));
+      return;
+    }
+    // What loads must also survive everything that walks the store (nesting,
+    // links, ids, steps): the table both ways, the explanation, compare.
+    const QStringList walks[] = {{"table", file, "--group-by", "shape"},
+                                 {"table", file, "--attribution", "corrected"},
+                                 {"explain", file, "--format", "json"},
+                                 {"compare", file, file}};
+    for (const QStringList& w : walks) {
+      t.restart();
+      Run a = cli(w + extra);
+      QVERIFY2(t.elapsed() < 5000, qPrintable(w.join(' ') + " took longer than 5 s"));
+      QVERIFY2(a.code == 0, qPrintable(QString("%1: exit %2, stderr: %3").arg(w[0]).arg(a.code).arg(a.err)));
     }
   }
 };

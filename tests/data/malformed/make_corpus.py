@@ -249,6 +249,72 @@ case("multi_member.json.gz",
          trace_bytes([good(i) for i in range(1, 5)])),
      0, "stdout:4 events", "two concatenated gzip members (cat a.gz b.gz): read them all")
 
+# --- Ids, flows and time order that do not add up (loads; analysis must not loop) ------------
+
+case("ts_precision.json",
+     trace_bytes([good(1), dict(good(2), ts=1e-400), dict(good(3), dur=-0.0),
+                  '{"ph": "X", "cat": "cpu_op", "name": "aten::sub", "pid": 1489, "tid": 1489, '
+                  '"ts": 5000080.00000000000000000000000000000001, "dur": 1.5e0}', good(5)]),
+     0, "stdout:5 events",
+     "underflowing ts (1e-400), a negative zero dur, 38 decimals, an exponent: exact or zero, "
+     "never garbage")
+case("correlation_cycle.json",
+     trace_bytes([cpu_op("aten::add", T0, 20.0, 1), runtime(T0 + 5, 6.0, 1, 100),
+                  kernel(T0 + 30, 4.0, 1, 100),
+                  # the kernel "launches" the runtime call back, and an event flows to itself
+                  flow("s", 100, T0 + 5, PID, PID), flow("f", 100, T0 + 30, 0, 7),
+                  flow("s", 101, T0 + 30, 0, 7), flow("f", 101, T0 + 5, PID, PID),
+                  flow("s", 102, T0 + 5, PID, PID), flow("f", 102, T0 + 5, PID, PID),
+                  # two ops naming each other as forward/backward (fwdbwd both ways)
+                  dict(flow("s", 7, T0, PID, PID), cat="fwdbwd"),
+                  dict(flow("f", 7, T0 + 40, PID, PID), cat="fwdbwd"),
+                  cpu_op("aten::add_backward", T0 + 40, 10.0, 2),
+                  dict(flow("s", 8, T0 + 40, PID, PID), cat="fwdbwd"),
+                  dict(flow("f", 8, T0, PID, PID), cat="fwdbwd")]),
+     0, "stdout:4 events",
+     "ac2g flows kernel -> launch back to the kernel, a flow from an event to itself, fwdbwd "
+     "flows both ways between two ops: a cycle any walk over links must not follow forever")
+case("dangling_ids.json",
+     trace_bytes([cpu_op("aten::add", T0, 20.0, 1),
+                  runtime(T0 + 5, 6.0, 99, 100),    # External id no op has, no kernel for 100
+                  kernel(T0 + 30, 4.0, 98, 555),    # correlation no launch has
+                  kernel(T0 + 40, 4.0, 1, -1),      # negative correlation
+                  dict(cpu_op("aten::mul", T0 + 60, 5.0, 0), args={"External id": None})]),
+     0, "stdout:5 events",
+     "External ids and correlations that point at nothing (and a negative one, and a null)")
+case("duplicate_correlation_ids.json",
+     trace_bytes([cpu_op("aten::add", T0, 20.0, 1), runtime(T0 + 5, 6.0, 1, 100),
+                  runtime(T0 + 12, 6.0, 1, 100), kernel(T0 + 30, 4.0, 1, 100),
+                  kernel(T0 + 36, 4.0, 1, 100), kernel(T0 + 36, 4.0, 1, 100),
+                  flow("s", 100, T0 + 5, PID, PID), flow("s", 100, T0 + 12, PID, PID),
+                  flow("f", 100, T0 + 30, 0, 7), flow("f", 100, T0 + 36, 0, 7)]),
+     0, "stdout:6 events",
+     "two launches and three kernels (one an exact duplicate) share correlation 100, and two "
+     "flows share an id")
+case("out_of_order.json",
+     trace_bytes(list(reversed([cpu_op("aten::add", T0, 20.0, 1), runtime(T0 + 5, 6.0, 1, 100),
+                                flow("s", 100, T0 + 5, PID, PID), kernel(T0 + 30, 4.0, 1, 100),
+                                flow("f", 100, T0 + 30, 0, 7), good(3), good(4), good(5)]))),
+     0, "stdout:6 events",
+     "events in reverse time order: kernels before their launches, flow ends before starts")
+case("overlapping_events.json",
+     trace_bytes([cpu_op("aten::a", T0, 20.0, 1), cpu_op("aten::b", T0 + 10, 20.0, 2),
+                  cpu_op("aten::c", T0 + 10, 20.0, 3), cpu_op("aten::d", T0 + 15, 0.0, 4),
+                  kernel(T0 + 40, 10.0, 1, 0), kernel(T0 + 45, 10.0, 2, 0),
+                  kernel(T0 + 45, 1.0, 3, 0)]),
+     0, "stdout:7 events",
+     "ops that partly overlap on one thread (neither contains the other), identical spans, "
+     "a zero-length op, kernels overlapping on one stream")
+case("bad_unicode_escape.json",
+     trace_bytes([good(1), '{"ph": "X", "cat": "cpu_op", "name": "aten::\\ud800\\uZZZZ", '
+                           '"pid": 1489, "tid": 1489, "ts": 5000040.0, "dur": 1.0}', good(3)]),
+     0, "stdout:bad type",
+     "a name with a lone surrogate escape and a malformed \\u escape")
+case("gzip_bad_crc.json.gz",
+     (lambda g: g[:-8] + bytes([g[-8] ^ 0xFF]) + g[-7:])(gz(trace_bytes([good(1), good(2)]))),
+     2, "gzip", "a complete gzip member whose CRC-32 does not match its content")
+case("gzip_trailing_garbage.json.gz", gz(trace_bytes([good(1), good(2)])) + b"\x00garbage",
+     0, "stdout:2 events", "a gzip member followed by bytes that are not gzip (padding, junk)")
 
 def main():
     names = set()
