@@ -16,12 +16,14 @@ ATTNSCOPE_TORCH_VERSION="2.11.0"
 # (checked by building and running in a debootstrap --variant=minbase bookworm chroot).
 # - libgl-dev: Qt6Gui's CMake config needs OpenGL (GL/gl.h, libGL.so); qt6-base-dev depends on
 #   it already, it is listed to keep the requirement explicit.
+# - libisal-dev: ISA-L's inflate for .json.gz traces (about 3x zlib's); the build falls back to
+#   zlib without it.
 # - libqt6opengl6-dev: Qt6Charts' CMake config needs Qt6OpenGL and Qt6OpenGLWidgets, which are
 #   only a Recommends of qt6-base-dev; without them find_package(Qt6 ... Charts) fails.
 ATTNSCOPE_APT_PACKAGES=(
   g++ cmake ninja-build pkg-config
   qt6-base-dev qt6-base-dev-tools qt6-charts-dev libqt6opengl6-dev
-  libsimdjson-dev zlib1g-dev libgl-dev
+  libsimdjson-dev zlib1g-dev libisal-dev libgl-dev
   xvfb xauth fonts-dejavu-core
   python3
 )

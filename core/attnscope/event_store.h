@@ -248,6 +248,8 @@ class EventStoreBuilder {
   };
 
   EventStoreBuilder();
+  // Room for this many events and args records (a reader's estimate).
+  void reserve(size_t events, size_t args);
   StringTable& strings() { return store_.strings_; }
   EventStore::Meta& meta() { return store_.meta_; }
 

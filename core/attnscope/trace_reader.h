@@ -20,9 +20,13 @@ struct ReaderLimits {
   uint32_t maxDepth = 256;                     // JSON nesting
   uint32_t maxStringBytes = 1u << 20;          // one name or arg string
   uint64_t maxEvents = 200'000'000;
-  // Texts at least this large (object form) are parsed in chunks on several
-  // threads; anything unusual falls back to the one-pass reader.
+  // Texts at least this large (object form) are parsed in windows of whole
+  // events on several threads, gzip streams inflated as they are parsed;
+  // anything unusual falls back to the one-pass reader.
   uint64_t parallelMinBytes = 4ull << 20;
+  // Window size: at most this, at least 4 KiB, about an eighth of the text
+  // below 64 MiB (enough windows to share between threads).
+  uint64_t windowBytes = 8ull << 20;
 };
 
 struct LoadError {
@@ -46,6 +50,7 @@ struct LoadResult {
   // Non-fatal: e.g. "JSON ends early at byte 1234: kept the 120 events before it".
   std::string warning;
   uint64_t jsonBytes = 0;  // size of the (decompressed) JSON text
+  uint64_t windows = 0;    // windows the events were parsed in (0: one pass)
   bool ok() const { return store.has_value(); }
 };
 

@@ -164,6 +164,20 @@ uint64_t EventStore::noteTotal() const {
 
 EventStoreBuilder::EventStoreBuilder() = default;
 
+void EventStoreBuilder::reserve(size_t events, size_t args) {
+  store_.events_.reserve(events);
+  store_.args_.reserve(args);
+}
+
+namespace {
+// Room for `extra` more elements, growing geometrically (repeated merges
+// must not reallocate each time).
+template <typename T>
+void growFor(std::vector<T>& v, size_t extra) {
+  if (v.size() + extra > v.capacity()) v.reserve(std::max(v.size() + extra, v.capacity() * 2));
+}
+}  // namespace
+
 uint32_t EventStoreBuilder::lane(LaneKind kind, int64_t pid, int64_t tid) {
   const LaneKey key{kind, pid, tid};
   if (lastLane_ != kNoLane && lastKey_ == key) return lastLane_;
@@ -209,14 +223,14 @@ std::vector<uint32_t> EventStoreBuilder::merge(EventStoreBuilder&& o, IdRemap re
     lr[i] = lane(l.kind, remapId(l.pid, sr), remapId(l.tid, sr));
   }
   const auto argBase = static_cast<uint32_t>(store_.args_.size());
-  store_.args_.reserve(store_.args_.size() + o.store_.args_.size());
+  growFor(store_.args_, o.store_.args_.size());
   for (EventArgs a : o.store_.args_) {
     a.inputDims = sr[a.inputDims];
     a.inputTypes = sr[a.inputTypes];
     a.concreteInputs = sr[a.concreteInputs];
     store_.args_.push_back(a);
   }
-  store_.events_.reserve(store_.events_.size() + o.store_.events_.size());
+  growFor(store_.events_, o.store_.events_.size());
   for (Event e : o.store_.events_) {
     e.name = sr[e.name];
     e.lane = lr[e.lane];
@@ -224,7 +238,7 @@ std::vector<uint32_t> EventStoreBuilder::merge(EventStoreBuilder&& o, IdRemap re
     store_.events_.push_back(e);
   }
   for (int k = 0; k < kFamilyCount; ++k) store_.familyCounts_[k] += o.store_.familyCounts_[k];
-  flows_.reserve(flows_.size() + o.flows_.size());
+  growFor(flows_, o.flows_.size());
   for (RawFlow f : o.flows_) {
     f.pid = remapId(f.pid, sr);
     f.tid = remapId(f.tid, sr);

@@ -1,10 +1,12 @@
 // The reader on tiny hand-written traces whose expected values can be
 // checked by eye.
 #include <QFile>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <zlib.h>
 
+#include "attnscope/gzip.h"
 #include "attnscope/trace_reader.h"
 
 using namespace attnscope;
@@ -210,21 +212,50 @@ class ReaderTest : public QObject {
 
   // The parallel chunked parse must build exactly the store the sequential
   // parse builds (a real capture, forced down both paths).
+  // (Windows: a mapped file, or a gzip stream inflated as it is parsed; many
+  // small windows exercise the cuts and the carried partial events.)
   void chunkedParseEqualsSequential_data() {
     QTest::addColumn<QString>("path");
-    QTest::newRow("softmax") << QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto/softmax_8x16x1024x64.json");
-    QTest::newRow("train20") << QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/transformer_train20.json.gz");
+    QTest::addColumn<qulonglong>("window");
+    QTest::addColumn<bool>("inflateFirst");  // read train20 as a plain (mapped) JSON file
+    const QString softmax = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto/softmax_8x16x1024x64.json");
+    const QString train = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/transformer_train20.json.gz");
+    QTest::newRow("softmax") << softmax << qulonglong{8 << 20} << false;
+    QTest::newRow("softmax 4 KiB windows") << softmax << qulonglong{4096} << false;
+    QTest::newRow("train20 gz stream") << train << qulonglong{8 << 20} << false;
+    QTest::newRow("train20 gz stream 64 KiB windows") << train << qulonglong{64 << 10} << false;
+    QTest::newRow("train20 mapped 256 KiB windows") << train << qulonglong{256 << 10} << true;
   }
   void chunkedParseEqualsSequential() {
     QFETCH(QString, path);
+    QFETCH(qulonglong, window);
+    QFETCH(bool, inflateFirst);
     QVERIFY2(QFile::exists(path), qPrintable("missing " + path));
+    QTemporaryDir dir;
+    if (inflateFirst) {
+      QFile in(path);
+      QVERIFY(in.open(QIODevice::ReadOnly));
+      const QByteArray gz = in.readAll();
+      std::vector<char> text;
+      size_t n = 0;
+      std::string err;
+      QVERIFY(gunzip(gz.constData(), static_cast<size_t>(gz.size()), 1ull << 32, 0, &text, &n, &err));
+      path = dir.filePath("train20.json");
+      QFile out(path);
+      QVERIFY(out.open(QIODevice::WriteOnly) && out.write(text.data(), static_cast<qint64>(n)) == qint64(n));
+    }
     ReaderLimits seqLim;
     seqLim.parallelMinBytes = UINT64_MAX;
     ReaderLimits parLim;
     parLim.parallelMinBytes = 1;
+    parLim.windowBytes = window;
     LoadResult a = loadTrace(path.toStdString(), seqLim);
     LoadResult b = loadTrace(path.toStdString(), parLim);
     QVERIFY(a.ok() && b.ok());
+    QCOMPARE(a.windows, uint64_t{0});
+    QVERIFY(b.windows >= (window < (1 << 20) ? 16u : 2u));
+    QCOMPARE(b.warning, a.warning);
+    QCOMPARE(b.jsonBytes, a.jsonBytes);
     const EventStore& x = *a.store;
     const EventStore& y = *b.store;
     QCOMPARE(x.events().size(), y.events().size());
@@ -246,6 +277,77 @@ class ReaderTest : public QObject {
         QCOMPARE(ea->bytes, fa->bytes);
       }
     }
+  }
+
+  // Bad events, invalid UTF-8 and names inside windows read exactly as the
+  // one-pass reader reads them: same counts, offsets, warning and store.
+  void windowsReportWhatOnePassReports() {
+    std::string t = "{\n  \"schemaVersion\": 1,\n  \"traceEvents\": [\n";
+    for (int i = 0; i < 3000; ++i) {
+      std::string name = "op" + std::to_string(i % 37);
+      if (i == 1500) name = "bad\xff\xfeutf8";
+      const std::string ts = i == 2500 ? "" : "\"ts\": " + std::to_string(1000 + i * 10) + ".125, ";
+      t += std::string(i ? ",\n" : "") + "  {\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"" + name +
+           "\", \"pid\": 7, \"tid\": \"worker\", " + ts + "\"dur\": 5,\n    \"args\": {\"External id\": " +
+           std::to_string(i + 1) + ", \"Input Dims\": [[" + std::to_string(i % 5) + ", 3]]}\n  }";
+    }
+    t += "\n  ],\n  \"traceName\": \"synthetic\"\n}\n";
+    ReaderLimits seq;
+    seq.parallelMinBytes = UINT64_MAX;
+    ReaderLimits win;
+    win.parallelMinBytes = 1;
+    win.windowBytes = 4096;
+    for (bool gz : {false, true}) {
+      const std::string text = gz ? gzipOf(t) : t;
+      LoadResult a = parse(text, seq);
+      LoadResult b = parse(text, win);
+      QVERIFY(a.ok() && b.ok());
+      QVERIFY(b.windows > 20);
+      QCOMPARE(b.store->events().size(), size_t{2999});
+      QCOMPARE(b.store->bad(BadKind::MissingField).count, uint64_t{1});
+      QCOMPARE(b.store->bad(BadKind::MissingField).firstOffset, a.store->bad(BadKind::MissingField).firstOffset);
+      QVERIFY2(b.warning.find("2 invalid UTF-8 byte(s)") != std::string::npos, b.warning.c_str());
+      QCOMPARE(b.warning, a.warning);
+      QVERIFY(find(*b.store, "bad??utf8"));
+      QCOMPARE(b.store->lanes().size(), size_t{1});
+      QCOMPARE(b.store->lanes()[0].label, a.store->lanes()[0].label);
+      for (size_t i = 0; i < a.store->events().size(); ++i) {
+        const Event& e = a.store->events()[i];
+        const Event& f = b.store->events()[i];
+        QVERIFY(e.start == f.start && e.externalId == f.externalId && a.store->name(e) == b.store->name(f));
+        QCOMPARE(a.store->str(a.store->argsOf(e)->inputDims), b.store->str(b.store->argsOf(f)->inputDims));
+      }
+    }
+  }
+
+  // A gzip stream that is cut short or inflates past the limit fails with
+  // the gzip reason, also when inflated window by window.
+  void gzipStreamErrors() {
+    std::string t = "{\"traceEvents\": [\n";
+    for (int i = 0; i < 20000; ++i)
+      t += std::string(i ? ",\n" : "") + "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, " +
+           "\"tid\": 1, \"ts\": " + std::to_string(i * 3) + ", \"dur\": 1}";
+    t += "\n]}";
+    ReaderLimits win;
+    win.parallelMinBytes = 1;
+    win.windowBytes = 8192;
+    const std::string gz = gzipOf(t);
+    LoadResult whole = parse(gz, win);
+    QVERIFY(whole.ok());
+    QVERIFY(whole.windows > 20);
+    QCOMPARE(whole.store->events().size(), size_t{20000});
+    LoadResult cut = parse(gz.substr(0, gz.size() * 2 / 3), win);
+    QVERIFY(!cut.ok());
+    QVERIFY2(cut.error->message.find("gzip data ends early") != std::string::npos, cut.error->message.c_str());
+    std::string corrupt = gz;
+    corrupt[corrupt.size() - 6] ^= 0x55;  // the CRC in the trailer
+    LoadResult bad = parse(corrupt, win);
+    QVERIFY(!bad.ok());
+    QVERIFY2(bad.error->message.find("gzip") != std::string::npos, bad.error->message.c_str());
+    win.maxDecompressedBytes = t.size() / 2;
+    LoadResult bomb = parse(gz, win);
+    QVERIFY(!bomb.ok());
+    QVERIFY2(bomb.error->message.find("decompressed size exceeds") != std::string::npos, bomb.error->message.c_str());
   }
 
   void visibleRangeFindsOverlaps() {
