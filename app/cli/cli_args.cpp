@@ -68,6 +68,7 @@ ReaderLimits readerLimits(Args& a) {
   if (auto v = a.number("--max-decompressed")) l.maxDecompressedBytes = *v;
   if (auto v = a.number("--max-depth")) l.maxDepth = static_cast<uint32_t>(std::min<uint64_t>(*v, 100000));
   if (auto v = a.number("--max-string")) l.maxStringBytes = static_cast<uint32_t>(std::min<uint64_t>(*v, 1u << 30));
+  if (auto v = a.number("--max-events")) l.maxEvents = *v;
   return l;
 }
 

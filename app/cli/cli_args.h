@@ -38,12 +38,13 @@ class Args {
   std::vector<std::string> args_;
 };
 
-// --max-decompressed, --max-depth, --max-string: the reader's limits.
+// --max-decompressed, --max-depth, --max-string, --max-events: the reader's limits.
 ReaderLimits readerLimits(Args& a);
 inline constexpr const char* kLimitsHelp =
     "  --max-decompressed BYTES  refuse .gz files that inflate beyond this (default 8 GiB)\n"
     "  --max-depth N             JSON nesting limit (default 256)\n"
-    "  --max-string BYTES        longest name or string argument (default 1 MiB)\n";
+    "  --max-string BYTES        longest name or string argument (default 1 MiB)\n"
+    "  --max-events N            load at most N events, count the rest (default 200,000,000)\n";
 
 // Loads a trace or throws UsageError with the reader's message. Prints the
 // reader's warning, if any, to stderr.

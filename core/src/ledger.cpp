@@ -47,16 +47,20 @@ Ledger computeLedger(const EventStore& s) {
     }
   }
   l.gpuUnionNs = gpuBusyWithin(s, byStart, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+  // The correlations GPU work carries, once (a trace may give thousands of
+  // launches one correlation: asking byCorrelation per launch is quadratic).
+  std::vector<int64_t> gpuCorrelations;
+  for (EventId id : byStart)
+    if (s.event(id).correlation > 0) gpuCorrelations.push_back(s.event(id).correlation);
+  std::sort(gpuCorrelations.begin(), gpuCorrelations.end());
   for (EventId i = 0; i < s.events().size(); ++i) {
     const Event& e = s.event(i);
     if (e.family != Family::CudaRuntime && e.family != Family::CudaDriver) continue;
     const std::string_view n = s.name(e);
     if (n == "cudaEventRecord") l.cudaEventRecords++;
     if (!isLaunchApi(n)) continue;
-    bool found = false;
-    if (e.correlation > 0)
-      for (EventId g : s.byCorrelation(e.correlation)) found = found || isGpuWork(s.event(g).family);
-    l.launchesWithoutGpuRecord += !found;
+    l.launchesWithoutGpuRecord +=
+        !(e.correlation > 0 && std::binary_search(gpuCorrelations.begin(), gpuCorrelations.end(), e.correlation));
   }
   l.timing = l.gpuActivities ? "cupti" : l.cudaEventRecords ? "cuda_events" : "none";
 
