@@ -1,6 +1,8 @@
 #include "attnscope/trace_writer.h"
 
+#include <cctype>
 #include <cstdio>
+#include <string>
 #include <unordered_map>
 
 #include "attnscope/json_out.h"
@@ -32,30 +34,124 @@ std::string_view catOf(Family f) {
 
 bool syntheticId(int64_t id) { return id <= -(int64_t{1} << 40); }
 
+// Length of the JSON number at the start of `t` (0 if there is none).
+size_t jsonNumberLength(std::string_view t) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t from = i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+    return i > from;
+  };
+  if (i < t.size() && t[i] == '-') ++i;
+  if (i < t.size() && t[i] == '0') ++i;
+  else if (!digits()) return 0;
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    if (!digits()) return 0;
+  }
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+    if (!digits()) return 0;
+  }
+  return i;
+}
+
+// A Python string literal ('...' or "...", backslash escapes) at the start
+// of `t`: its value into *value, its length returned (0 if unterminated).
+size_t pyStringLiteral(std::string_view t, std::string* value) {
+  const char q = t[0];
+  for (size_t i = 1; i < t.size(); ++i) {
+    const char c = t[i];
+    if (c == q) return i + 1;
+    if (c != '\\' || i + 1 == t.size()) {
+      value->push_back(c);
+      continue;
+    }
+    const char e = t[++i];
+    switch (e) {
+      case 'n': value->push_back('\n'); break;
+      case 'r': value->push_back('\r'); break;
+      case 't': value->push_back('\t'); break;
+      case 'x':
+        if (i + 2 < t.size() && std::isxdigit(static_cast<unsigned char>(t[i + 1])) &&
+            std::isxdigit(static_cast<unsigned char>(t[i + 2]))) {
+          value->push_back(static_cast<char>(std::stoi(std::string(t.substr(i + 1, 2)), nullptr, 16)));
+          i += 2;
+        } else {
+          value->push_back(e);
+        }
+        break;
+      default: value->push_back(e);  // \\ \' \" and anything else: the character itself
+    }
+  }
+  return 0;
+}
+
+// pyReprToJson's conversion; false when `r` is not a list/scalar repr.
+bool convertPyRepr(std::string_view r, std::string& out) {
+  // Arrays only (no dicts), so the grammar is a depth and what may come next.
+  int depth = 0;
+  bool wantValue = true;  // else: a comma or a closing bracket
+  bool done = false;      // the top-level value is complete
+  for (size_t i = 0; i < r.size();) {
+    const char c = r[i];
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+      ++i;
+      continue;
+    }
+    if (done) return false;
+    if (c == ']') {
+      if (depth == 0 || (wantValue && out.back() != '[')) return false;
+      out.push_back(']');
+      --depth;
+      ++i;
+      wantValue = false;
+    } else if (!wantValue) {
+      if (c != ',' || depth == 0) return false;
+      out += ", ";
+      ++i;
+      wantValue = true;
+      continue;
+    } else if (c == '[') {
+      out.push_back('[');
+      ++depth;
+      ++i;
+      continue;
+    } else if (c == '\'' || c == '"') {
+      std::string value;
+      const size_t n = pyStringLiteral(r.substr(i), &value);
+      if (n == 0) return false;
+      appendJsonString(out, value);
+      i += n;
+      wantValue = false;
+    } else {
+      static constexpr std::pair<std::string_view, std::string_view> kWords[] = {
+          {"None", "null"}, {"True", "true"}, {"False", "false"}};
+      size_t n = jsonNumberLength(r.substr(i));
+      std::string_view json = r.substr(i, n);
+      for (const auto& [py, js] : kWords)
+        if (n == 0 && r.substr(i, py.size()) == py) n = py.size(), json = js;
+      if (n == 0) return false;
+      out += json;
+      i += n;
+      wantValue = false;
+    }
+    done = depth == 0;
+  }
+  return done;
+}
+
 }  // namespace
 
 std::string pyReprToJson(std::string_view r) {
   std::string out;
   out.reserve(r.size() + 8);
-  for (size_t i = 0; i < r.size(); ++i) {
-    const char c = r[i];
-    if (c == '\'') {
-      std::string s;
-      for (++i; i < r.size() && r[i] != '\''; ++i) s.push_back(r[i]);
-      appendJsonString(out, s);
-    } else if (r.substr(i, 4) == "None") {
-      out += "null";
-      i += 3;
-    } else if (r.substr(i, 4) == "True") {
-      out += "true";
-      i += 3;
-    } else if (r.substr(i, 5) == "False") {
-      out += "false";
-      i += 4;
-    } else {
-      out.push_back(c);
-    }
-  }
+  if (convertPyRepr(r, out)) return out;
+  // Not something the reader's repr makes (a hostile trace's argument):
+  // keep the text, as one JSON string, so the file stays valid JSON.
+  out.clear();
+  appendJsonString(out, r);
   return out;
 }
 

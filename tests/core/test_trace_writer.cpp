@@ -47,6 +47,34 @@ class TraceWriterTest : public QObject {
   void pyReprConvertsBack() {
     QCOMPARE(pyReprToJson("['float', 'Scalar', None, True]"), std::string("[\"float\", \"Scalar\", null, true]"));
     QCOMPARE(pyReprToJson("[[8, 16], []]"), std::string("[[8, 16], []]"));
+    // (Plain literals: moc cannot read raw strings holding a single quote.)
+    const std::string quotes = "[\"it\x27s\", \x27say \\\x27hi\\\x27\x27, \x27\\\\\x27, -1.5e-3, False]";
+    const std::string quotesJson = "[\"it\x27s\", \"say \x27hi\x27\", \"\\\\\", -1.5e-3, false]";
+    QCOMPARE(pyReprToJson(quotes), quotesJson);
+    // Whatever the text, the result is valid JSON: what is not a repr stays one string.
+    const std::string notRepr = "[\x27\x27, 1\"[32768, 4096w \x27, 64]\", \x27\x27]";
+    const std::string notReprJson = "\"[\x27\x27, 1\\\"[32768, 4096w \x27, 64]\\\", \x27\x27]\"";
+    QCOMPARE(pyReprToJson(notRepr), notReprJson);
+    for (const char* bad : {"", "[1,]", "[1 2]", "[[1]", "1]", "['a", "[NaN]", "[01x]", "[1] [2]", "-"})
+      QVERIFY2(pyReprToJson(bad).front() == '\"', bad);
+  }
+
+  // Fuzzer finding (2026-12-03): a trace whose Concrete Inputs hold a
+  // malformed list loaded, and the trace written back from it did not.
+  void writtenTraceAlwaysLoadsAgain() {
+    // Plain literals: moc misreads raw strings holding escapes.
+    const std::string t =
+        "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::transpose\",\"pid\":1,\"tid\":1,"
+        "\"ts\":1.5,\"dur\":1,\"args\":{\"External id\": 3,"
+        "\"Concrete Inputs\": [\"\", \"[1, 8, 64, 64]\", 1\"[32768, 4096w \x27, 64]\", \"\"],"
+        "\"Input type\": [\"it\x27s\", \"a \\\"quoted\\\" \\\\ type\"]}},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"pid\":1,\"tid\":1,\"ts\":3,\"dur\":1}]}";
+    LoadResult a = parseTrace(t, "in.json");
+    QVERIFY(a.ok());
+    const std::string out = chromeTraceJson(*a.store);
+    LoadResult b = parseTrace(out, "roundtrip.json");
+    QVERIFY2(b.ok(), b.ok() ? "" : (b.error->what() + "\n" + out).c_str());
+    QCOMPARE(b.store->events().size(), a.store->events().size());
   }
 };
 
