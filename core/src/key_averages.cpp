@@ -119,6 +119,91 @@ void linkCorrected(const EventStore& store, const std::vector<uint32_t>& feOf, s
   }
 }
 
+// Link device work (and runtime calls) to the frontend events by id
+// (torch's device_corr_map): every Fe whose `linked` id is a CPU event's
+// `id` adds its duration to that event's kernel time (GPU work) or moves to
+// its thread (runtime calls). Kineto's External ids are dense small
+// integers: lists per id in a flat array; a sparse range is sorted instead.
+void linkByExternalId(std::vector<Fe>& fes) {
+  constexpr uint32_t kNone = UINT32_MAX;
+  int64_t lo = INT64_MAX, hi = 0;
+  size_t count = 0;
+  for (const Fe& f : fes) {
+    if (f.linked <= 0) continue;
+    lo = std::min(lo, f.linked);
+    hi = std::max(hi, f.linked);
+    ++count;
+  }
+  if (count == 0) return;
+  auto apply = [&](Fe& f, uint32_t j) {
+    Fe& g = fes[j];
+    if (!g.cpu) f.kernelNs += g.end - g.start;
+    else g.thread = f.thread;
+  };
+  const auto n = static_cast<uint32_t>(fes.size());
+  if (static_cast<uint64_t>(hi - lo) <= 8 * count + 4096) {
+    std::vector<uint32_t> head(static_cast<size_t>(hi - lo + 1), kNone), next(n, kNone);
+    for (uint32_t i = n; i-- > 0;) {  // backwards: each list in ascending order
+      if (fes[i].linked <= 0) continue;
+      uint32_t& h = head[static_cast<size_t>(fes[i].linked - lo)];
+      next[i] = h;
+      h = i;
+    }
+    for (Fe& f : fes) {
+      if (f.linked != 0 || !f.cpu || f.id < lo || f.id > hi) continue;
+      for (uint32_t j = head[static_cast<size_t>(f.id - lo)]; j != kNone; j = next[j]) apply(f, j);
+    }
+    return;
+  }
+  std::vector<std::pair<int64_t, uint32_t>> byLinked;
+  byLinked.reserve(count);
+  for (uint32_t i = 0; i < n; ++i)
+    if (fes[i].linked > 0) byLinked.emplace_back(fes[i].linked, i);
+  std::sort(byLinked.begin(), byLinked.end());
+  for (Fe& f : fes) {
+    if (f.linked != 0 || !f.cpu) continue;
+    auto it = std::lower_bound(byLinked.begin(), byLinked.end(), std::make_pair(f.id, uint32_t{0}));
+    for (; it != byLinked.end() && it->first == f.id; ++it) apply(f, it->second);
+  }
+}
+
+// Torch's order: by start, longer first, else as added (a stable sort).
+// The events arrive lane by lane, each lane already in that order: the
+// sorted runs are merged pairwise on small keys, then the events moved once.
+void sortLikeTorch(std::vector<Fe>& fes) {
+  struct Key {
+    int64_t start, end;
+    uint32_t index;
+  };
+  const auto before = [](const Key& a, const Key& b) {
+    if (a.start != b.start) return a.start < b.start;
+    if (a.end != b.end) return a.end > b.end;
+    return a.index < b.index;
+  };
+  const size_t n = fes.size();
+  std::vector<Key> keys(n), tmp(n);
+  std::vector<size_t> runs{0};
+  for (uint32_t i = 0; i < n; ++i) {
+    keys[i] = {fes[i].start, fes[i].end, i};
+    if (i > 0 && before(keys[i], keys[i - 1])) runs.push_back(i);
+  }
+  runs.push_back(n);
+  while (runs.size() > 2) {
+    std::vector<size_t> merged{0};
+    for (size_t r = 0; r + 1 < runs.size(); r += 2) {
+      const size_t a = runs[r], m = runs[r + 1], b = r + 2 < runs.size() ? runs[r + 2] : m;
+      std::merge(keys.begin() + a, keys.begin() + m, keys.begin() + m, keys.begin() + b, tmp.begin() + a, before);
+      merged.push_back(b);
+    }
+    keys.swap(tmp);
+    runs.swap(merged);
+  }
+  std::vector<Fe> sorted;
+  sorted.reserve(n);
+  for (const Key& k : keys) sorted.push_back(fes[k.index]);
+  fes.swap(sorted);
+}
+
 std::string_view rewriteName(std::string_view n, std::string& scratch) {
   if (n.starts_with("ProfilerStep#")) {
     scratch = "ProfilerStep*";
@@ -134,7 +219,23 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribu
   out.attribution = attribution;
   out.groupBy = groupBy;
   const auto& events = store.events();
-  StringTable names;  // local table: rewritten names, stable ids for keys
+  // Local ids for names (after torch's renaming) and shapes, looked up once
+  // per store string rather than hashed once per event.
+  StringTable names;
+  constexpr uint32_t kUnseen = UINT32_MAX, kFiltered = UINT32_MAX - 1;
+  std::vector<uint32_t> local(store.strings().size(), kUnseen);
+  std::string scratch;
+  auto localName = [&](uint32_t sid) {
+    uint32_t& l = local[sid];
+    if (l == kUnseen) {
+      const std::string_view nm = store.str(sid);
+      l = filteredName(nm) ? kFiltered : names.intern(rewriteName(nm, scratch));
+    }
+    return l;
+  };
+  uint32_t memorySid = 0, oomSid = 0;
+  const bool hasMemoryName = store.strings().find("[memory]", &memorySid);
+  const bool hasOomName = store.strings().find("[OutOfMemory]", &oomSid);
 
   // Memory records, sorted by time.
   struct Mem {
@@ -145,7 +246,7 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribu
   std::vector<Mem> mem;
   for (EventId i = 0; i < events.size(); ++i) {
     const Event& e = events[i];
-    if (e.family == Family::Memory && store.name(e) == "[memory]") mem.push_back({e.start, i, false});
+    if (e.family == Family::Memory && hasMemoryName && e.name == memorySid) mem.push_back({e.start, i, false});
   }
   std::stable_sort(mem.begin(), mem.end(), [](const Mem& a, const Mem& b) { return a.ts < b.ts; });
 
@@ -153,18 +254,19 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribu
   const uint32_t mainThread = mainLane(store);
   std::vector<uint32_t> feOf(events.size(), UINT32_MAX);  // store event -> Fe (before sorting)
   std::vector<Fe> fes;
-  fes.reserve(events.size() / 2);
-  std::string scratch;
+  fes.reserve(events.size());
+  uint32_t memLane = UINT32_MAX;
+  auto memFrom = mem.begin();
   for (EventId i = 0; i < events.size(); ++i) {
     const Event& e = events[i];
     const bool cpu = torchCpuFamily(e.family);
     const bool gpu = torchDeviceFamily(e.family);
     if (!cpu && !gpu) continue;
-    const std::string_view nm = store.name(e);
-    if (filteredName(nm)) continue;
+    const uint32_t name = localName(e.name);
+    if (name == kFiltered) continue;
     Fe f;
     f.ev = i;
-    f.name = names.intern(rewriteName(nm, scratch));
+    f.name = name;
     f.thread = e.lane;
     f.start = e.start;
     f.end = e.end();
@@ -190,12 +292,19 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribu
       f.thread = mainThread;  // Kineto events with no parent op
     if (e.family == Family::CpuOp) {
       const EventArgs* a = store.argsOf(e);
-      if (a && a->inputDims) f.shapes = names.intern(store.str(a->inputDims));
+      if (a && a->inputDims) {
+        f.shapes = localName(a->inputDims);  // a shape string is never filtered or renamed
+      }
     }
     if (cpu) {
-      auto lo = std::lower_bound(mem.begin(), mem.end(), f.start,
-                                 [](const Mem& m, int64_t t) { return m.ts < t; });
-      for (auto it = lo; it != mem.end() && it->ts <= f.end; ++it) {
+      // A lane's events come in start order: the first memory record at or
+      // after the start only moves forward along a lane.
+      if (e.lane != memLane) {
+        memLane = e.lane;
+        memFrom = mem.begin();
+      }
+      while (memFrom != mem.end() && memFrom->ts < f.start) ++memFrom;
+      for (auto it = memFrom; it != mem.end() && it->ts <= f.end; ++it) {
         const EventArgs* a = store.argsOf(events[it->ev]);
         if (a) {
           if (cpuMemDevice(a->deviceType)) f.cpuMem += a->bytes;
@@ -208,21 +317,9 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribu
     fes.push_back(f);
   }
   if (corrected) linkCorrected(store, feOf, fes, names.intern("[unlinked GPU work]"));
+  std::vector<uint32_t>().swap(feOf);
 
-  // Link device work (and runtime calls) to the frontend events by id.
-  std::unordered_map<int64_t, std::vector<uint32_t>> deviceCorr;
-  for (uint32_t i = 0; i < fes.size(); ++i)
-    if (fes[i].linked > 0) deviceCorr[fes[i].linked].push_back(i);
-  for (auto& f : fes) {
-    if (f.linked != 0 || !f.cpu) continue;
-    auto it = deviceCorr.find(f.id);
-    if (it == deviceCorr.end()) continue;
-    for (uint32_t j : it->second) {
-      Fe& g = fes[j];
-      if (!g.cpu) f.kernelNs += g.end - g.start;
-      else g.thread = f.thread;
-    }
-  }
+  linkByExternalId(fes);
 
   // Memory records no CPU event covered become top-level "[memory]" rows.
   const uint32_t memName = names.intern("[memory]");
@@ -241,47 +338,51 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribu
     }
     fes.push_back(f);
   }
-  for (EventId i = 0; i < events.size(); ++i) {
-    const Event& e = events[i];
-    if (e.family == Family::Memory && store.name(e) == "[OutOfMemory]") {
-      Fe f;
-      f.ev = i;
-      f.name = names.intern("[OutOfMemory]");
-      f.thread = e.lane;
-      f.start = f.end = e.start;
-      f.family = Family::Memory;
-      fes.push_back(f);
+  if (hasOomName) {
+    const uint32_t oomName = names.intern("[OutOfMemory]");
+    for (EventId i = 0; i < events.size(); ++i) {
+      const Event& e = events[i];
+      if (e.family == Family::Memory && e.name == oomSid) {
+        Fe f;
+        f.ev = i;
+        f.name = oomName;
+        f.thread = e.lane;
+        f.start = f.end = e.start;
+        f.family = Family::Memory;
+        fes.push_back(f);
+      }
     }
   }
 
-  std::stable_sort(fes.begin(), fes.end(), [](const Fe& a, const Fe& b) {
-    if (a.start != b.start) return a.start < b.start;
-    return a.end > b.end;
-  });
+  sortLikeTorch(fes);
 
-  // Nesting per thread (CPU events only), torch's _populate_cpu_children.
+  // Nesting per thread (CPU events only), torch's _populate_cpu_children: one
+  // pass in time order with a stack per thread. Children are kept as linked
+  // lists (first child, next sibling) in the order they were found.
   const uint32_t n = static_cast<uint32_t>(fes.size());
-  std::vector<std::vector<uint32_t>> children(n);
+  constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<uint32_t> firstChild(n, kNone), lastChild(n, kNone), nextSibling(n, kNone), childCount(n, 0);
   {
-    std::unordered_map<uint32_t, std::vector<uint32_t>> byThread;
-    for (uint32_t i = 0; i < n; ++i)
-      if (fes[i].cpu || fes[i].family == Family::Memory) byThread[fes[i].thread].push_back(i);
-    std::vector<uint32_t> stack;
-    for (auto& [t, idx] : byThread) {
-      stack.clear();
-      for (uint32_t i : idx) {  // already sorted by (start, -end)
-        while (!stack.empty()) {
-          const Fe& p = fes[stack.back()];
-          if (fes[i].start >= p.end || fes[i].end > p.end) {
-            stack.pop_back();
-          } else {
-            children[stack.back()].push_back(i);
-            fes[i].parent = stack.back();
-            break;
-          }
+    std::vector<std::vector<uint32_t>> stacks(store.lanes().size());
+    for (uint32_t i = 0; i < n; ++i) {
+      Fe& f = fes[i];
+      if (!f.cpu && f.family != Family::Memory) continue;
+      auto& stack = stacks[f.thread];
+      while (!stack.empty()) {
+        const uint32_t top = stack.back();
+        const Fe& p = fes[top];
+        if (f.start >= p.end || f.end > p.end) {
+          stack.pop_back();
+        } else {
+          f.parent = top;
+          if (lastChild[top] == kNone) firstChild[top] = i;
+          else nextSibling[lastChild[top]] = i;
+          lastChild[top] = i;
+          childCount[top]++;
+          break;
         }
-        stack.push_back(i);
       }
+      stack.push_back(i);
     }
   }
 
@@ -291,11 +392,14 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribu
     for (uint32_t i = 0; i < n; ++i) {
       Fe& f = fes[i];
       if (f.deleted || f.parent == UINT32_MAX) continue;
-      Fe& p = fes[f.parent];
-      if (p.name == f.name && children[f.parent].size() == 1) {
-        children[f.parent] = children[i];
+      const uint32_t pi = f.parent;
+      Fe& p = fes[pi];
+      if (p.name == f.name && childCount[pi] == 1) {
+        firstChild[pi] = firstChild[i];
+        lastChild[pi] = lastChild[i];
+        childCount[pi] = childCount[i];
         p.kernelNs = corrected ? p.kernelNs + f.kernelNs : f.kernelNs;  // torch drops the parent's
-        for (uint32_t c : children[i]) fes[c].parent = f.parent;
+        for (uint32_t c = firstChild[i]; c != kNone; c = nextSibling[c]) fes[c].parent = pi;
         f.deleted = true;
         changed = true;
       }
@@ -312,7 +416,7 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribu
       continue;
     }
     int64_t sum = f.kernelNs;
-    for (uint32_t c : children[i]) sum += devTotal[c];
+    for (uint32_t c = firstChild[i]; c != kNone; c = nextSibling[c]) sum += devTotal[c];
     devTotal[i] = sum;
   }
 
@@ -352,7 +456,7 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribu
     if (cpuDevice) {
       const int64_t dur = f.end - f.start;
       int64_t childCpu = 0, childDev = 0, childCpuMem = 0, childDevMem = 0;
-      for (uint32_t c : children[i]) {
+      for (uint32_t c = firstChild[i]; c != kNone; c = nextSibling[c]) {
         const Fe& ch = fes[c];
         childCpu += ch.end - ch.start;
         childDev += devTotal[c];
