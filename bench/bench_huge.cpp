@@ -2,9 +2,7 @@
 // `huge` times attnscope-cli info and table on it, in child processes, with
 // their peak resident set as the kernel reports it (wait4's ru_maxrss).
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <climits>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -29,14 +27,6 @@ bool parseSize(const std::string& s, uint64_t* out) {
   if (!(v > 0)) return false;
   *out = static_cast<uint64_t>(v * mult);
   return true;
-}
-
-std::string selfDir() {
-  char buf[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return ".";
-  std::string p(buf, static_cast<size_t>(n));
-  return p.substr(0, p.rfind('/'));
 }
 
 }  // namespace
@@ -75,7 +65,7 @@ int benchGen(const std::vector<std::string>& args) {
 }
 
 int benchHuge(const std::vector<std::string>& args) {
-  std::string path, cli = selfDir() + "/attnscope-cli";
+  std::string path, cli = bench::selfDir() + "/attnscope-cli";
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--cli" && i + 1 < args.size()) cli = args[++i];
     else path = args[i];

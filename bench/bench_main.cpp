@@ -9,6 +9,7 @@ int benchLoad(const std::vector<std::string>& args);
 int benchAggregate(const std::vector<std::string>& args);
 int benchGen(const std::vector<std::string>& args);
 int benchHuge(const std::vector<std::string>& args);
+int benchStart(const std::vector<std::string>& args);
 int benchOverhead(const std::vector<std::string>& args, const std::string& self);
 #ifdef ATTNSCOPE_BENCH_TIMELINE
 int benchTimeline(const std::vector<std::string>& args, int argc, char** argv);
@@ -28,8 +29,12 @@ int main(int argc, char** argv) {
                  "         transformer_train20) with shifted times and fresh ids\n"
                  "  huge TRACE [--cli PATH]\n"
                  "         attnscope-cli info and table on TRACE: time and peak RSS (from the OS)\n"
-                 "  overhead [--shape B,H,S,D] [--calls N] [--rounds N] [--device cuda|cpu]\n"
+                 "  start [--runs N] [--platform offscreen|xcb] [TRACE]\n"
+                 "         GUI start to the first painted frame with the bundled capture (or TRACE)\n"
+                 "  overhead [--shape B,H,S,D] [--wrap LIST] [--calls N] [--batches N] [--rounds N]\n"
+                 "           [--device cuda|cpu] [--ablations]\n"
                  "         per-op profiling overhead: our collector vs LibTorch's profiler vs none\n"
+                 "         (--ablations adds our collector without each of its parts)\n"
                  "  timeline [--events N] [--frames N]\n"
                  "         timeline frames at 1920x1080 across zoom levels on N synthetic events\n";
     return args.empty() ? 2 : 0;
@@ -40,6 +45,7 @@ int main(int argc, char** argv) {
   if (cmd == "aggregate") return benchAggregate(args);
   if (cmd == "gen") return benchGen(args);
   if (cmd == "huge") return benchHuge(args);
+  if (cmd == "start") return benchStart(args);
   if (cmd == "overhead") return benchOverhead(args, argv[0]);
 #ifdef ATTNSCOPE_BENCH_TIMELINE
   if (cmd == "timeline") return benchTimeline(args, argc, argv);

@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <climits>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -58,6 +60,14 @@ double keyValue(const std::string& text, const std::string& key) {
     if (p == 0 || text[p - 1] == ' ' || text[p - 1] == '\n') at = p;
   if (at == std::string::npos) return -1;
   return std::atof(text.c_str() + at + k.size());
+}
+
+std::string selfDir() {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  const std::string p(buf, static_cast<size_t>(n));
+  return p.substr(0, p.rfind('/'));
 }
 
 ChildRun runChild(const std::vector<std::string>& argv, const std::string& stdoutPath) {

@@ -26,6 +26,9 @@ std::string runPython(const std::string& script, const std::vector<std::string>&
 // The number after "KEY=" in text (the last occurrence), or -1.
 double keyValue(const std::string& text, const std::string& key);
 
+// The directory of the running executable (the other binaries sit there).
+std::string selfDir();
+
 // Runs argv[0] with argv, stdout to `stdoutPath` (or /dev/null when empty),
 // and reports its wall time and peak resident set (wait4's ru_maxrss, from
 // the kernel). Returns the exit status, or -1 when it could not start.

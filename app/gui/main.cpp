@@ -2,13 +2,16 @@
 //
 //   attnscope [TRACE]
 //   attnscope --screenshot FILE [--size WxH] [--overlay NAME] [TRACE]
+//   attnscope --startup-probe [TRACE]
 //
 // Without TRACE the window shows the bundled sample capture. --screenshot
 // renders the window with the trace loaded, writes a PNG and exits (0, or
 // 2 when the trace cannot be loaded or the PNG cannot be written); it works
 // with QT_QPA_PLATFORM=offscreen. --overlay NAME selects that step (or the
 // first user annotation / op so named) in the timeline's explain overlay and
-// zooms to it; an unknown name exits 2 listing the steps.
+// zooms to it; an unknown name exits 2 listing the steps. --startup-probe
+// prints when the window and then the trace were first painted and exits
+// (startup_probe.h; settings are neither restored nor saved).
 #include <QApplication>
 #include <QBuffer>
 #include <QCommandLineParser>
@@ -18,6 +21,7 @@
 #include <cstdio>
 
 #include "attnscope/atomic_file.h"
+#include "startup_probe.h"
 #include "ui/explain_panel.h"
 #include "ui/main_window.h"
 #include "ui/timeline_panel.h"
@@ -59,6 +63,7 @@ bool savePng(const QImage& image, const QString& path, QString* error) {
 }  // namespace
 
 int main(int argc, char* argv[]) {
+  const long long mainNs = monotonicNs();
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("attnscope"));
   QApplication::setApplicationVersion(QStringLiteral(ATTNSCOPE_VERSION));
@@ -91,7 +96,10 @@ int main(int argc, char* argv[]) {
       QStringLiteral("Explain overlay on the timeline for step NAME (or the first user annotation "
                      "or op so named), zoomed to it."),
       QStringLiteral("NAME"));
-  parser.addOptions({screenshotOpt, sizeOpt, groupOpt, filterOpt, overlayOpt});
+  const QCommandLineOption probeOpt(
+      QStringLiteral("startup-probe"),
+      QStringLiteral("Print when the window and the trace were first painted (monotonic ns) and exit."));
+  parser.addOptions({screenshotOpt, sizeOpt, groupOpt, filterOpt, overlayOpt, probeOpt});
   parser.addPositionalArgument(QStringLiteral("TRACE"),
                                QStringLiteral("Trace to open; without it, the bundled sample."),
                                QStringLiteral("[TRACE]"));
@@ -120,6 +128,8 @@ int main(int argc, char* argv[]) {
   if (parser.isSet(filterOpt)) window.setNameFilter(parser.value(filterOpt), true);
 
   const bool screenshot = parser.isSet(screenshotOpt);
+  const bool probe = parser.isSet(probeOpt);
+  if (probe) new StartupProbe(&window, mainNs);
   if (parser.isSet(overlayOpt)) {
     const QString name = parser.value(overlayOpt);
     QObject::connect(&window, &attnscope::ui::MainWindow::traceShown, &app, [&window, name] {
@@ -132,8 +142,8 @@ int main(int argc, char* argv[]) {
   // Docks, run panel, runs, explanation, plots, compare, glossary. A
   // screenshot shows the default layout and leaves the user's settings alone.
   attnscope::ui::WorkbenchOptions benchOptions;
-  benchOptions.restoreSettings = !screenshot;
-  benchOptions.saveSettings = !screenshot;
+  benchOptions.restoreSettings = !screenshot && !probe;
+  benchOptions.saveSettings = !screenshot && !probe;
   auto* bench = new attnscope::ui::Workbench(&window, benchOptions);
   if (screenshot) {
     const QString out = parser.value(screenshotOpt);

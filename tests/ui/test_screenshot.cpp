@@ -1,7 +1,9 @@
 // Runs the built `attnscope --screenshot` the way CI and the docs do, with
-// QT_QPA_PLATFORM=offscreen, and checks the PNG and the exit codes.
+// QT_QPA_PLATFORM=offscreen, and checks the PNG and the exit codes; and
+// `attnscope --startup-probe` (what attnscope-bench start reads).
 #include <QFileInfo>
 #include <QImage>
+#include <QMap>
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QSet>
@@ -18,6 +20,7 @@ struct Run {
   int exitCode = -1;
   QProcess::ExitStatus status = QProcess::CrashExit;
   QString stdErr;
+  QString stdOut;
 };
 
 Run runGui(const QStringList& args) {
@@ -40,6 +43,7 @@ Run runGui(const QStringList& args) {
   r.exitCode = p.exitCode();
   r.status = p.exitStatus();
   r.stdErr = QString::fromLocal8Bit(p.readAllStandardError());
+  r.stdOut = QString::fromLocal8Bit(p.readAllStandardOutput());
   return r;
 }
 
@@ -63,6 +67,9 @@ class TestScreenshot : public QObject {
   void screenshot();
   void missingTraceExitsTwo();
   void unwritablePngExitsTwo();
+  void startupProbeReportsFramesInOrder_data();
+  void startupProbeReportsFramesInOrder();
+  void startupProbeFailsOnABadTrace();
 };
 
 void TestScreenshot::initTestCase() {
@@ -119,6 +126,40 @@ void TestScreenshot::unwritablePngExitsTwo() {
   QCOMPARE(r.status, QProcess::NormalExit);
   QCOMPARE(r.exitCode, 2);
   QVERIFY2(r.stdErr.contains(out), qPrintable(r.stdErr));
+}
+
+void TestScreenshot::startupProbeReportsFramesInOrder_data() {
+  QTest::addColumn<QStringList>("args");
+  QTest::newRow("bundled sample") << QStringList{QStringLiteral("--startup-probe")};
+  QTest::newRow("a trace") << QStringList{QStringLiteral("--startup-probe"), kTrace};
+}
+
+// main() starts, the window paints, the trace is shown, then the timeline
+// paints with it: the probe prints those instants in that order and exits 0.
+void TestScreenshot::startupProbeReportsFramesInOrder() {
+  QFETCH(QStringList, args);
+  const Run r = runGui(args);
+  QVERIFY2(r.status == QProcess::NormalExit && r.exitCode == 0, qPrintable(r.stdErr));
+  QMap<QString, qint64> t;
+  for (const QString& kv : r.stdOut.trimmed().split(QLatin1Char(' '))) {
+    const auto parts = kv.split(QLatin1Char('='));
+    if (parts.size() == 2) t[parts[0]] = parts[1].toLongLong();
+  }
+  for (const char* key : {"main_ns", "first_frame_ns", "trace_shown_ns", "trace_frame_ns"})
+    QVERIFY2(t.value(QLatin1String(key)) > 0, qPrintable(QStringLiteral("no %1 in: ").arg(key) + r.stdOut));
+  QVERIFY(t["main_ns"] < t["first_frame_ns"]);
+  QVERIFY(t["first_frame_ns"] <= t["trace_frame_ns"]);
+  QVERIFY(t["trace_shown_ns"] < t["trace_frame_ns"]);
+}
+
+void TestScreenshot::startupProbeFailsOnABadTrace() {
+  QTemporaryDir dir;
+  const QString missing = dir.filePath(QStringLiteral("no_such_trace.json"));
+  const Run r = runGui({QStringLiteral("--startup-probe"), missing});
+  QCOMPARE(r.status, QProcess::NormalExit);
+  QCOMPARE(r.exitCode, 2);
+  QVERIFY2(r.stdErr.contains(missing), qPrintable(r.stdErr));
+  QVERIFY(!r.stdOut.contains(QStringLiteral("trace_frame_ns")));
 }
 
 QTEST_GUILESS_MAIN(TestScreenshot)
