@@ -83,13 +83,15 @@ double cpuSeconds() {
 int benchLoad(const std::vector<std::string>& args) {
   bench::FileArgs fa;
   if (!bench::parseFileArgs(args, "load", "--no-python", &fa)) return 2;
+  attnscope::ReaderLimits limits;
+  if (fa.window) limits.windowBytes = fa.window;
   std::vector<double> total, read, dec, parse, build;
   size_t events = 0;
   uint64_t jsonBytes = 0, windows = 0;
   const double cpu0 = cpuSeconds();
   for (int i = 0; i < fa.repeat; ++i) {
     const auto t0 = Clock::now();
-    attnscope::LoadResult r = attnscope::loadTrace(fa.path);
+    attnscope::LoadResult r = attnscope::loadTrace(fa.path, limits);
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     if (!r.ok()) {
       std::cerr << "attnscope-bench: " << r.error->what() << "\n";

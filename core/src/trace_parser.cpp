@@ -193,6 +193,43 @@ bool Parser::idValue(od::value v, int64_t* out) {
   return false;
 }
 
+bool Parser::pyReprArray(od::array& a, std::string& out, uint32_t depth) {
+  out.push_back('[');
+  bool first = true;
+  for (auto el : a) {
+    od::value ev;
+    if (el.get(ev)) return false;
+    if (!first) out += ", ";
+    first = false;
+    if (!pyRepr(ev, out, depth + 1)) return false;
+  }
+  out.push_back(']');
+  return true;
+}
+
+bool Parser::internRepr(od::value v, uint32_t* id) {
+  od::json_type t;
+  if (v.type().get(t)) return false;
+  std::string s;
+  if (t != od::json_type::array) {
+    if (!pyRepr(v, s, 0)) return false;
+    *id = b.strings().intern(s);
+    return true;
+  }
+  // Shapes and types repeat: the same JSON text gives the same repr.
+  od::array a;
+  std::string_view raw;
+  if (v.get_array().get(a) || a.raw_json().get(raw)) return false;
+  if (auto it = reprCache_.find(raw); it != reprCache_.end()) {
+    *id = it->second;
+    return true;
+  }
+  if (a.reset().error() || !pyReprArray(a, s, 0)) return false;
+  *id = b.strings().intern(s);
+  reprCache_.emplace(raw, *id);
+  return true;
+}
+
 bool Parser::pyRepr(od::value v, std::string& out, uint32_t depth) {
   if (depth > limits.maxDepth) {
     tooDeep = true;
@@ -204,17 +241,7 @@ bool Parser::pyRepr(od::value v, std::string& out, uint32_t depth) {
     case od::json_type::array: {
       od::array a;
       if (v.get_array().get(a)) return false;
-      out.push_back('[');
-      bool first = true;
-      for (auto el : a) {
-        od::value ev;
-        if (el.get(ev)) return false;
-        if (!first) out += ", ";
-        first = false;
-        if (!pyRepr(ev, out, depth + 1)) return false;
-      }
-      out.push_back(']');
-      return true;
+      return pyReprArray(a, out, depth);
     }
     case od::json_type::number: {
       std::string_view tok = v.raw_json_token();
@@ -389,23 +416,11 @@ bool Parser::argsObject(od::object a, Raw& r) {
     } else if (key == "correlation") {
       if (intArg(v, &x)) r.correlation = x;
     } else if (key == "Input Dims") {
-      std::string s;
-      if (pyRepr(v, s, 0)) {
-        r.args.inputDims = b.strings().intern(s);
-        r.argsUsed = true;
-      }
+      if (internRepr(v, &r.args.inputDims)) r.argsUsed = true;
     } else if (key == "Input type") {
-      std::string s;
-      if (pyRepr(v, s, 0)) {
-        r.args.inputTypes = b.strings().intern(s);
-        r.argsUsed = true;
-      }
+      if (internRepr(v, &r.args.inputTypes)) r.argsUsed = true;
     } else if (key == "Concrete Inputs") {
-      std::string s;
-      if (pyRepr(v, s, 0)) {
-        r.args.concreteInputs = b.strings().intern(s);
-        r.argsUsed = true;
-      }
+      if (internRepr(v, &r.args.concreteInputs)) r.argsUsed = true;
     } else if (key == "bytes" || key == "Bytes") {
       if (intArg(v, &x)) {
         r.args.bytes = x;

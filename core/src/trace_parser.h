@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "attnscope/event_store.h"
@@ -108,10 +109,16 @@ struct Parser {
   bool idValue(od::value v, int64_t* out);
   // Python's str() of a JSON value (for torch's input_shapes key).
   bool pyRepr(od::value v, std::string& out, uint32_t depth);
+  bool pyReprArray(od::array& a, std::string& out, uint32_t depth);
+  // The interned str() of a value ("Input Dims", ...).
+  bool internRepr(od::value v, uint32_t* id);
   bool intArg(od::value v, int64_t* out);
   void int3(od::value v, int32_t out[3]);
   bool argsObject(od::object a, Raw& r);
   bool place(Raw& r, uint64_t off);
+
+  // JSON text of an array already seen in this text -> its interned str().
+  std::unordered_map<std::string_view, uint32_t> reprCache_;
 };
 
 }  // namespace attnscope::reader
