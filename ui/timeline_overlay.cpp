@@ -145,8 +145,7 @@ ExplainOverlay overlayForStep(const EventStore& s, const Analysis& a, int step) 
   return fromReport(s, a, std::move(r));
 }
 
-ExplainOverlay overlayForEvent(const EventStore& s, const Analysis& a,
-                               const std::vector<EventId>& gpuByStart, EventId ev) {
+ExplainOverlay overlayForEvent(const EventStore& s, const Analysis& a, const StepIndex& index, EventId ev) {
   for (size_t i = 0; i < a.steps.size(); ++i) {
     if (a.steps[i].event == ev) return overlayForStep(s, a, static_cast<int>(i));
   }
@@ -157,13 +156,12 @@ ExplainOverlay overlayForEvent(const EventStore& s, const Analysis& a,
   r.lane = e.lane;
   r.hostStartNs = e.start;
   r.hostEndNs = e.end();
-  fillStepFigures(s, gpuByStart, r);
+  fillStepFigures(s, index, r);
   return fromReport(s, a, std::move(r));
 }
 
-ExplainOverlay overlayForSteps(const EventStore& s, const Analysis& a,
-                               const std::vector<EventId>& gpuByStart, int first, int last,
-                               const std::string& name, const std::string& note) {
+ExplainOverlay overlayForSteps(const EventStore& s, const Analysis& a, const StepIndex& index, int first,
+                               int last, const std::string& name, const std::string& note) {
   if (first == last) {
     ExplainOverlay o = overlayForStep(s, a, first);
     if (!note.empty()) o.legend = note + " " + o.legend;
@@ -176,7 +174,7 @@ ExplainOverlay overlayForSteps(const EventStore& s, const Analysis& a,
   r.lane = a0.lane;
   r.hostStartNs = a0.hostStartNs;
   r.hostEndNs = a1.hostEndNs;
-  fillStepFigures(s, gpuByStart, r);
+  fillStepFigures(s, index, r);
   ExplainOverlay o = fromReport(s, a, std::move(r));
   if (!note.empty()) o.legend = note + " " + o.legend;
   return o;

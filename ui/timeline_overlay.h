@@ -31,15 +31,13 @@ struct ExplainOverlay {
 
 // A step of the analysis (index into a.steps).
 ExplainOverlay overlayForStep(const EventStore& s, const Analysis& a, int step);
-// Any user annotation or op; `gpuByStart` is gpuWorkByStart(s).
-ExplainOverlay overlayForEvent(const EventStore& s, const Analysis& a,
-                               const std::vector<EventId>& gpuByStart, EventId ev);
+// Any user annotation or op; `index` is StepIndex(s).
+ExplainOverlay overlayForEvent(const EventStore& s, const Analysis& a, const StepIndex& index, EventId ev);
 
 // Steps first..last (indexes into a.steps, inclusive) as one host window,
 // named `name`, with `note` said first in the legend.
-ExplainOverlay overlayForSteps(const EventStore& s, const Analysis& a,
-                               const std::vector<EventId>& gpuByStart, int first, int last,
-                               const std::string& name, const std::string& note);
+ExplainOverlay overlayForSteps(const EventStore& s, const Analysis& a, const StepIndex& index, int first,
+                               int last, const std::string& name, const std::string& note);
 
 // A region by name when no step carries it: "A..B" (steps A through B), or
 // one of the question workload's steps (QK MATMUL, SCALE, SOFTMAX PASS, AV

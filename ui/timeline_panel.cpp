@@ -126,7 +126,8 @@ void TimelinePanel::setSnapshot(const std::shared_ptr<const TraceSnapshot>& snap
   // (tests) may not carry it.
   analysis_ = snap && snap->analysis ? snap->analysis
               : std::make_shared<const Analysis>(store_ ? analyzeTrace(*store_) : Analysis{});
-  gpuByStart_ = store_ ? gpuWorkByStart(*store_) : std::vector<EventId>{};
+  stepIndex_.reset();
+  if (store_) stepIndex_.emplace(*store_);
   view_->setStore(store_);
   legend_->hide();
   updateDetails(kNoEvent);
@@ -160,7 +161,7 @@ void TimelinePanel::explainEvent(EventId id) {
   if (!store_ || id == kNoEvent) return;
   const Family f = store_->event(id).family;
   if (f != Family::UserAnnotation && f != Family::CpuOp) return;
-  ExplainOverlay o = overlayForEvent(*store_, *analysis_, gpuByStart_, id);
+  ExplainOverlay o = overlayForEvent(*store_, *analysis_, *stepIndex_, id);
   const QSignalBlocker block(steps_);
   const int step = findStepByName(*analysis_, o.name);
   if (step >= 0 && analysis_->steps[static_cast<size_t>(step)].event == id) {
@@ -191,7 +192,7 @@ bool TimelinePanel::explainByName(const QString& name) {
   int first = -1, last = -1;
   std::string note;
   if (!findRegion(*analysis_, n, &first, &last, &note)) return false;
-  ExplainOverlay o = overlayForSteps(*store_, *analysis_, gpuByStart_, first, last, n, note);
+  ExplainOverlay o = overlayForSteps(*store_, *analysis_, *stepIndex_, first, last, n, note);
   const QSignalBlocker block(steps_);
   const int adhoc = steps_->findData(-2);
   if (adhoc >= 0) steps_->removeItem(adhoc);

@@ -6,6 +6,7 @@
 
 #include <QWidget>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "attnscope/analysis.h"
@@ -56,7 +57,7 @@ class TimelinePanel : public QWidget {
   QLabel* details_ = nullptr;
   std::shared_ptr<const EventStore> store_;
   std::shared_ptr<const Analysis> analysis_ = std::make_shared<const Analysis>();
-  std::vector<EventId> gpuByStart_;
+  std::optional<StepIndex> stepIndex_;  // for overlays of events that are not steps
 };
 
 }  // namespace attnscope::ui

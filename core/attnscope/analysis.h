@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -126,7 +127,31 @@ Analysis analyzeTrace(const EventStore& store, const std::vector<StepWindow>* wi
 // Pieces, for callers that need only one.
 std::vector<StepReport> findSteps(const EventStore& store, const std::vector<StepWindow>* windows,
                                   std::string* source);
-void fillStepFigures(const EventStore& store, const std::vector<EventId>& gpuByStart, StepReport& step);
+// What per-step figures need, indexed once per store, so that a step costs
+// two binary searches plus its own launches whatever the trace holds
+// (hostile ones overlap every step with every other, or give thousands of
+// launches one correlation).
+class StepIndex {
+ public:
+  explicit StepIndex(const EventStore& store);
+  // CUDA runtime/driver calls of every thread starting in [t0, t1), by start.
+  std::span<const EventId> callsIn(int64_t t0, int64_t t1) const;
+  // The length of the union of GPU activity intervals inside [t0, t1).
+  int64_t gpuBusyWithin(int64_t t0, int64_t t1) const;
+
+ private:
+  std::vector<EventId> calls_;      // by start
+  std::vector<int64_t> callStart_;  // their starts
+  // The union of GPU activity intervals: disjoint, sorted, with the busy
+  // time before each one.
+  std::vector<int64_t> busyStart_, busyEnd_, busyBefore_;
+};
+// Fills the step's launches (the calls starting in its host window, or up
+// to `scanEndNs` when that is earlier: analyzeTrace ends a step where the
+// next one starts, so overlapping steps do not each take every launch) and
+// its GPU figures. A correlation's GPU work goes with its first call.
+void fillStepFigures(const EventStore& store, const StepIndex& index, StepReport& step,
+                     int64_t scanEndNs = INT64_MAX);
 std::vector<SyncWait> findSyncWaits(const EventStore& store);
 Ledger computeLedger(const EventStore& store);
 std::vector<Verdict> findVerdicts(const EventStore& store, const Analysis& a);

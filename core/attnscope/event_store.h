@@ -177,6 +177,12 @@ class EventStore {
   // carrying an External id (ops, runtime calls, GPU work).
   std::span<const EventId> byCorrelation(int64_t correlation) const;
   std::span<const EventId> byExternalId(int64_t externalId) const;
+  // The first CUDA runtime/driver call carrying `correlation` (the launch
+  // its GPU work belongs to), and the first cpu_op (else user_annotation)
+  // carrying External id `externalId`; kNoEvent when there is none. Built
+  // once: a hostile trace may give one id to thousands of events.
+  EventId callOfCorrelation(int64_t correlation) const;
+  EventId opOfExternalId(int64_t externalId) const;
 
   // Events of a lane overlapping [t0, t1): binary search on start plus the
   // lane's max duration bound; returns [first, last) ids.
@@ -225,6 +231,8 @@ class EventStore {
   std::vector<std::pair<int64_t, EventId>> byExt_;
   std::vector<EventId> corrIds_;  // the ids of byCorr_, contiguous for spans
   std::vector<EventId> extIds_;
+  std::vector<std::pair<int64_t, EventId>> callByCorr_;  // one per correlation, sorted
+  std::vector<std::pair<int64_t, EventId>> opByExt_;     // one per External id, sorted
   uint64_t familyCounts_[kFamilyCount] = {};
   BadCount bad_[kBadKindCount];
   int64_t minTime_ = 0;

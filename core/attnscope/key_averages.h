@@ -60,7 +60,8 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy,
 
 // The profiler's overhead events that torch's key_averages lets own GPU
 // work (Kineto gives them the External id of the op running on the main
-// thread when they happened), with the GPU activities each one owns there.
+// thread when they happened), with the GPU activities each one owns there
+// (listed once, with the first overhead event inside that op).
 struct OverheadOwnership {
   EventId overhead = kNoEvent;
   EventId op = kNoEvent;  // the op whose External id it took

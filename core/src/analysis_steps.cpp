@@ -49,22 +49,6 @@ void makeNamesUnique(std::vector<StepReport>& steps) {
   }
 }
 
-// Calls `fn(id)` for the CPU events whose start lies in the step's window,
-// on every CPU thread (autograd's backward thread launches a training
-// step's backward kernels).
-template <class Fn>
-void forEachInWindow(const EventStore& s, const StepReport& st, Fn fn) {
-  for (uint32_t ln = 0; ln < s.lanes().size(); ++ln) {
-    const Lane& lane = s.lanes()[ln];
-    if (lane.kind != LaneKind::CpuThread) continue;
-    auto evs = s.laneEvents(ln);
-    auto it = std::lower_bound(evs.begin(), evs.end(), st.hostStartNs,
-                               [](const Event& e, int64_t t) { return e.start < t; });
-    for (; it != evs.end() && it->start < st.hostEndNs; ++it)
-      fn(static_cast<EventId>(lane.begin + (it - evs.begin())));
-  }
-}
-
 }  // namespace
 
 std::vector<StepReport> findSteps(const EventStore& s, const std::vector<StepWindow>* windows,
@@ -150,12 +134,55 @@ int64_t gpuBusyWithin(const EventStore& s, const std::vector<EventId>& byStart, 
   return busy;
 }
 
-void fillStepFigures(const EventStore& s, const std::vector<EventId>& gpuByStart, StepReport& st) {
-  forEachInWindow(s, st, [&](EventId id) {
+StepIndex::StepIndex(const EventStore& s) {
+  for (EventId i = 0; i < s.events().size(); ++i) {
+    const Family f = s.event(i).family;
+    if (f == Family::CudaRuntime || f == Family::CudaDriver) calls_.push_back(i);
+  }
+  std::stable_sort(calls_.begin(), calls_.end(),
+                   [&](EventId a, EventId b) { return s.event(a).start < s.event(b).start; });
+  callStart_.reserve(calls_.size());
+  for (EventId id : calls_) callStart_.push_back(s.event(id).start);
+  int64_t before = 0;
+  for (EventId id : gpuWorkByStart(s)) {
     const Event& e = s.event(id);
-    if (e.family != Family::CudaRuntime && e.family != Family::CudaDriver) return;
+    if (e.dur <= 0) continue;
+    if (!busyEnd_.empty() && e.start <= busyEnd_.back()) {
+      busyEnd_.back() = std::max(busyEnd_.back(), e.end());
+      continue;
+    }
+    if (!busyEnd_.empty()) before += busyEnd_.back() - busyStart_.back();
+    busyStart_.push_back(e.start);
+    busyEnd_.push_back(e.end());
+    busyBefore_.push_back(before);
+  }
+}
+
+std::span<const EventId> StepIndex::callsIn(int64_t t0, int64_t t1) const {
+  const auto a = std::lower_bound(callStart_.begin(), callStart_.end(), t0);
+  const auto b = std::lower_bound(a, callStart_.end(), t1);
+  return {calls_.data() + (a - callStart_.begin()), static_cast<size_t>(b - a)};
+}
+
+int64_t StepIndex::gpuBusyWithin(int64_t t0, int64_t t1) const {
+  // The intervals ending after t0 and starting before t1, clipped to the window.
+  const size_t k0 = static_cast<size_t>(std::upper_bound(busyEnd_.begin(), busyEnd_.end(), t0) - busyEnd_.begin());
+  const size_t k1 = static_cast<size_t>(std::lower_bound(busyStart_.begin(), busyStart_.end(), t1) - busyStart_.begin());
+  if (k0 >= k1) return 0;
+  const int64_t last = busyEnd_[k1 - 1] - busyStart_[k1 - 1];
+  int64_t busy = busyBefore_[k1 - 1] + last - busyBefore_[k0];
+  busy -= std::max<int64_t>(0, t0 - busyStart_[k0]);
+  busy -= std::max<int64_t>(0, busyEnd_[k1 - 1] - t1);
+  return busy;
+}
+
+void fillStepFigures(const EventStore& s, const StepIndex& index, StepReport& st, int64_t scanEndNs) {
+  const size_t first = st.launches.size();
+  for (EventId id : index.callsIn(st.hostStartNs, std::min(st.hostEndNs, scanEndNs))) {
+    const Event& e = s.event(id);
     if (s.name(e) == "cudaEventRecord") st.cudaEventRecords++;
-    if (e.correlation <= 0) return;
+    // Only the first call of a correlation launched its GPU work (launchOf).
+    if (e.correlation <= 0 || s.callOfCorrelation(e.correlation) != id) continue;
     for (EventId g : s.byCorrelation(e.correlation)) {
       const Event& ge = s.event(g);
       if (!isGpuWork(ge.family)) continue;
@@ -172,8 +199,11 @@ void fillStepFigures(const EventStore& s, const std::vector<EventId>& gpuByStart
       st.gpuStartNs = st.gpuStartNs < 0 ? ge.start : std::min(st.gpuStartNs, ge.start);
       st.gpuEndNs = std::max(st.gpuEndNs, ge.end());
     }
-  });
-  st.gpuBusyInHostWindowNs = gpuBusyWithin(s, gpuByStart, st.hostStartNs, st.hostEndNs);
+  }
+  // Thread by thread, each by start (the store's order), as reports list them.
+  std::sort(st.launches.begin() + static_cast<std::ptrdiff_t>(first), st.launches.end(),
+            [](const Launch& a, const Launch& b) { return a.launch != b.launch ? a.launch < b.launch : a.gpu < b.gpu; });
+  st.gpuBusyInHostWindowNs = index.gpuBusyWithin(st.hostStartNs, st.hostEndNs);
 }
 
 Analysis analyzeTrace(const EventStore& s, const std::vector<StepWindow>* windows) {
@@ -191,8 +221,12 @@ Analysis analyzeTrace(const EventStore& s, const std::vector<StepWindow>* window
         a.steps[i].eventNs = ev->second[iter][step];
     }
   }
-  const std::vector<EventId> byStart = gpuWorkByStart(s);
-  for (auto& st : a.steps) fillStepFigures(s, byStart, st);
+  const StepIndex index(s);
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    // Steps are in start order; one that overlaps the next ends its scan there.
+    const int64_t next = i + 1 < a.steps.size() ? a.steps[i + 1].hostStartNs : INT64_MAX;
+    fillStepFigures(s, index, a.steps[i], next);
+  }
   a.syncWaits = findSyncWaits(s);
   for (size_t w = 0; w < a.syncWaits.size(); ++w) {
     SyncWait& sw = a.syncWaits[w];

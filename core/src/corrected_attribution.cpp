@@ -6,12 +6,7 @@ bool isGpuWork(Family f) { return f == Family::Kernel || f == Family::GpuMemcpy 
 
 EventId launchOf(const EventStore& s, EventId gpu) {
   const Event& g = s.event(gpu);
-  if (g.correlation <= 0) return kNoEvent;
-  for (EventId id : s.byCorrelation(g.correlation)) {
-    const Family f = s.event(id).family;
-    if (f == Family::CudaRuntime || f == Family::CudaDriver) return id;
-  }
-  return kNoEvent;
+  return g.correlation > 0 ? s.callOfCorrelation(g.correlation) : kNoEvent;
 }
 
 EventId enclosingOp(const EventStore& s, EventId ev) {
@@ -22,16 +17,7 @@ EventId enclosingOp(const EventStore& s, EventId ev) {
   return kNoEvent;
 }
 
-EventId opByExternalId(const EventStore& s, int64_t ext) {
-  if (ext <= 0) return kNoEvent;
-  EventId annotation = kNoEvent;
-  for (EventId id : s.byExternalId(ext)) {
-    const Family f = s.event(id).family;
-    if (f == Family::CpuOp) return id;
-    if (f == Family::UserAnnotation && annotation == kNoEvent) annotation = id;
-  }
-  return annotation;
-}
+EventId opByExternalId(const EventStore& s, int64_t ext) { return ext > 0 ? s.opOfExternalId(ext) : kNoEvent; }
 
 GpuOwner gpuOwner(const EventStore& s, EventId gpu) {
   GpuOwner o;

@@ -129,6 +129,16 @@ std::span<const EventId> EventStore::byExternalId(int64_t externalId) const {
   return {extIds_.data() + (lo - byExt_.begin()), static_cast<size_t>(hi - lo)};
 }
 
+namespace {
+EventId lookup(const std::vector<std::pair<int64_t, EventId>>& v, int64_t key) {
+  auto it = std::lower_bound(v.begin(), v.end(), key, [](const auto& a, int64_t k) { return a.first < k; });
+  return it != v.end() && it->first == key ? it->second : kNoEvent;
+}
+}  // namespace
+
+EventId EventStore::callOfCorrelation(int64_t correlation) const { return lookup(callByCorr_, correlation); }
+EventId EventStore::opOfExternalId(int64_t externalId) const { return lookup(opByExt_, externalId); }
+
 std::pair<EventId, EventId> EventStore::visibleRange(uint32_t laneIdx, int64_t t0,
                                                       int64_t t1) const {
   const Lane& l = lanes_[laneIdx];
@@ -436,6 +446,26 @@ void EventStoreBuilder::buildIndexes() {
   for (size_t i = 0; i < store_.byCorr_.size(); ++i) store_.corrIds_[i] = store_.byCorr_[i].second;
   store_.extIds_.resize(store_.byExt_.size());
   for (size_t i = 0; i < store_.byExt_.size(); ++i) store_.extIds_[i] = store_.byExt_[i].second;
+  // Per id, the first call / op in event order (the pairs are sorted by id, then event).
+  for (size_t i = 0; i < store_.byCorr_.size();) {
+    const int64_t id = store_.byCorr_[i].first;
+    EventId call = kNoEvent;
+    for (; i < store_.byCorr_.size() && store_.byCorr_[i].first == id; ++i) {
+      const Family f = ev[store_.byCorr_[i].second].family;
+      if (call == kNoEvent && (f == Family::CudaRuntime || f == Family::CudaDriver)) call = store_.byCorr_[i].second;
+    }
+    if (call != kNoEvent) store_.callByCorr_.emplace_back(id, call);
+  }
+  for (size_t i = 0; i < store_.byExt_.size();) {
+    const int64_t id = store_.byExt_[i].first;
+    EventId op = kNoEvent, annotation = kNoEvent;
+    for (; i < store_.byExt_.size() && store_.byExt_[i].first == id; ++i) {
+      const Family f = ev[store_.byExt_[i].second].family;
+      if (op == kNoEvent && f == Family::CpuOp) op = store_.byExt_[i].second;
+      if (annotation == kNoEvent && f == Family::UserAnnotation) annotation = store_.byExt_[i].second;
+    }
+    if (op != kNoEvent || annotation != kNoEvent) store_.opByExt_.emplace_back(id, op != kNoEvent ? op : annotation);
+  }
 }
 
 void EventStoreBuilder::labelLanes() {

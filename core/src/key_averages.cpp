@@ -6,6 +6,7 @@
 #include <numeric>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace attnscope {
 
@@ -120,10 +121,13 @@ void linkCorrected(const EventStore& store, const std::vector<uint32_t>& feOf, s
 }
 
 // Link device work (and runtime calls) to the frontend events by id
-// (torch's device_corr_map): every Fe whose `linked` id is a CPU event's
-// `id` adds its duration to that event's kernel time (GPU work) or moves to
-// its thread (runtime calls). Kineto's External ids are dense small
-// integers: lists per id in a flat array; a sparse range is sorted instead.
+// (torch's device_corr_map): every CPU Fe whose `id` some Fe carries as its
+// `linked` id adds that Fe's duration to its kernel time (GPU work) or moves
+// it to its thread (runtime calls). Torch walks the pairs; an id that
+// thousands of events share (hostile traces do) makes that quadratic, so the
+// GPU time per id and the last claiming thread per id are found once: the
+// same sums, the same final threads. Kineto's External ids are dense small
+// integers: a flat array per id; sparse ids are looked up in a sorted list.
 void linkByExternalId(std::vector<Fe>& fes) {
   constexpr uint32_t kNone = UINT32_MAX;
   int64_t lo = INT64_MAX, hi = 0;
@@ -135,35 +139,40 @@ void linkByExternalId(std::vector<Fe>& fes) {
     ++count;
   }
   if (count == 0) return;
-  auto apply = [&](Fe& f, uint32_t j) {
-    Fe& g = fes[j];
-    if (!g.cpu) f.kernelNs += g.end - g.start;
-    else g.thread = f.thread;
-  };
-  const auto n = static_cast<uint32_t>(fes.size());
-  if (static_cast<uint64_t>(hi - lo) <= 8 * count + 4096) {
-    std::vector<uint32_t> head(static_cast<size_t>(hi - lo + 1), kNone), next(n, kNone);
-    for (uint32_t i = n; i-- > 0;) {  // backwards: each list in ascending order
-      if (fes[i].linked <= 0) continue;
-      uint32_t& h = head[static_cast<size_t>(fes[i].linked - lo)];
-      next[i] = h;
-      h = i;
-    }
-    for (Fe& f : fes) {
-      if (f.linked != 0 || !f.cpu || f.id < lo || f.id > hi) continue;
-      for (uint32_t j = head[static_cast<size_t>(f.id - lo)]; j != kNone; j = next[j]) apply(f, j);
-    }
-    return;
+  std::vector<int64_t> sparse;  // the linked ids, when they are too spread for a flat array
+  const bool dense = static_cast<uint64_t>(hi - lo) <= 8 * count + 4096;
+  if (!dense) {
+    sparse.reserve(count);
+    for (const Fe& f : fes)
+      if (f.linked > 0) sparse.push_back(f.linked);
+    std::sort(sparse.begin(), sparse.end());
+    sparse.erase(std::unique(sparse.begin(), sparse.end()), sparse.end());
   }
-  std::vector<std::pair<int64_t, uint32_t>> byLinked;
-  byLinked.reserve(count);
-  for (uint32_t i = 0; i < n; ++i)
-    if (fes[i].linked > 0) byLinked.emplace_back(fes[i].linked, i);
-  std::sort(byLinked.begin(), byLinked.end());
+  auto slot = [&](int64_t id) -> size_t {
+    if (id < lo || id > hi) return SIZE_MAX;
+    if (dense) return static_cast<size_t>(id - lo);
+    auto it = std::lower_bound(sparse.begin(), sparse.end(), id);
+    return it != sparse.end() && *it == id ? static_cast<size_t>(it - sparse.begin()) : SIZE_MAX;
+  };
+  const size_t slots = dense ? static_cast<size_t>(hi - lo + 1) : sparse.size();
+  std::vector<int64_t> gpuNs(slots, 0);
+  std::vector<uint32_t> thread(slots, kNone);
+  for (const Fe& g : fes) {
+    if (g.linked <= 0 || g.cpu) continue;
+    const size_t k = slot(g.linked);  // every linked id has a slot; g++ 13 cannot see it
+    if (k != SIZE_MAX) gpuNs[k] += g.end - g.start;
+  }
   for (Fe& f : fes) {
     if (f.linked != 0 || !f.cpu) continue;
-    auto it = std::lower_bound(byLinked.begin(), byLinked.end(), std::make_pair(f.id, uint32_t{0}));
-    for (; it != byLinked.end() && it->first == f.id; ++it) apply(f, it->second);
+    const size_t k = slot(f.id);
+    if (k == SIZE_MAX) continue;
+    f.kernelNs += gpuNs[k];
+    thread[k] = f.thread;
+  }
+  for (Fe& g : fes) {
+    if (g.linked <= 0 || !g.cpu) continue;
+    const size_t k = slot(g.linked);
+    if (k != SIZE_MAX && thread[k] != kNone) g.thread = thread[k];
   }
 }
 
@@ -490,11 +499,15 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribu
 std::vector<OverheadOwnership> torchOverheadOwnership(const EventStore& store) {
   std::vector<OverheadOwnership> out;
   const uint32_t mainThread = mainLane(store);
+  // Torch gives every overhead event inside the op the op's GPU time; each
+  // GPU activity is listed once, with the first of them (so thousands of
+  // overhead events sharing an id cost one pass, not one each).
+  std::unordered_set<int64_t> listed;
   for (EventId i = 0; i < store.events().size(); ++i) {
     const Event& e = store.event(i);
     if (e.family != Family::Overhead) continue;
     const int64_t ext = enclosingOpExternalId(store, mainThread, e.start);
-    if (ext <= 0) continue;
+    if (ext <= 0 || !listed.insert(ext).second) continue;
     OverheadOwnership o;
     o.overhead = i;
     o.op = opByExternalId(store, ext);
