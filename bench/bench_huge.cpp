@@ -3,11 +3,15 @@
 // their peak resident set as the kernel reports it (wait4's ru_maxrss).
 #include <sys/stat.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "attnscope/gzip.h"
 #include "bench_util.h"
 #include "trace_gen.h"
 
@@ -27,6 +31,19 @@ bool parseSize(const std::string& s, uint64_t* out) {
   if (!(v > 0)) return false;
   *out = static_cast<uint64_t>(v * mult);
   return true;
+}
+
+// The JSON size: the file's, or what its gzip stream inflates to.
+uint64_t jsonBytes(const std::string& path, uint64_t fileBytes) {
+  std::ifstream f(path, std::ios::binary);
+  std::vector<char> data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (!attnscope::isGzip(data.data(), data.size())) return fileBytes;
+  attnscope::GunzipStream z(data.data(), data.size(), UINT64_MAX - 1);
+  std::vector<char> buf(size_t{1} << 20);
+  size_t got = 0;
+  while (!z.done() && z.read(buf.data(), buf.size(), &got)) {
+  }
+  return z.produced();
 }
 
 }  // namespace
@@ -75,8 +92,9 @@ int benchHuge(const std::vector<std::string>& args) {
     std::cerr << "usage: attnscope-bench huge TRACE.json [--cli PATH]  (make one with attnscope-bench gen)\n";
     return 2;
   }
-  const double mb = static_cast<double>(st.st_size) / 1e6;
-  std::printf("trace: %s (%.1f MB)\n", path.c_str(), mb);
+  const double mb = static_cast<double>(jsonBytes(path, static_cast<uint64_t>(st.st_size))) / 1e6;
+  std::printf("trace: %s (%.1f MB of JSON, %.1f MB on disk)\n", path.c_str(), mb,
+              static_cast<double>(st.st_size) / 1e6);
   std::string line;
   for (const char* cmd : {"info", "table"}) {
     const bench::ChildRun r = bench::runChild({cli, cmd, path});
