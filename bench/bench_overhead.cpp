@@ -1,15 +1,32 @@
 // P5: per-op profiling overhead of our collector vs LibTorch's own profiler
-// vs no profiler, on the same workload, in one run. Each mode is a child
-// process of this one (one CUPTI subscriber per process).
+// vs no profiler, on the same workload, in one run. Each profiler runs in a
+// child process of this one (one CUPTI subscriber per process) that measures
+// its own no-profiler baseline first; the children are interleaved in rounds
+// and the per-op overhead of each is the median over rounds.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #ifdef ATTNSCOPE_HAVE_ENGINE
 #include "overhead.h"
 #endif
+
+namespace {
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+struct Variant {
+  std::string label, profiler, env;  // env: "NAME=1" set for the child, or empty
+};
+}  // namespace
 
 int benchOverhead(const std::vector<std::string>& args, const std::string& self) {
 #ifndef ATTNSCOPE_HAVE_ENGINE
@@ -19,60 +36,108 @@ int benchOverhead(const std::vector<std::string>& args, const std::string& self)
   return 2;
 #else
   using namespace attnscope;
-  std::string mode, shape = "1,8,64,64", device = "cuda";
-  int calls = 2000, rounds = 3;
-  for (size_t i = 0; i + 1 < args.size(); i += 2) {
-    if (args[i] == "--mode") mode = args[i + 1];
-    else if (args[i] == "--shape") shape = args[i + 1];
-    else if (args[i] == "--calls") calls = std::max(1, std::atoi(args[i + 1].c_str()));
-    else if (args[i] == "--rounds") rounds = std::max(1, std::atoi(args[i + 1].c_str()));
-    else if (args[i] == "--device") device = args[i + 1];
+  std::string profiler, shape = "1,8,64,64", device = "cuda", wrap = "all";
+  int calls = 300, batches = 9, rounds = 3;
+  bool ablations = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const bool hasValue = i + 1 < args.size();
+    if (args[i] == "--ablations") ablations = true;
+    else if (!hasValue) break;
+    else if (args[i] == "--profiler") profiler = args[++i];
+    else if (args[i] == "--shape") shape = args[++i];
+    else if (args[i] == "--wrap") wrap = args[++i];
+    else if (args[i] == "--calls") calls = std::max(1, std::atoi(args[++i].c_str()));
+    else if (args[i] == "--batches") batches = std::max(1, std::atoi(args[++i].c_str()));
+    else if (args[i] == "--rounds") rounds = std::max(1, std::atoi(args[++i].c_str()));
+    else if (args[i] == "--device") device = args[++i];
   }
   RunConfig cfg;
-  if (auto err = parseRunArgs({"--shape", shape, "--wrap", "all", "--device", device}, &cfg)) {
+  if (auto err = parseRunArgs({"--shape", shape, "--wrap", wrap, "--device", device}, &cfg)) {
     std::cerr << *err << "\n";
     return 2;
   }
-  if (!mode.empty()) {  // child: one mode
-    const auto s = engine::measureOverhead(mode, cfg, calls);
-    std::printf("%.9f %d\n", s.secondsPerCall, s.opsPerCall);
+  if (!profiler.empty()) {  // child: one profiler against its own baseline
+    const auto s = engine::measureOverhead(profiler, cfg, calls, batches);
+    std::printf("ops %d\nbase", s.opsPerCall);
+    for (double v : s.baseline) std::printf(" %.9f", v);
+    std::printf("\nprof");
+    for (double v : s.profiled) std::printf(" %.9f", v);
+    std::printf("\n");
     return 0;
   }
-  // Parent: rounds of none / ours / torch, interleaved, medians.
-  std::vector<double> t[3];
+
+  std::vector<Variant> variants = {{"ours", "ours", ""}, {"torch", "torch", ""}};
+  if (ablations) {
+    variants.push_back({"ours, every API call recorded", "ours", "ATTNSCOPE_CUPTI_ALL_API=1"});
+    variants.push_back({"ours, no memory reports", "ours", "ATTNSCOPE_NO_MEMORY=1"});
+    variants.push_back({"ours, no input shapes", "ours", "ATTNSCOPE_NO_SHAPES=1"});
+    variants.push_back({"ours, no NVTX ranges", "ours", "ATTNSCOPE_NO_NVTX=1"});
+    variants.push_back({"ours, no external ids", "ours", "ATTNSCOPE_NO_EXTID=1"});
+    variants.push_back({"ours, CUPTI's own clock", "ours", "ATTNSCOPE_CUPTI_NO_TSCB=1"});
+    variants.push_back({"ours, TSC clock", "ours", "ATTNSCOPE_CLOCK=tsc"});
+    variants.push_back({"ours, RecordFunction side only", "recorder", ""});
+    variants.push_back({"ours, CUPTI side only", "cupti", ""});
+    variants.push_back({"torch, CPU activities only", "torch-cpu", ""});
+  }
+  std::vector<std::vector<double>> perCall(variants.size()), base(variants.size()), prof(variants.size());
   int ops = 0;
-  const char* modes[3] = {"none", "ours", "torch"};
   for (int r = 0; r < rounds; ++r) {
-    for (int m = 0; m < 3; ++m) {
-      const std::string cmd = self + " overhead --mode " + modes[m] + " --shape " + shape + " --device " + device +
-                              " --calls " + std::to_string(calls) + " 2>/dev/null";
+    for (size_t v = 0; v < variants.size(); ++v) {
+      const std::string cmd = (variants[v].env.empty() ? "" : "env " + variants[v].env + " ") + self +
+                              " overhead --profiler " + variants[v].profiler + " --shape " + shape + " --wrap " +
+                              wrap + " --device " + device + " --calls " + std::to_string(calls) + " --batches " +
+                              std::to_string(batches) + " 2>/dev/null";
       FILE* f = popen(cmd.c_str(), "r");
-      double sec = -1;
-      int o = 0;
-      if (!f || std::fscanf(f, "%lf %d", &sec, &o) != 2) {
-        std::cerr << "attnscope-bench overhead: the " << modes[m] << " child failed\n";
-        if (f) pclose(f);
+      std::string text;
+      char buf[4096];
+      while (f && std::fgets(buf, sizeof buf, f)) text += buf;
+      const int rc = f ? pclose(f) : -1;
+      std::istringstream in(text);
+      std::string word;
+      int o = -1;
+      std::vector<double> b, p;
+      while (in >> word) {
+        if (word == "ops") in >> o;
+        else if (word == "base" || word == "prof") {
+          std::string line;
+          std::getline(in, line);
+          std::istringstream ls(line);
+          double x;
+          while (ls >> x) (word == "base" ? b : p).push_back(x);
+        }
+      }
+      if (rc != 0 || o < 0 || b.empty() || p.empty()) {
+        std::cerr << "attnscope-bench overhead: the '" << variants[v].label << "' child failed (" << cmd << ")\n";
         return 1;
       }
-      pclose(f);
-      t[m].push_back(sec);
-      if (m == 1) ops = o;
+      if (variants[v].profiler == "ours" && variants[v].env.empty()) ops = o;
+      base[v].push_back(median(b));
+      prof[v].push_back(median(p));
+      std::vector<double> diff;  // batch pairs: with minus without, same moment of the process
+      for (size_t k = 0; k < std::min(b.size(), p.size()); ++k) diff.push_back(p[k] - b[k]);
+      perCall[v].push_back(median(diff));
     }
   }
-  auto med = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
-  const double none = med(t[0]), ours = med(t[1]), torch = med(t[2]);
-  const double oursPerOp = (ours - none) / std::max(ops, 1) * 1e9;
-  const double torchPerOp = (torch - none) / std::max(ops, 1) * 1e9;
-  std::printf("workload: attention %s on %s, every step wrapped, %d calls x %d rounds, %d ops per call\n",
-              shape.c_str(), device.c_str(), calls, rounds, ops);
-  std::printf("per call (median): none %.1f us, ours %.1f us, torch profiler %.1f us\n", none * 1e6, ours * 1e6,
-              torch * 1e6);
-  std::printf("per-op overhead: ours %.0f ns, torch %.0f ns\n", oursPerOp, torchPerOp);
-  std::printf("ours_ns_per_op=%.0f torch_ns_per_op=%.0f ratio_ours_vs_torch=%.3f ops_per_call=%d\n", oursPerOp,
-              torchPerOp, torchPerOp > 0 ? oursPerOp / torchPerOp : 0.0, ops);
+  std::printf("workload: attention %s on %s, --wrap %s; per profiler and round one process: %d pairs of batches of %d "
+              "calls without and with it; %d rounds; %d ops per call\n",
+              shape.c_str(), device.c_str(), wrap.c_str(), batches, calls, rounds, ops);
+  std::printf("%-34s %12s %12s %14s %22s\n", "profiler", "base us/call", "prof us/call", "overhead ns/op",
+              "spread over rounds");
+  std::vector<double> perOp(variants.size());
+  for (size_t v = 0; v < variants.size(); ++v) {
+    const double d = median(perCall[v]);
+    perOp[v] = d / std::max(ops, 1) * 1e9;
+    const auto [lo, hi] = std::minmax_element(perCall[v].begin(), perCall[v].end());
+    std::printf("%-34s %12.1f %12.1f %14.0f %10.0f..%-10.0f\n", variants[v].label.c_str(), median(base[v]) * 1e6,
+                median(prof[v]) * 1e6, perOp[v], *lo / std::max(ops, 1) * 1e9, *hi / std::max(ops, 1) * 1e9);
+  }
+  if (ablations) {
+    std::printf("building blocks (ns per call, this process):\n");
+    for (const auto& [what, ns] : engine::microCosts(cfg.device == RunDevice::Cuda))
+      std::printf("  %-44s %8.1f\n", what.c_str(), ns);
+  }
+  std::printf("ours_ns_per_op=%.0f torch_ns_per_op=%.0f ratio_ours_vs_torch=%.3f ops_per_call=%d rounds=%d\n",
+              perOp[0], perOp[1], perOp[1] > 0 ? perOp[0] / perOp[1] : 0.0, ops, rounds);
   return 0;
 #endif
 }

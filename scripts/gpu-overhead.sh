@@ -1,16 +1,23 @@
 #!/usr/bin/env bash
-# The overhead benchmark on the H200 (P5): our collector vs LibTorch's
-# profiler vs none, each mode a child process, rounds interleaved.
+# The overhead benchmark on the H200 (P5), run through the `device` tool with
+# carry [".devdeps"]: builds the engine, the CLI, the benchmark and the gpu
+# test there (viewer off), runs the gpu-labelled test, then our collector vs
+# LibTorch's profiler vs none, with the ablations of our collector.
 set -uo pipefail
 OUT=${OUT:-/tmp/attnscope-out}; mkdir -p "$OUT"
 TP=$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNSCOPE_GUI=OFF -DATTNSCOPE_TESTS=OFF \
-  -DATTNSCOPE_ENGINE=ON -DCMAKE_PREFIX_PATH="$TP" -DATTNSCOPE_DEPS_DIR="$PWD/.devdeps" >"$OUT/build.log" 2>&1 &&
-  cmake --build build-gpu -j16 >>"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNSCOPE_GUI=OFF \
+  -DATTNSCOPE_ENGINE=ON -DATTNSCOPE_WERROR=OFF -DCMAKE_PREFIX_PATH="$TP" -DATTNSCOPE_DEPS_DIR="$PWD/.devdeps" >"$OUT/build.log" 2>&1 &&
+  cmake --build build-gpu -j16 --target attnscope-cli attnscope-engine attnscope-bench test_gpu_run >>"$OUT/build.log" 2>&1 ||
+  { tail -40 "$OUT/build.log"; exit 1; }
 B=build-gpu/bin/attnscope-bench
+echo "g++ warnings (errors here): $(grep -c "warning:" "$OUT/build.log")"; grep -A3 "warning:" "$OUT/build.log" | head -20
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+(cd build-gpu && timeout 60 ctest -L gpu --output-on-failure) >"$OUT/gpu-tests.log" 2>&1
+tail -5 "$OUT/gpu-tests.log"
 {
-echo "== default collector, 1x8x64x64"; $B overhead --shape 1,8,64,64 --calls 3000 --rounds 7
-echo "== default collector, 8x16x1024x64"; $B overhead --shape 8,16,1024,64 --calls 300 --rounds 5
-echo "== without memory reports, 1x8x64x64"; ATTNSCOPE_NO_MEMORY=1 $B overhead --shape 1,8,64,64 --calls 3000 --rounds 7 | tail -1
-echo "== CUPTI minimal kinds, 1x8x64x64"; ATTNSCOPE_CUPTI_MINIMAL=1 $B overhead --shape 1,8,64,64 --calls 3000 --rounds 7 | tail -1
+echo "== ablations, 1x8x64x64, --wrap all"
+timeout 330 $B overhead --shape 1,8,64,64 --calls 300 --batches 7 --rounds 3 --ablations
+echo "== ours vs torch, 1x8x64x64, --wrap all, 5 rounds"
+timeout 130 $B overhead --shape 1,8,64,64 --calls 300 --batches 9 --rounds 5
 } 2>&1 | tee "$OUT/overhead.txt"

@@ -236,6 +236,52 @@ constexpr CUpti_ActivityKind kKinds[] = {
     CUPTI_ACTIVITY_KIND_MEMCPY,            CUPTI_ACTIVITY_KIND_MEMSET,   CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_OVERHEAD, CUPTI_ACTIVITY_KIND_MARKER};
 
+// Query-only API calls with no effect on the device. PyTorch makes dozens of
+// them per op (52 cudaGetDevice and 16 cuDevicePrimaryCtxGetState in one
+// attention block): recording each costs CUPTI two timestamps, a record and
+// an external-correlation record. Kineto drops them when it writes its trace;
+// we do not record them at all (ATTNSCOPE_CUPTI_ALL_API=1 records them).
+constexpr CUpti_CallbackId kQuietRuntime[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetAttribute_v5000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaPointerGetAttributes_v4000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFuncGetAttributes_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v10010,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v2_v11030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v2_ptsz_v11030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v12030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaThreadExchangeStreamCaptureMode_v10010,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDriverGetVersion_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetStreamPriorityRange_v5050,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetPriority_v5050,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetFlags_v5050,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetId_v12000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetDevice_v12080,
+};
+constexpr CUpti_CallbackId kQuietDriver[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,          CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice_v2,        CUPTI_DRIVER_TRACE_CBID_cuCtxGetFlags,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetId,               CUPTI_DRIVER_TRACE_CBID_cuCtxGetStreamPriorityRange,
+    CUPTI_DRIVER_TRACE_CBID_cuDeviceGet,              CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount,         CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState,
+    CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion,       CUPTI_DRIVER_TRACE_CBID_cuFuncGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuFuncGetName,            CUPTI_DRIVER_TRACE_CBID_cuGetErrorName,
+    CUPTI_DRIVER_TRACE_CBID_cuGetErrorString,         CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress,
+    CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2,      CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuKernelGetName,          CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttributes,   CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v2, CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v3, CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v3_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCtx,           CUPTI_DRIVER_TRACE_CBID_cuStreamGetCtx_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCtx_v2_ptsz,   CUPTI_DRIVER_TRACE_CBID_cuStreamGetDevice,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetId,            CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing,
+    CUPTI_DRIVER_TRACE_CBID_cuThreadExchangeStreamCaptureMode,
+};
+
 std::string cuptiError(const char* what, CUptiResult r) {
   const char* msg = nullptr;
   cuptiGetResultString(r, &msg);
@@ -289,6 +335,15 @@ CuptiCollector::CuptiCollector() {
       for (auto j : kKinds) cuptiActivityDisable(j);
       return;
     }
+  }
+  if (!std::getenv("ATTNSCOPE_CUPTI_ALL_API")) {
+    // After the kinds: enabling a kind resets its per-API settings.
+    int quiet = 0;
+    for (auto cbid : kQuietRuntime) quiet += cuptiActivityEnableRuntimeApi(cbid, 0) == CUPTI_SUCCESS;
+    for (auto cbid : kQuietDriver) quiet += cuptiActivityEnableDriverApi(cbid, 0) == CUPTI_SUCCESS;
+    filterNote_ = "CUPTI: " + std::to_string(quiet) +
+                  " query-only runtime/driver APIs (cudaGetDevice, cudaGetLastError, cuDevicePrimaryCtxGetState, "
+                  "cuKernelGetName, ...) are not recorded; ATTNSCOPE_CUPTI_ALL_API=1 records every API call";
   }
   ok_ = true;
 }

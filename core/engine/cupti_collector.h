@@ -27,11 +27,14 @@ class CuptiCollector {
   void stop();  // disables the activity kinds
   uint64_t droppedRecords() const;
   uint64_t buffersCapped() const;
+  // Which API calls are deliberately not recorded (empty when all are).
+  const std::string& apiFilterNote() const { return filterNote_; }
 
  private:
   bool ok_ = false;
   bool stopped_ = false;
   std::string reason_;
+  std::string filterNote_;
 };
 
 // Must run before anything calls NVTX (and before CUDA is initialised) so

@@ -29,7 +29,6 @@ int64_t threadId() {
 struct OpContext : at::ObserverContext {
   int64_t start = 0;
   int64_t extId = 0;
-  uint32_t encBegin = 0, encEnd = 0;  // this op's inputs in the thread's encoding
   bool user = false;
   cudaEvent_t evStart = nullptr;
 };
@@ -80,6 +79,18 @@ State* g = nullptr;
 std::atomic<uint64_t> gGeneration{0};
 thread_local ThreadBuf* tlBuf = nullptr;
 thread_local uint64_t tlGeneration = 0;
+
+// Operator calls nest strictly on their thread (the dispatcher's guard), so
+// their entry state lives on a per-thread stack instead of a heap-allocated
+// ObserverContext per op. User scopes (record_function can end on another
+// thread) keep a context of their own.
+struct OpFrame {
+  const char* name = nullptr;  // to check the pairing
+  int64_t start = 0, extId = 0;
+  uint32_t encBegin = 0, encEnd = 0;
+};
+thread_local std::vector<OpFrame> tlFrames;
+thread_local uint64_t tlFramesGeneration = 0;
 
 ThreadBuf& threadBuf() {
   if (tlBuf && tlGeneration == g->generation) return *tlBuf;
@@ -179,22 +190,36 @@ void decodeInputs(const std::vector<int64_t>& enc, uint32_t b, uint32_t e, std::
 
 std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   if (!g) return nullptr;
+  const bool user = fn.scope() == at::RecordScope::USER_SCOPE;
+  if (g->mode == RecordMode::Trace && !user) {
+    if (tlFramesGeneration != g->generation) {  // frames left by an earlier recorder
+      tlFrames.clear();
+      tlFramesGeneration = g->generation;
+    }
+    OpFrame& f = tlFrames.emplace_back();
+    f.name = fn.name();
+    f.extId = g->nextExt.fetch_add(1, std::memory_order_relaxed);
+    if (g->pushExt)
+      cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, static_cast<uint64_t>(f.extId));
+    if (fn.needsInputs()) {  // inputs are read at entry: they may be gone at exit
+      ThreadBuf& tb = threadBuf();
+      f.encBegin = static_cast<uint32_t>(tb.enc.size());
+      for (const auto& in : fn.inputs()) encode(in, tb.enc);
+      f.encEnd = static_cast<uint32_t>(tb.enc.size());
+    }
+    f.start = static_cast<int64_t>(nowNs());
+    return nullptr;
+  }
   auto ctx = std::make_unique<OpContext>();
-  ctx->user = fn.scope() == at::RecordScope::USER_SCOPE;
+  ctx->user = user;
   if (g->mode == RecordMode::Trace) {
     ctx->extId = g->nextExt.fetch_add(1, std::memory_order_relaxed);
     if (g->pushExt)
       cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
                                              static_cast<uint64_t>(ctx->extId));
-    if (ctx->user && g->nvtx) {
+    if (g->nvtx) {
       nvtxRangePushA(fn.name());
       g->nvtxPushed.fetch_add(1, std::memory_order_relaxed);
-    } else if (fn.needsInputs()) {
-      // Inputs are read at entry: they may be gone at exit.
-      ThreadBuf& tb = threadBuf();
-      ctx->encBegin = static_cast<uint32_t>(tb.enc.size());
-      for (const auto& in : fn.inputs()) encode(in, tb.enc);
-      ctx->encEnd = static_cast<uint32_t>(tb.enc.size());
     }
   } else if (g->cuda) {
     cudaEventCreate(&ctx->evStart);
@@ -207,28 +232,51 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
 void onExit(const at::RecordFunction& fn, at::ObserverContext* raw) {
   const auto end = static_cast<int64_t>(nowNs());
   auto* ctx = static_cast<OpContext*>(raw);
-  if (!g || !ctx) return;
+  if (!g) return;
+  if (!ctx) {  // an operator: its frame is on this thread's stack
+    if (g->mode != RecordMode::Trace || tlFramesGeneration != g->generation) return;
+    const char* name = fn.name();
+    size_t k = tlFrames.size();
+    while (k > 0 && tlFrames[k - 1].name != name) --k;  // the top, unless an exit was missed
+    if (k == 0) return;
+    const OpFrame f = tlFrames[k - 1];
+    tlFrames.resize(k - 1);
+    if (g->pushExt) {
+      uint64_t last = 0;
+      cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+    }
+    RawOp r;
+    r.start = f.start;
+    r.end = end;
+    r.extId = f.extId;
+    r.seq = fn.seqNr();
+    r.encBegin = f.encBegin;
+    r.encEnd = f.encEnd;
+    ThreadBuf& tb = threadBuf();
+    if (fn.scope() != at::RecordScope::FUNCTION) {
+      r.ownedName = static_cast<uint32_t>(tb.names.size());
+      tb.names.emplace_back(name);
+    } else {
+      r.name = name;
+    }
+    tb.ops.push_back(r);
+    return;
+  }
   if (g->mode == RecordMode::Trace) {
     if (g->pushExt) {
       uint64_t last = 0;
       cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
     }
-    ThreadBuf& tb = threadBuf();
+    ThreadBuf& tb = threadBuf();  // the thread that ends the scope
     RawOp r;
     r.start = ctx->start;
     r.end = end;
     r.extId = ctx->extId;
     r.seq = fn.seqNr();
-    r.user = ctx->user;
-    r.encBegin = ctx->encBegin;
-    r.encEnd = ctx->encEnd;
-    if (ctx->user || fn.scope() != at::RecordScope::FUNCTION) {
-      r.ownedName = static_cast<uint32_t>(tb.names.size());
-      tb.names.emplace_back(fn.name());
-      if (ctx->user && g->nvtx) nvtxRangePop();
-    } else {
-      r.name = fn.name();
-    }
+    r.user = true;
+    r.ownedName = static_cast<uint32_t>(tb.names.size());
+    tb.names.emplace_back(fn.name());
+    if (g->nvtx) nvtxRangePop();
     tb.ops.push_back(r);
   } else {
     EventPair p;

@@ -2,22 +2,38 @@
 
 #include <torch/csrc/autograd/profiler_kineto.h>
 
+#include <array>
 #include <chrono>
+#include <cupti.h>
+#include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
 #include <memory>
 #include <stdexcept>
 
+#include "clock.h"
 #include "cupti_collector.h"
 #include "op_recorder.h"
 #include "workload.h"
 
 namespace attnscope::engine {
 
-OverheadSample measureOverhead(const std::string& mode, const RunConfig& cfg, int calls) {
+namespace {
+double batchSecondsPerCall(Workload& w, int calls) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) w.call(i, nullptr);
+  w.synchronize();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / calls;
+}
+}  // namespace
+
+OverheadSample measureOverhead(const std::string& profiler, const RunConfig& cfg, int callsPerBatch, int batches) {
   namespace prof = torch::autograd::profiler;
   using torch::profiler::impl::ActivityType;
   using torch::profiler::impl::ProfilerConfig;
   using torch::profiler::impl::ProfilerState;
-  if (mode != "none" && mode != "ours" && mode != "torch") throw std::runtime_error("unknown mode " + mode);
+  const bool ours = profiler == "ours" || profiler == "recorder" || profiler == "cupti";
+  const bool torchProf = profiler == "torch" || profiler == "torch-cpu";
+  if (!ours && !torchProf) throw std::runtime_error("unknown profiler " + profiler);
   prepareNvtxInjection();
   const bool cuda = cfg.device == RunDevice::Cuda;
   const at::Device device(cuda ? at::kCUDA : at::kCPU, 0);
@@ -25,33 +41,85 @@ OverheadSample measureOverhead(const std::string& mode, const RunConfig& cfg, in
   for (int i = 0; i < 500; ++i) w.call(-1, nullptr);  // clocks up, caches warm
   w.synchronize();
 
-  std::unique_ptr<CuptiCollector> cupti;
-  std::unique_ptr<OpRecorder> rec;
+  // Pairs of batches, one without the profiler and one with it, so a drift
+  // of the machine during the process moves both alike. The profiler is
+  // started and stopped around each profiled batch (outside its timing), as
+  // a user profiles a few steps; its first-use costs get a short warm-up.
+  OverheadSample out;
   const ProfilerConfig pc(ProfilerState::KINETO, /*report_input_shapes=*/true, /*profile_memory=*/true);
   std::set<ActivityType> acts{ActivityType::CPU};
-  if (cuda) acts.insert(ActivityType::CUDA);
-  if (mode == "ours") {
-    if (cuda) cupti = std::make_unique<CuptiCollector>();
-    rec = std::make_unique<OpRecorder>(RecordMode::Trace, cuda, cupti && cupti->available());
-  } else if (mode == "torch") {
-    prof::prepareProfiler(pc, acts);
-    prof::enableProfiler(pc, acts);
+  if (cuda && profiler == "torch") acts.insert(ActivityType::CUDA);
+  for (int b = 0; b < batches; ++b) {
+    out.baseline.push_back(batchSecondsPerCall(w, callsPerBatch));
+    std::unique_ptr<CuptiCollector> cupti;
+    std::unique_ptr<OpRecorder> rec;
+    if (ours) {
+      if (cuda && profiler != "recorder") cupti = std::make_unique<CuptiCollector>();
+      if (profiler != "cupti")
+        rec = std::make_unique<OpRecorder>(RecordMode::Trace, cuda, cupti && cupti->available());
+    } else {
+      prof::prepareProfiler(pc, acts);
+      prof::enableProfiler(pc, acts);
+    }
+    batchSecondsPerCall(w, std::max(1, callsPerBatch / 10));
+    out.profiled.push_back(batchSecondsPerCall(w, callsPerBatch));
+    if (ours) {
+      RunCapture cap;
+      if (cupti) {
+        cupti->flushInto(&cap);
+        cupti->stop();
+      }
+      if (rec) {
+        rec->takeInto(&cap);
+        const size_t calls = static_cast<size_t>(callsPerBatch + std::max(1, callsPerBatch / 10));
+        out.opsPerCall = static_cast<int>(cap.ops.size() / calls);
+      }
+    } else {
+      prof::disableProfiler();
+    }
   }
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < calls; ++i) w.call(i, nullptr);
-  w.synchronize();
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  OverheadSample out;
-  out.calls = calls;
-  out.secondsPerCall = s / calls;
-  if (mode == "ours") {
-    RunCapture cap;
-    if (cupti) cupti->stop();
-    rec->takeInto(&cap);
-    out.opsPerCall = static_cast<int>(cap.ops.size() / static_cast<size_t>(calls));
-  } else if (mode == "torch") {
-    prof::disableProfiler();
+  return out;
+}
+
+std::vector<std::pair<std::string, double>> microCosts(bool cuda) {
+  using Clock = std::chrono::steady_clock;
+  constexpr int kN = 200000;
+  std::vector<std::pair<std::string, double>> out;
+  auto time = [&](const std::string& what, auto&& fn) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < kN; ++i) fn(i);
+    out.emplace_back(what, std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / kN);
+  };
+  volatile uint64_t sink = 0;
+  time("clock_gettime(CLOCK_MONOTONIC)", [&](int) { sink = sink + monotonicNs(); });
+#if defined(__x86_64__)
+  time("rdtsc", [&](int) { sink = sink + __rdtsc(); });
+#endif
+  time("nowNs() (the engine's clock)", [&](int) { sink = sink + nowNs(); });
+  time("heap context (make_unique + free)", [&](int) {
+    auto p = std::make_unique<std::array<int64_t, 6>>();
+    sink = sink + static_cast<uint64_t>((*p)[0]);
+  });
+  if (!cuda) return out;
+  prepareNvtxInjection();
+  const at::Tensor t = at::ones({4}, at::Device(at::kCUDA, 0));
+  {
+    CuptiCollector cupti;
+    time("CUPTI external id push + pop", [&](int i) {
+      cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, static_cast<uint64_t>(i + 1));
+      uint64_t last = 0;
+      cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+    });
+    time("NVTX range push + pop (CUPTI markers on)", [&](int) {
+      nvtxRangePushA("bench");
+      nvtxRangePop();
+    });
+    int dev = 0;
+    time("cudaGetDevice (filtered, CUPTI on)", [&](int) { cudaGetDevice(&dev); });
+    cupti.stop();
   }
+  int dev = 0;
+  time("cudaGetDevice (CUPTI off)", [&](int) { cudaGetDevice(&dev); });
   return out;
 }
 

@@ -65,6 +65,7 @@ PassResult runPass(TimingMethod method, const RunConfig& cfg, at::Device device,
     if (cuda) {
       cupti = std::make_unique<CuptiCollector>();
       r.collection.cupti = cupti->available() ? "ok" : "unavailable: " + cupti->unavailableReason();
+      if (cupti->available() && !cupti->apiFilterNote().empty()) r.notes.push_back(cupti->apiFilterNote());
     } else {
       r.collection.cupti = "unavailable: the run is on the CPU (no CUDA activity to collect)";
     }
