@@ -280,6 +280,8 @@ class EventStoreBuilder {
   std::vector<uint32_t> merge(EventStoreBuilder&& other, IdRemap remapId);
 
  private:
+  bool parallelBuild() const;
+  static uint32_t splitLane(const std::vector<size_t>& counts);
   void sortIntoLanes();
   void computeNesting();
   void bindFlows();

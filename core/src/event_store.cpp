@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <numeric>
+#include <thread>
 
 namespace attnscope {
 
@@ -267,11 +269,67 @@ std::vector<uint32_t> EventStoreBuilder::merge(EventStoreBuilder&& o, IdRemap re
   return sr;
 }
 
+namespace {
+
+// Stores this large are built on two threads (the work splits in two).
+constexpr size_t kParallelBuildEvents = 50'000;
+
+// Runs a() here and b() on a second thread, or both here when no second
+// thread can start; exceptions from either come back here.
+template <typename A, typename B>
+void runBoth(A&& a, B&& b) {
+  std::exception_ptr err;
+  std::thread t;
+  try {
+    t = std::thread([&] {
+      try {
+        b();
+      } catch (...) {
+        err = std::current_exception();
+      }
+    });
+  } catch (...) {
+    a();
+    b();
+    return;
+  }
+  try {
+    a();
+  } catch (...) {
+    t.join();
+    throw;
+  }
+  t.join();
+  if (err) std::rethrow_exception(err);
+}
+
+}  // namespace
+
+bool EventStoreBuilder::parallelBuild() const {
+  return store_.events_.size() >= kParallelBuildEvents && store_.lanes_.size() >= 2 &&
+         std::thread::hardware_concurrency() >= 2;
+}
+
+// The first lane of the second half: lanes [0, k) and [k, L) hold about half
+// the events each (given each lane's count).
+uint32_t EventStoreBuilder::splitLane(const std::vector<size_t>& counts) {
+  size_t total = 0, acc = 0;
+  for (size_t c : counts) total += c;
+  uint32_t k = 0;
+  while (k + 1 < counts.size() && (acc + counts[k]) * 2 <= total + counts[k]) acc += counts[k++];
+  return std::max<uint32_t>(k, 1);
+}
+
 EventStore EventStoreBuilder::build() && {
   sortIntoLanes();
   computeNesting();
-  bindFlows();
-  buildIndexes();
+  // Flows bind to the sorted lanes; the id indexes do not depend on them.
+  if (parallelBuild()) {
+    runBoth([this] { bindFlows(); }, [this] { buildIndexes(); });
+  } else {
+    bindFlows();
+    buildIndexes();
+  }
   labelLanes();
   return std::move(store_);
 }
@@ -304,11 +362,22 @@ void EventStoreBuilder::sortIntoLanes() {
   lastLane_ = kNoLane;
 
   // Sort by (lane, start, -end): parents before children at equal start.
-  std::sort(ev.begin(), ev.end(), [](const Event& a, const Event& b) {
+  // Large stores: lanes split in two halves of about equal size, each half
+  // sorted on its own thread.
+  const auto byLaneStart = [](const Event& a, const Event& b) {
     if (a.lane != b.lane) return a.lane < b.lane;
     if (a.start != b.start) return a.start < b.start;
     return a.dur > b.dur;
-  });
+  };
+  if (parallelBuild()) {
+    std::vector<size_t> counts(store_.lanes_.size(), 0);
+    for (const auto& e : ev) counts[e.lane]++;
+    const uint32_t k = splitLane(counts);
+    const auto mid = std::partition(ev.begin(), ev.end(), [k](const Event& e) { return e.lane < k; });
+    runBoth([&] { std::sort(ev.begin(), mid, byLaneStart); }, [&] { std::sort(mid, ev.end(), byLaneStart); });
+  } else {
+    std::sort(ev.begin(), ev.end(), byLaneStart);
+  }
   for (auto& l : store_.lanes_) l.begin = l.end = 0;
   store_.laneMaxDur_.assign(store_.lanes_.size(), 0);
   EventId i = 0;
@@ -342,30 +411,42 @@ void EventStoreBuilder::computeNesting() {
   // innermost open event that fully contains it. Partial overlaps do not
   // nest (same rule as torch's _populate_cpu_children).
   auto& ev = store_.events_;
-  std::vector<EventId> stack;
-  for (auto& lane : store_.lanes_) {
-    if (lane.kind != LaneKind::CpuThread) continue;
-    stack.clear();
-    uint16_t maxDepth = 0;
-    for (EventId i = lane.begin; i < lane.end; ++i) {
-      Event& e = ev[i];
-      while (!stack.empty()) {
-        const Event& p = ev[stack.back()];
-        if (e.start >= p.end() && !(e.dur == 0 && e.start == p.start)) {
-          stack.pop_back();
-        } else if (e.end() > p.end()) {
-          stack.pop_back();
-        } else {
-          break;
+  auto nest = [&](uint32_t fromLane, uint32_t toLane) {
+    std::vector<EventId> stack;
+    for (uint32_t li = fromLane; li < toLane; ++li) {
+      Lane& lane = store_.lanes_[li];
+      if (lane.kind != LaneKind::CpuThread) continue;
+      stack.clear();
+      uint16_t maxDepth = 0;
+      for (EventId i = lane.begin; i < lane.end; ++i) {
+        Event& e = ev[i];
+        while (!stack.empty()) {
+          const Event& p = ev[stack.back()];
+          if (e.start >= p.end() && !(e.dur == 0 && e.start == p.start)) {
+            stack.pop_back();
+          } else if (e.end() > p.end()) {
+            stack.pop_back();
+          } else {
+            break;
+          }
         }
+        e.parent = stack.empty() ? kNoEvent : stack.back();
+        e.depth = static_cast<uint16_t>(std::min<size_t>(stack.size(), 0xFFFF));
+        maxDepth = std::max(maxDepth, e.depth);
+        if (e.dur > 0) stack.push_back(i);
       }
-      e.parent = stack.empty() ? kNoEvent : stack.back();
-      e.depth = static_cast<uint16_t>(std::min<size_t>(stack.size(), 0xFFFF));
-      maxDepth = std::max(maxDepth, e.depth);
-      if (e.dur > 0) stack.push_back(i);
+      lane.maxDepth = maxDepth;
     }
-    lane.maxDepth = maxDepth;
+  };
+  const auto lanes = static_cast<uint32_t>(store_.lanes_.size());
+  if (!parallelBuild()) {
+    nest(0, lanes);
+    return;
   }
+  std::vector<size_t> counts(lanes);
+  for (uint32_t i = 0; i < lanes; ++i) counts[i] = store_.lanes_[i].end - store_.lanes_[i].begin;
+  const uint32_t k = splitLane(counts);
+  runBoth([&] { nest(0, k); }, [&] { nest(k, lanes); });
 }
 
 void EventStoreBuilder::bindFlows() {
