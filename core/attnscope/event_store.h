@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -133,26 +134,34 @@ struct BadCount {
   std::string firstDetail;
 };
 
+// Interned strings: ids are dense from 0 ("" is id 0); views stay valid for
+// the table's life (the text lives in chunks that never move, each text
+// followed by a NUL). Open
+// addressing over the ids: one probe sequence of 4-byte slots per lookup.
 class StringTable {
  public:
   StringTable();
-  uint32_t intern(std::string_view s);
-  std::string_view view(uint32_t id) const { return strings_[id]; }
-  size_t size() const { return strings_.size(); }
+  StringTable(StringTable&&) noexcept = default;
+  StringTable& operator=(StringTable&&) noexcept = default;
+  uint32_t intern(std::string_view s) { return intern(s, hash(s)); }
+  // With the hash already known (hash(s), or another table's hashOf(id)).
+  uint32_t intern(std::string_view s, uint64_t h);
+  std::string_view view(uint32_t id) const { return views_[id]; }
+  uint64_t hashOf(uint32_t id) const { return hashes_[id]; }
+  size_t size() const { return views_.size(); }
   // Looks up without inserting; returns false when absent.
   bool find(std::string_view s, uint32_t* id) const;
+  static uint64_t hash(std::string_view s) noexcept;
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const noexcept;
-  };
-  struct Eq {
-    using is_transparent = void;
-    bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
-  };
-  std::vector<std::string> strings_;
-  std::unordered_map<std::string_view, uint32_t, Hash, Eq> index_;
+  size_t slotOf(std::string_view s, uint64_t h) const;  // s's slot, or the empty one to fill
+  void grow();
+  std::vector<std::string_view> views_;
+  std::vector<uint64_t> hashes_;
+  std::vector<uint32_t> slots_;  // 0 empty, else id + 1; size a power of two
+  std::vector<std::unique_ptr<char[]>> chunks_;
+  size_t chunkLeft_ = 0;
+  char* chunkAt_ = nullptr;
 };
 
 // The store. Built once by a reader (or the engine) through EventStoreBuilder,

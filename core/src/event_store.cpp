@@ -56,7 +56,7 @@ std::string_view badKindName(BadKind k) {
   return "?";
 }
 
-size_t StringTable::Hash::operator()(std::string_view s) const noexcept {
+uint64_t StringTable::hash(std::string_view s) noexcept {
   // 8 bytes a step (arg strings like "Input Dims" run long), then a final mix.
   const char* p = s.data();
   size_t n = s.size();
@@ -80,34 +80,65 @@ size_t StringTable::Hash::operator()(std::string_view s) const noexcept {
     std::memcpy(&w, p, n);
     h = (h ^ w) * 0x9FB21C651E98DF25ull;
   }
-  return static_cast<size_t>(mix(h));
+  return mix(h);
 }
 
 StringTable::StringTable() {
-  strings_.reserve(1024);
+  slots_.assign(1024, 0);
+  views_.reserve(256);
+  hashes_.reserve(256);
   intern("");
 }
 
-uint32_t StringTable::intern(std::string_view s) {
-  auto it = index_.find(s);
-  if (it != index_.end()) return it->second;
-  // std::string storage moves when the vector grows; keys must point into
-  // stable memory, so keep the views on a deque-like copy: rebuild on growth.
-  const auto id = static_cast<uint32_t>(strings_.size());
-  if (strings_.size() == strings_.capacity()) {
-    strings_.reserve(strings_.capacity() * 2);
-    index_.clear();
-    for (uint32_t i = 0; i < strings_.size(); ++i) index_.emplace(strings_[i], i);
+size_t StringTable::slotOf(std::string_view s, uint64_t h) const {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    const uint32_t v = slots_[i];
+    if (v == 0) return i;
+    if (hashes_[v - 1] == h && views_[v - 1] == s) return i;
   }
-  strings_.emplace_back(s);
-  index_.emplace(strings_.back(), id);
+}
+
+void StringTable::grow() {
+  slots_.assign(slots_.size() * 2, 0);
+  const size_t mask = slots_.size() - 1;
+  for (uint32_t id = 0; id < views_.size(); ++id) {
+    size_t i = hashes_[id] & mask;
+    while (slots_[i] != 0) i = (i + 1) & mask;
+    slots_[i] = id + 1;
+  }
+}
+
+uint32_t StringTable::intern(std::string_view s, uint64_t h) {
+  size_t slot = slotOf(s, h);
+  if (slots_[slot] != 0) return slots_[slot] - 1;
+  if ((views_.size() + 1) * 2 > slots_.size()) {
+    grow();
+    slot = slotOf(s, h);
+  }
+  // Each text is followed by a NUL, as std::string's is (callers may pass
+  // view().data() to C APIs).
+  if (s.size() + 1 > chunkLeft_) {
+    const size_t size = std::max<size_t>(s.size() + 1, 64 << 10);
+    chunks_.push_back(std::unique_ptr<char[]>(new char[size]));
+    chunkAt_ = chunks_.back().get();
+    chunkLeft_ = size;
+  }
+  if (!s.empty()) std::memcpy(chunkAt_, s.data(), s.size());
+  chunkAt_[s.size()] = '\0';
+  const auto id = static_cast<uint32_t>(views_.size());
+  views_.emplace_back(chunkAt_, s.size());
+  hashes_.push_back(h);
+  chunkAt_ += s.size() + 1;
+  chunkLeft_ -= s.size() + 1;
+  slots_[slot] = id + 1;
   return id;
 }
 
 bool StringTable::find(std::string_view s, uint32_t* id) const {
-  auto it = index_.find(s);
-  if (it == index_.end()) return false;
-  *id = it->second;
+  const size_t slot = slotOf(s, hash(s));
+  if (slots_[slot] == 0) return false;
+  *id = slots_[slot] - 1;
   return true;
 }
 
@@ -228,7 +259,7 @@ void EventStoreBuilder::countBad(BadKind k, uint64_t offset, std::string_view de
 std::vector<uint32_t> EventStoreBuilder::merge(EventStoreBuilder&& o, IdRemap remapId) {
   const StringTable& os = o.store_.strings_;
   std::vector<uint32_t> sr(os.size());
-  for (uint32_t i = 0; i < os.size(); ++i) sr[i] = store_.strings_.intern(os.view(i));
+  for (uint32_t i = 0; i < os.size(); ++i) sr[i] = store_.strings_.intern(os.view(i), os.hashOf(i));
   std::vector<uint32_t> lr(o.store_.lanes_.size());
   for (uint32_t i = 0; i < lr.size(); ++i) {
     const Lane& l = o.store_.lanes_[i];
