@@ -18,6 +18,16 @@ tail -5 "$OUT/gpu-tests.log"
 {
 echo "== ablations, 1x8x64x64, --wrap all"
 timeout 330 $B overhead --shape 1,8,64,64 --calls 300 --batches 7 --rounds 3 --ablations
-echo "== ours vs torch, 1x8x64x64, --wrap all, 5 rounds"
-timeout 130 $B overhead --shape 1,8,64,64 --calls 300 --batches 9 --rounds 5
+echo "== ours vs torch, 1x8x64x64, --wrap all, 9 rounds"
+timeout 200 $B overhead --shape 1,8,64,64 --calls 300 --batches 9 --rounds 9
 } 2>&1 | tee "$OUT/overhead.txt"
+# One capture with the current engine: which API calls it records, and its notes.
+build-gpu/bin/attnscope-cli run --device cuda --wrap softmax --out "$OUT/softmax_none_1x8x64x64_new.json" >/dev/null &&
+  python3 - "$OUT/softmax_none_1x8x64x64_new.json" <<'PY'
+import collections, json, sys
+d = json.load(open(sys.argv[1]))
+c = collections.Counter(e["name"] for e in d["traceEvents"] if e.get("cat") in ("cuda_runtime", "cuda_driver"))
+print("API records:", dict(c))
+print("notes:", d["attnscope"]["notes"])
+print("collection:", d["attnscope"]["collection"])
+PY

@@ -17,7 +17,7 @@ struct CpuOpRecord {
   int64_t startNs = 0;
   int64_t endNs = 0;
   int64_t tid = 0;
-  int64_t externalId = -1;  // pushed to CUPTI while the op runs
+  int64_t externalId = -1;  // names the op to CUPTI (pushed for outermost ops)
   bool userScope = false;   // record_function (user_annotation) vs op (cpu_op)
   std::string inputDims;    // torch's str(input_shapes): "[[8, 16], []]"
   std::string inputTypes;   // "['float', 'Scalar']"
@@ -81,8 +81,9 @@ struct AssembleStats {
 };
 
 // Builds the store: ops on their threads, runtime/driver calls on theirs
-// with the External id of the op that was running (from CUPTI's external
-// correlation records), GPU work on (device, stream) lanes with the same
+// with the External id of the innermost op running on that thread when the
+// call began (CUPTI's external correlation record where no op contains it:
+// the engine pushes ids for outermost ops only), GPU work on (device, stream) lanes with the same
 // ids, ac2g links from each launch to its GPU work, memory as [memory]
 // instants, NVTX ranges on a lane of their own.
 EventStore assembleRunStore(const RunCapture& cap, AssembleStats* stats);

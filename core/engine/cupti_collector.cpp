@@ -261,6 +261,8 @@ constexpr CUpti_CallbackId kQuietRuntime[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetFlags_v5050,
     CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetId_v12000,
     CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetDevice_v12080,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_ptsz_v10000,
 };
 constexpr CUpti_CallbackId kQuietDriver[] = {
     CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,          CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice,
@@ -342,8 +344,8 @@ CuptiCollector::CuptiCollector() {
     for (auto cbid : kQuietRuntime) quiet += cuptiActivityEnableRuntimeApi(cbid, 0) == CUPTI_SUCCESS;
     for (auto cbid : kQuietDriver) quiet += cuptiActivityEnableDriverApi(cbid, 0) == CUPTI_SUCCESS;
     filterNote_ = "CUPTI: " + std::to_string(quiet) +
-                  " query-only runtime/driver APIs (cudaGetDevice, cudaGetLastError, cuDevicePrimaryCtxGetState, "
-                  "cuKernelGetName, ...) are not recorded; ATTNSCOPE_CUPTI_ALL_API=1 records every API call";
+                  " query-only runtime/driver APIs (cudaGetDevice, cudaGetLastError, cudaStreamIsCapturing, "
+                  "cuDevicePrimaryCtxGetState, cuKernelGetName, ...) are not recorded; ATTNSCOPE_CUPTI_ALL_API=1 records every API call";
   }
   ok_ = true;
 }

@@ -95,7 +95,7 @@ std::vector<std::pair<std::string, double>> microCosts(bool cuda) {
 #if defined(__x86_64__)
   time("rdtsc", [&](int) { sink = sink + __rdtsc(); });
 #endif
-  time("nowNs() (the engine's clock)", [&](int) { sink = sink + nowNs(); });
+  time(gTscClock.enabled ? "nowNs() (TSC, calibrated)" : "nowNs() (CLOCK_MONOTONIC)", [&](int) { sink = sink + nowNs(); });
   time("heap context (make_unique + free)", [&](int) {
     auto p = std::make_unique<std::array<int64_t, 6>>();
     sink = sink + static_cast<uint64_t>((*p)[0]);

@@ -34,6 +34,28 @@ std::string jsonString(std::string_view s) {
   return out;
 }
 
+size_t jsonNumberLength(std::string_view t) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t from = i;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
+    return i > from;
+  };
+  if (i < t.size() && t[i] == '-') ++i;
+  if (i < t.size() && t[i] == '0') ++i;
+  else if (!digits()) return 0;
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    if (!digits()) return 0;
+  }
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+    if (!digits()) return 0;
+  }
+  return i;
+}
+
 std::string jsonNumber(double v) {
   if (!std::isfinite(v)) return "null";
   char buf[64];

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <vector>
 #include <unordered_map>
 
 #include "attnscope/run_capture.h"
@@ -40,8 +41,40 @@ EventStore assembleRunStore(const RunCapture& cap, AssembleStats* stats) {
   meta.profileMemory = !cap.memory.empty();
   meta.processNames[cap.pid] = cap.processName;
 
-  std::unordered_map<uint32_t, uint64_t> extOf;
-  for (const auto& x : cap.externalCorrelations) extOf[x.correlation] = x.externalId;
+  std::unordered_map<uint32_t, int64_t> extOf;
+  for (const auto& x : cap.externalCorrelations) extOf[x.correlation] = static_cast<int64_t>(x.externalId);
+  // The engine pushes External ids to CUPTI for outermost ops only: each API
+  // call belongs to the innermost op (or scope) running on its thread when it
+  // began (one clock for both); CUPTI's id stays where no op contains it.
+  {
+    std::unordered_map<int64_t, std::vector<const CpuOpRecord*>> opsOf;
+    for (const auto& op : cap.ops)
+      if (op.externalId != kNoId && op.endNs >= op.startNs) opsOf[op.tid].push_back(&op);
+    std::unordered_map<int64_t, std::vector<const ActivityRecord*>> callsOf;
+    for (const auto& a : cap.activities)
+      if ((a.kind == ActivityKind::Runtime || a.kind == ActivityKind::Driver) && a.correlation)
+        callsOf[a.tid].push_back(&a);
+    for (auto& [tid, calls] : callsOf) {
+      auto found = opsOf.find(tid);
+      if (found == opsOf.end()) continue;
+      auto& ops = found->second;
+      std::sort(ops.begin(), ops.end(), [](const CpuOpRecord* x, const CpuOpRecord* y) {
+        return x->startNs != y->startNs ? x->startNs < y->startNs : x->endNs > y->endNs;
+      });
+      std::sort(calls.begin(), calls.end(),
+                [](const ActivityRecord* x, const ActivityRecord* y) { return x->startNs < y->startNs; });
+      std::vector<const CpuOpRecord*> open;  // nested ops around the current time, innermost last
+      size_t k = 0;
+      for (const ActivityRecord* call : calls) {
+        for (; k < ops.size() && ops[k]->startNs <= call->startNs; ++k) {
+          while (!open.empty() && open.back()->endNs < ops[k]->startNs) open.pop_back();
+          open.push_back(ops[k]);
+        }
+        while (!open.empty() && open.back()->endNs < call->startNs) open.pop_back();
+        if (!open.empty()) extOf[call->correlation] = open.back()->externalId;
+      }
+    }
+  }
   std::unordered_map<uint32_t, const ActivityRecord*> launchOf;
   for (const auto& a : cap.activities)
     if ((a.kind == ActivityKind::Runtime || a.kind == ActivityKind::Driver) && a.correlation)
@@ -73,7 +106,7 @@ EventStore assembleRunStore(const RunCapture& cap, AssembleStats* stats) {
     e.family = familyOf(a.kind);
     if (a.correlation) e.correlation = a.correlation;
     if (auto it = extOf.find(a.correlation); a.correlation && it != extOf.end())
-      e.externalId = static_cast<int64_t>(it->second);
+      e.externalId = it->second;
     switch (a.kind) {
       case ActivityKind::Kernel:
       case ActivityKind::Memcpy:

@@ -1,5 +1,8 @@
 #include "trace_parser.h"
 
+#include "attnscope/json_out.h"
+
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -101,7 +104,41 @@ constexpr int64_t kSyntheticIdBase = -(int64_t{1} << 40);  // name-like pid/tid:
 
 bool inSyntheticRange(int64_t v) { return v <= kSyntheticIdBase && v > kSyntheticIdBase - (int64_t{1} << 32); }
 
+// Python's repr() of a str: single quotes unless the text holds a ' and no
+// "; the quote, backslash, \n \r \t and other control bytes escaped (the
+// writer's pyReprToJson reads it back).
+void appendPyStr(std::string& out, std::string_view s) {
+  const char q = s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos ? '"' : '\'';
+  out.push_back(q);
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == q || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out.push_back(hex[u >> 4]);
+      out.push_back(hex[u & 15]);
+    } else {
+      out.push_back(c);
+    }
+  }
+  out.push_back(q);
+}
+
 }  // namespace
+
+bool bareWord(od::value v) {
+  const std::string_view tok = v.raw_json_token();
+  return !tok.empty() && (std::isalpha(static_cast<unsigned char>(tok[0])) || tok[0] == '+' || tok[0] == '.');
+}
 
 std::string describe(simdjson::error_code ec) {
   switch (ec) {
@@ -202,6 +239,10 @@ bool Parser::pyReprArray(od::array& a, std::string& out, uint32_t depth) {
     if (!first) out += ", ";
     first = false;
     if (!pyRepr(ev, out, depth + 1)) return false;
+    if (out.size() > limits.maxStringBytes) {  // stop growing it: the limit bounds memory
+      reprTooLong = true;
+      return false;
+    }
   }
   out.push_back(']');
   return true;
@@ -249,15 +290,19 @@ bool Parser::pyRepr(od::value v, std::string& out, uint32_t depth) {
                               tok.back() == '\t' || tok.back() == ',' || tok.back() == ']' ||
                               tok.back() == '}'))
         tok.remove_suffix(1);
+      // On-Demand only looked at the number's first byte: check the rest.
+      if (jsonNumberLength(tok) != tok.size()) return false;
       out += tok;
       return true;
     }
     case od::json_type::string: {
       std::string_view s;
       if (v.get_string().get(s)) return false;
-      out.push_back('\'');
-      out += s;
-      out.push_back('\'');
+      if (s.size() > limits.maxStringBytes) {
+        reprTooLong = true;
+        return false;
+      }
+      appendPyStr(out, s);
       return true;
     }
     case od::json_type::boolean: {
@@ -308,16 +353,22 @@ bool Parser::event(od::document& doc, od::value item) {
   od::object obj;
   if (item.get_object().get(obj)) {
     od::json_type t;
-    if (item.type().get(t)) return false;
+    if (item.type().get(t)) {
+      if (!bareWord(item)) return false;
+      b.countBad(BadKind::NotAnObject, off, "traceEvents element is not JSON (NaN? Infinity?)");
+      return true;
+    }
     if (t == od::json_type::array && nestingAt(off) > limits.maxDepth) {
       b.countBad(BadKind::TooDeep, off,
-                 "an element nested deeper than " + std::to_string(limits.maxDepth) + " levels");
+                 "an element nested deeper than " + std::to_string(limits.maxDepth) + " levels (the --max-depth limit)");
       return true;
     }
     b.countBad(BadKind::NotAnObject, off, "traceEvents element is " + typeName(t) + ", not an object");
     return true;  // the value is skipped by the array iterator
   }
   tooDeep = false;
+  reprTooLong = false;
+  longArg.clear();
   Raw r;
   std::string_view badField;
   BadKind badKind = BadKind::BadType;
@@ -335,8 +386,7 @@ bool Parser::event(od::document& doc, od::value item) {
       if (v.get_string().get(r.name)) {
         badField = "name";
       } else if (r.name.size() > limits.maxStringBytes) {
-        badField = "name";
-        badKind = BadKind::StringTooLong;
+        longArg = "field \"name\" (" + std::to_string(r.name.size()) + " bytes)";
       }
     } else if (key == "pid") {
       r.hasPid = idValue(v, &r.pid);
@@ -346,7 +396,12 @@ bool Parser::event(od::document& doc, od::value item) {
       if (!r.hasTid) badField = "tid";
     } else if (key == "ts" || key == "dur") {
       od::json_type t;
-      if (v.type().get(t)) return false;
+      if (v.type().get(t)) {
+        if (!bareWord(v)) return false;
+        badField = key == "ts" ? "ts" : "dur";  // NaN, Infinity: a bad event, not a broken file
+        badKind = BadKind::BadNumber;
+        continue;
+      }
       int64_t ns = 0;
       if (t != od::json_type::number) {
         badField = key == "ts" ? "ts" : "dur";
@@ -395,7 +450,12 @@ bool Parser::event(od::document& doc, od::value item) {
   }
   if (tooDeep) {
     b.countBad(BadKind::TooDeep, off,
-               "an argument nested deeper than " + std::to_string(limits.maxDepth) + " levels");
+               "an argument nested deeper than " + std::to_string(limits.maxDepth) + " levels (the --max-depth limit)");
+    return true;
+  }
+  if (!longArg.empty()) {
+    b.countBad(BadKind::StringTooLong, off,
+               longArg + " is over the limit of " + std::to_string(limits.maxStringBytes) + " bytes (--max-string)");
     return true;
   }
   if (!badField.empty()) {
@@ -415,12 +475,13 @@ bool Parser::argsObject(od::object a, Raw& r) {
       if (intArg(v, &x)) r.externalId = x;
     } else if (key == "correlation") {
       if (intArg(v, &x)) r.correlation = x;
-    } else if (key == "Input Dims") {
-      if (internRepr(v, &r.args.inputDims)) r.argsUsed = true;
-    } else if (key == "Input type") {
-      if (internRepr(v, &r.args.inputTypes)) r.argsUsed = true;
-    } else if (key == "Concrete Inputs") {
-      if (internRepr(v, &r.args.concreteInputs)) r.argsUsed = true;
+    } else if (key == "Input Dims" || key == "Input type" || key == "Concrete Inputs") {
+      uint32_t* id = key == "Input Dims"   ? &r.args.inputDims
+                     : key == "Input type" ? &r.args.inputTypes
+                                           : &r.args.concreteInputs;
+      if (internRepr(v, id)) r.argsUsed = true;
+      else if (reprTooLong && longArg.empty())
+        longArg = "argument \"" + std::string(key) + "\" (as text)";
     } else if (key == "bytes" || key == "Bytes") {
       if (intArg(v, &x)) {
         r.args.bytes = x;
@@ -521,7 +582,9 @@ bool Parser::place(Raw& r, uint64_t off) {
     r.dur = 0;
   }
   if (b.eventCount() >= limits.maxEvents) {
-    b.countBad(BadKind::TooManyEvents, off, "event limit reached");
+    b.countBad(BadKind::TooManyEvents, off,
+               "the limit of " + std::to_string(limits.maxEvents) +
+                   " events (--max-events) was reached: this event and the ones after it were not loaded");
     return true;
   }
   Family fam = Family::Other;

@@ -39,6 +39,11 @@ inline bool readField(simdjson::simdjson_result<od::field>& field, std::string_v
   return !field.unescaped_key().get(*key) && !field.value().get(*v);
 }
 
+// A value that is not JSON at all where a value belongs: Python's json
+// writes NaN and Infinity bare, JavaScript's undefined... (simdjson's type()
+// fails on them; the iterators still step over them).
+bool bareWord(od::value v);
+
 // Error text for a simdjson error code, in user words.
 std::string describe(simdjson::error_code ec);
 std::string typeName(od::json_type t);
@@ -73,6 +78,9 @@ struct Parser {
   EventStoreBuilder b;
   uint64_t eventsSeen = 0;
   bool tooDeep = false;  // set by pyRepr: the current event nests too deep
+  // Set by internRepr: the str() of an argument grew past maxStringBytes.
+  bool reprTooLong = false;
+  std::string longArg;  // what in the current event is over maxStringBytes ("" if nothing)
   std::string warning;
   // Chunked parsing: names go to this log instead of meta; a numeric id that
   // looks synthetic makes the chunked result unusable (ambiguous remap).

@@ -44,7 +44,7 @@ Attempt parseOnce(char* text, size_t n, size_t skip, const std::string& path,
   if (ec) {
     at.docError = ec;
     at.result = fail(path, ec == simdjson::DEPTH_ERROR
-                               ? "JSON nesting is too deep (limit " + std::to_string(limits.maxDepth) + " levels)"
+                               ? "JSON nesting is too deep (limit " + std::to_string(limits.maxDepth) + " levels, --max-depth)"
                                : describe(ec));
     return at;
   }
@@ -52,10 +52,11 @@ Attempt parseOnce(char* text, size_t n, size_t skip, const std::string& path,
   std::string docError;
   uint64_t docErrorOffset = 0;
   bool sawEvents = false;
+  bool brokenEvent = false;  // the error is inside an element (not counted as read)
   auto noteError = [&](simdjson::error_code e) {
     at.docError = e;
     docError = e == simdjson::DEPTH_ERROR
-                   ? "JSON nesting is too deep (limit " + std::to_string(limits.maxDepth) + " levels)"
+                   ? "JSON nesting is too deep (limit " + std::to_string(limits.maxDepth) + " levels, --max-depth)"
                    : describe(e);
     docErrorOffset = p.offsetOf(doc);
   };
@@ -70,6 +71,7 @@ Attempt parseOnce(char* text, size_t n, size_t skip, const std::string& path,
       if (!p.event(doc, v)) {
         noteError(simdjson::TAPE_ERROR);
         docError = "malformed JSON inside an event";
+        brokenEvent = true;
         return false;
       }
     }
@@ -144,13 +146,17 @@ Attempt parseOnce(char* text, size_t n, size_t skip, const std::string& path,
   }
   const std::string where = docErrorOffset ? " at byte " + std::to_string(docErrorOffset) : "";
   if (!docError.empty()) {
-    if (p.eventsSeen == 0) {
+    // Broken where nothing but white space follows: the file was cut there.
+    size_t rest = docErrorOffset;
+    while (rest < n && isWs(text[rest])) ++rest;
+    if (rest >= n) docError = "the file ends early (cut inside an event?)";
+    const uint64_t complete = p.eventsSeen - (brokenEvent ? 1 : 0);
+    if (complete == 0) {
       at.result = fail(path, docError + where);
       return at;
     }
     if (!warning.empty()) warning += "; ";
-    warning += docError + where + ": kept the " + std::to_string(p.eventsSeen) +
-               " event(s) read before it";
+    warning += docError + where + ": kept the " + std::to_string(complete) + " event(s) before it";
   }
   // Every event bad: this cannot be used as a trace.
   p.b.meta().sourcePath = path;
@@ -314,7 +320,9 @@ LoadResult parseTrace(std::string_view json, const std::string& nameForErrors,
 }
 
 LoadResult loadTrace(const std::string& path, const ReaderLimits& limits) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (fstat then says
+  // it is not a regular file); reads of regular files do not care.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return fail(path, std::string("cannot open: ") + std::strerror(errno));
   struct stat st{};
   if (::fstat(fd, &st) != 0) {

@@ -34,29 +34,6 @@ std::string_view catOf(Family f) {
 
 bool syntheticId(int64_t id) { return id <= -(int64_t{1} << 40); }
 
-// Length of the JSON number at the start of `t` (0 if there is none).
-size_t jsonNumberLength(std::string_view t) {
-  size_t i = 0;
-  auto digits = [&] {
-    const size_t from = i;
-    while (i < t.size() && t[i] >= '0' && t[i] <= '9') ++i;
-    return i > from;
-  };
-  if (i < t.size() && t[i] == '-') ++i;
-  if (i < t.size() && t[i] == '0') ++i;
-  else if (!digits()) return 0;
-  if (i < t.size() && t[i] == '.') {
-    ++i;
-    if (!digits()) return 0;
-  }
-  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
-    ++i;
-    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
-    if (!digits()) return 0;
-  }
-  return i;
-}
-
 // A Python string literal ('...' or "...", backslash escapes) at the start
 // of `t`: its value into *value, its length returned (0 if unterminated).
 size_t pyStringLiteral(std::string_view t, std::string* value) {

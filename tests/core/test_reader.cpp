@@ -191,6 +191,89 @@ class ReaderTest : public QObject {
     QVERIFY2(bomb.error->message.find("decompressed") != std::string::npos, bomb.error->message.c_str());
   }
 
+  // Each limit the reader documents (ReaderLimits, the CLI's --max-*) stops
+  // at its bound and says which limit and where.
+  void everyLimitSaysWhichAndWhere() {
+    const std::string ev = R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1})";
+    // Events: the ones past the limit are counted, not kept.
+    ReaderLimits lim;
+    lim.maxEvents = 3;
+    std::string five = "[";
+    for (int i = 0; i < 5; ++i) five += (i ? "," : "") + ev;
+    LoadResult many = parse(five + "]", lim);
+    QVERIFY(many.ok());
+    QCOMPARE(many.store->events().size(), size_t{3});
+    const BadCount& over = many.store->bad(BadKind::TooManyEvents);
+    QCOMPARE(over.count, uint64_t{2});
+    QCOMPARE(over.firstOffset, uint64_t{1 + 3 * (ev.size() + 1)});  // the 4th event
+    QVERIFY2(over.firstDetail.find("limit of 3 events (--max-events)") != std::string::npos, over.firstDetail.c_str());
+
+    // Strings: a name, and an argument's text, over the limit.
+    lim = {};
+    lim.maxStringBytes = 64;
+    const std::string dims = "[" + std::string(200, '1') + "]";
+    LoadResult strings = parse("[" + ev + R"(,{"ph":"X","cat":"cpu_op","name":")" + std::string(100, 'n') +
+                                   R"(","pid":1,"tid":1,"ts":2,"dur":1},)" +
+                                   R"({"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":3,"dur":1,"args":{"Input Dims":[)" +
+                                   dims + "," + dims + "]}}]",
+                               lim);
+    QVERIFY(strings.ok());
+    QCOMPARE(strings.store->events().size(), size_t{1});
+    const BadCount& longs = strings.store->bad(BadKind::StringTooLong);
+    QCOMPARE(longs.count, uint64_t{2});
+    QVERIFY2(longs.firstDetail.find("field \"name\" (100 bytes) is over the limit of 64 bytes (--max-string)") !=
+                 std::string::npos,
+             longs.firstDetail.c_str());
+
+    // Depth: an argument nested past it is counted with the limit's name.
+    lim = {};
+    lim.maxDepth = 4;
+    LoadResult deep = parse(R"([{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":{"Input Dims":[[[[[[1]]]]]]}},)" +
+                            ev + "]", lim);
+    QVERIFY(deep.ok());
+    QVERIFY2(deep.store->bad(BadKind::TooDeep).firstDetail.find("--max-depth") != std::string::npos,
+             deep.store->bad(BadKind::TooDeep).firstDetail.c_str());
+    QCOMPARE(deep.store->bad(BadKind::TooDeep).firstOffset, uint64_t{1});
+
+    // Decompressed size: refused at the limit, whatever the gzip says.
+    lim = {};
+    lim.maxDecompressedBytes = 4096;
+    LoadResult bomb = parse(gzipOf("[" + std::string(1 << 20, ' ') + "]"), lim);
+    QVERIFY(!bomb.ok());
+    QVERIFY2(bomb.error->message.find("exceeds the limit of 4096 bytes") != std::string::npos &&
+                 bomb.error->message.find("--max-decompressed") != std::string::npos,
+             bomb.error->message.c_str());
+  }
+
+  // Python's json writes NaN and Infinity bare: those events are bad, the
+  // file is not.
+  void bareNanIsABadEventNotABrokenFile() {
+    LoadResult r = parse(R"({"traceEvents": [
+      {"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":NaN,"dur":1},
+      {"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":2,"dur":Infinity},
+      NaN,
+      {"ph":"X","cat":"cpu_op","name":"c","pid":1,"tid":1,"ts":3,"dur":-Infinity},
+      {"ph":"X","cat":"cpu_op","name":"d","pid":1,"tid":1,"ts":4,"dur":1,"args":{"External id":NaN}}]})");
+    QVERIFY(r.ok());
+    QCOMPARE(r.store->events().size(), size_t{1});
+    QCOMPARE(r.store->bad(BadKind::BadNumber).count, uint64_t{3});
+    QCOMPARE(r.store->bad(BadKind::NotAnObject).count, uint64_t{1});
+    QVERIFY(r.warning.empty());
+  }
+
+  // Argument strings keep Python's str(): quotes chosen and escaped the way
+  // Python does, so the text can be read back (trace writer).
+  void argumentTextIsPythonsRepr() {
+    const std::string t = "[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,"
+                          "\"args\":{\"Concrete Inputs\":[\"it\'s\", \"say \\\"hi\\\"\", \"a\\\\b\", \"\\n\", 1.5e3, \"\"]}}]";
+    LoadResult r = parse(t);
+    QVERIFY(r.ok());
+    const EventArgs* a = r.store->argsOf(r.store->events()[0]);
+    QVERIFY(a);
+    const std::string want = "[\"it\'s\", \'say \"hi\"\', \'a\\\\b\', \'\\n\', 1.5e3, \'\']";
+    QCOMPARE(std::string(r.store->str(a->concreteInputs)), want);
+  }
+
   void bomAndInvalidUtf8Load() {
     LoadResult bom = parse("\xEF\xBB\xBF[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}]");
     QVERIFY(bom.ok());

@@ -79,6 +79,33 @@ class RunAssembleTest : public QObject {
       if (s.name(e) == "cudaLaunchKernel") QCOMPARE(s.name(s.event(e.parent)), std::string_view("aten::bmm"));
   }
 
+  // The engine pushes External ids for outermost ops only: CUPTI names
+  // aten::matmul (20) for a launch made inside aten::bmm (11); the launch
+  // and its kernel belong to bmm, the innermost op on the launching thread.
+  // A call on a thread with no op keeps CUPTI's id.
+  void innermostOpOnTheThreadOwnsTheCall() {
+    RunCapture c = capture();
+    c.ops.push_back({"aten::matmul", 1500, 8500, 100, 20, false, "", "", 2});
+    c.externalCorrelations = {{990, 20}, {992, 20}};
+    ActivityRecord other = c.activities[0];
+    other.name = "cudaMemsetAsync";
+    other.correlation = 992;
+    other.tid = 555;  // no op ran on this thread
+    c.activities.push_back(other);
+    const EventStore s = assembleRunStore(c, nullptr);
+    QCOMPARE(s.byExternalId(11).size(), size_t{3});  // bmm, its launch, its kernel
+    for (const Event& e : s.events()) {
+      if (s.name(e) == "gemm" || s.name(e) == "cudaLaunchKernel") QCOMPARE(e.externalId, int64_t{11});
+      if (s.name(e) == "cudaMemsetAsync") QCOMPARE(e.externalId, int64_t{20});
+      if (s.name(e) == "cudaStreamSynchronize") QCOMPARE(e.externalId, kNoId);  // after every op ended
+    }
+    const KeyAverages ka = computeKeyAverages(s, GroupBy::Name);
+    for (const auto& r : ka.rows) {
+      if (r.name == "aten::bmm") QCOMPARE(r.selfDeviceNs, int64_t{10000});
+      if (r.name == "aten::matmul") QCOMPARE(r.selfDeviceNs, int64_t{0});
+    }
+  }
+
   void torchTableSeesTheRunLikeAKinetoTrace() {
     const EventStore s = assembleRunStore(capture(), nullptr);
     const KeyAverages ka = computeKeyAverages(s, GroupBy::Name);

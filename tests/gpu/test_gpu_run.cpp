@@ -70,7 +70,10 @@ int main() {
     std::string wrap;
     std::optional<EventStore> store;
   };
-  std::vector<Run> runs = {{"none", {}}, {"softmax", {}}, {"all", {}}};
+  std::vector<Run> runs(3);  // EventStore moves, never copies
+  runs[0].wrap = "none";
+  runs[1].wrap = "softmax";
+  runs[2].wrap = "all";
   for (auto& r : runs) {
     const std::string out = dir + "/" + r.wrap + ".json";
     const int rc = runCli("--device cuda --shape 8,16,1024,64 --wrap " + r.wrap + " --out " + out, &err);

@@ -251,6 +251,15 @@ case("multi_member.json.gz",
 
 # --- Ids, flows and time order that do not add up (loads; analysis must not loop) ------------
 
+case("ts_nan_literal.json",
+     trace_bytes([good(1), '{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1489, '
+                           '"tid": 1489, "ts": NaN, "dur": 1.0}',
+                  '{"ph": "X", "cat": "cpu_op", "name": "aten::mul", "pid": 1489, '
+                  '"tid": 1489, "ts": 5000060.0, "dur": -Infinity}', good(4)]),
+     0, "stdout:bad number: 2",
+     "bare NaN and -Infinity tokens as Python's json.dumps writes them (not JSON): those two "
+     "events are bad, the rest loads")
+
 case("ts_precision.json",
      trace_bytes([good(1), dict(good(2), ts=1e-400), dict(good(3), dur=-0.0),
                   '{"ph": "X", "cat": "cpu_op", "name": "aten::sub", "pid": 1489, "tid": 1489, '
@@ -315,6 +324,15 @@ case("gzip_bad_crc.json.gz",
      2, "gzip", "a complete gzip member whose CRC-32 does not match its content")
 case("gzip_trailing_garbage.json.gz", gz(trace_bytes([good(1), good(2)])) + b"\x00garbage",
      0, "stdout:2 events", "a gzip member followed by bytes that are not gzip (padding, junk)")
+case("huge_arg_string.json.gz",
+     gz(trace_bytes([good(1), dict(good(2), args={"External id": 2,
+                                                   "Input Dims": [["x" * HUGE]]}),
+                     dict(good(3), args={"External id": 3, "unused": "y" * (4 * HUGE)}),
+                     dict(good(4), cat="c" * HUGE), good(5)])),
+     0, "stdout:string too long: 1",
+     "a 2 MiB string inside Input Dims (counted), an 8 MiB one in an argument nobody reads and a "
+     "2 MiB cat (neither kept: the events load)")
+
 
 def main():
     names = set()
