@@ -13,12 +13,11 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include <zlib.h>
-
 #include <functional>
 #include <string>
 
 #include "cli_run.h"
+#include "gzip_util.h"
 
 namespace {
 
@@ -53,25 +52,6 @@ std::string trace(size_t n, const std::function<std::string(size_t)>& event) {
   s += "\n]}\n";
   return s;
 }
-
-// Deflates `s` in one call: windowBits 15 + 16 is a gzip member, -15 raw
-// deflate; Z_FULL_FLUSH leaves a raw stream that another can follow.
-std::string deflated(const std::string& s, int level, int windowBits, int flush) {
-  z_stream zs{};
-  deflateInit2(&zs, level, Z_DEFLATED, windowBits, 9, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, s.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(s.data()));
-  zs.avail_in = static_cast<uInt>(s.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  deflate(&zs, flush);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
-
-// One gzip member of `s` (Z_BEST_SPEED by default: the tests make hundreds of MB).
-std::string gzipOf(const std::string& s, int level = Z_BEST_SPEED) { return deflated(s, level, 15 + 16, Z_FINISH); }
 
 bool writeFile(const QString& path, const std::string& data) {
   QFile f(path);
@@ -249,7 +229,8 @@ class HostileInputsTest : public QObject {
     const QString gz = path(QStringLiteral("tiny_reversed.json.gz"));
     QVERIFY(writeFile(gz, gzipOf(trace(1'000'000, [](size_t i) {
                         return op("aten::add", static_cast<int64_t>(3'000'000 - 3 * i), 2);
-                      }))));
+                      }),
+                      Z_BEST_SPEED)));
     const Timed g = timedCli({"info", gz});
     EXPECT_RUN(g, 0, QStringLiteral("events: 1,000,000"));
   }

@@ -4,10 +4,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include <zlib.h>
-
 #include "attnscope/gzip.h"
 #include "attnscope/trace_reader.h"
+#include "gzip_util.h"
 
 using namespace attnscope;
 
@@ -33,20 +32,6 @@ const char* kTiny = R"({
   ]})";
 
 LoadResult parse(std::string_view json, ReaderLimits lim = {}) { return parseTrace(json, "tiny.json", lim); }
-
-std::string gzipOf(const std::string& s) {
-  z_stream zs{};
-  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, s.size()) + 32, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(s.data()));
-  zs.avail_in = static_cast<uInt>(s.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
 
 const Event* find(const EventStore& s, std::string_view name) {
   for (const auto& e : s.events())
