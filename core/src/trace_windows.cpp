@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "attnscope/gzip.h"
@@ -63,12 +64,17 @@ struct Cut {
 };
 
 // Does the newline at `nl` sit in "}" blanks "," blanks "\n" blanks "{",
-// with the '}' after `from` and the '{' before `end`?
-bool cutAtNewline(const char* text, size_t from, size_t nl, size_t end, Cut* cut) {
+// with the '}' after `from` and the '{' before `end`? `*blanks` gets the run
+// of blanks around `nl`: every newline in it has the same answer, so the
+// callers step over the run (a text of a million newlines is one look, not
+// a million looks at a million blanks each).
+bool cutAtNewline(const char* text, size_t from, size_t nl, size_t end, Cut* cut,
+                  std::pair<size_t, size_t>* blanks) {
   size_t c = nl;
   while (c > from && isWs(text[c - 1])) --c;
   size_t j = nl + 1;
   while (j < end && isWs(text[j])) ++j;
+  *blanks = {c, j};
   if (c <= from + 1 || text[c - 1] != ',' || j >= end || text[j] != '{') return false;
   size_t q = c - 1;
   while (q > from && isWs(text[q - 1])) --q;
@@ -83,8 +89,9 @@ bool cutForward(const char* text, size_t from, size_t p, size_t limit, size_t en
     const void* nl = std::memchr(text + p, '\n', limit - p);
     if (!nl) return false;
     p = static_cast<size_t>(static_cast<const char*>(nl) - text);
-    if (cutAtNewline(text, from, p, end, cut)) return true;
-    ++p;
+    std::pair<size_t, size_t> blanks;
+    if (cutAtNewline(text, from, p, end, cut, &blanks)) return true;
+    p = blanks.second;
   }
   return false;
 }
@@ -96,7 +103,9 @@ bool cutBackward(const char* text, size_t from, size_t end, Cut* cut) {
     const void* nl = ::memrchr(text + from, '\n', p - from);
     if (!nl) return false;
     p = static_cast<size_t>(static_cast<const char*>(nl) - text);
-    if (cutAtNewline(text, from, p, end, cut)) return true;
+    std::pair<size_t, size_t> blanks;
+    if (cutAtNewline(text, from, p, end, cut, &blanks)) return true;
+    p = blanks.first;
   }
   return false;
 }

@@ -1,5 +1,7 @@
 // The reader on tiny hand-written traces whose expected values can be
 // checked by eye.
+#include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -7,8 +9,10 @@
 #include "attnscope/gzip.h"
 #include "attnscope/trace_reader.h"
 #include "gzip_util.h"
+#include "reader_check.h"
 
 using namespace attnscope;
+namespace fuzz = attnscope::fuzz;
 
 namespace {
 
@@ -257,6 +261,46 @@ class ReaderTest : public QObject {
     QVERIFY(a);
     const std::string want = "[\"it\'s\", \'say \"hi\"\', \'a\\\\b\', \'\\n\', 1.5e3, \'\']";
     QCOMPARE(std::string(r.store->str(a->concreteInputs)), want);
+  }
+
+  // Every input the fuzzer found (tests/data/fuzz, named for what it broke)
+  // passes the fuzzer's own check, quickly.
+  void fuzzFindingsStayFixed_data() {
+    QTest::addColumn<QString>("path");
+    const QDir dir(QStringLiteral(ATTNSCOPE_TEST_DATA "/fuzz"));
+    for (const QString& f : dir.entryList(QDir::Files)) QTest::newRow(qPrintable(f)) << dir.filePath(f);
+    QVERIFY(dir.entryList(QDir::Files).size() >= 3);
+  }
+  void fuzzFindingsStayFixed() {
+    QFETCH(QString, path);
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray bytes = f.readAll();
+    QElapsedTimer t;
+    t.start();
+    QVERIFY(fuzz::checkReader(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size()))));
+    QVERIFY2(t.elapsed() < 5000, qPrintable(QString("took %1 ms").arg(t.elapsed())));
+  }
+
+  // Fuzzer finding (2026-12-03): the windowed reader looked for a place to
+  // cut between events at every newline and scanned the blanks around each
+  // one, so a run of blanks cost its length squared (a 1.6 KB .gz of
+  // newlines: 167 s). Both the text and the gzip windows.
+  void blankRunsAreScannedOnce() {
+    const std::string ev = R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1})";
+    const std::string text = "{\"traceEvents\": [" + ev + ",\n" + std::string(4u << 20, '\n') + ev + "," +
+                             std::string(1u << 20, ' ') + "\n" + ev + "]}";
+    ReaderLimits lim;
+    lim.parallelMinBytes = 4096;
+    lim.windowBytes = 1u << 16;
+    for (const std::string& input : {text, gzipOf(text)}) {
+      QElapsedTimer t;
+      t.start();
+      LoadResult r = parse(input, lim);
+      QVERIFY(r.ok());
+      QCOMPARE(r.store->events().size(), size_t{3});
+      QVERIFY2(t.elapsed() < 2000, qPrintable(QString("took %1 ms").arg(t.elapsed())));
+    }
   }
 
   void bomAndInvalidUtf8Load() {

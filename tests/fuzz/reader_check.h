@@ -1,0 +1,39 @@
+// What the reader fuzzer checks for one input, shared with the test that
+// replays its findings (tests/data/fuzz, test_reader): parseTrace (the .gz
+// path when the input starts with gzip's magic bytes, the JSON path
+// otherwise, the windowed path from 4 KB up); when it loads, torch's
+// key_averages (by shape) and the trace writer, whose output must load again.
+// Limits are small so every input is judged quickly.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "attnscope/key_averages.h"
+#include "attnscope/trace_reader.h"
+#include "attnscope/trace_writer.h"
+
+namespace attnscope::fuzz {
+
+inline ReaderLimits fuzzLimits() {
+  ReaderLimits limits;
+  limits.maxDecompressedBytes = 8u << 20;
+  limits.maxDepth = 64;
+  limits.maxStringBytes = 1u << 16;
+  limits.maxEvents = 200000;
+  limits.parallelMinBytes = 4096;  // reach the windowed path with small inputs too
+  return limits;
+}
+
+// False when the trace written back from what loaded does not load again.
+inline bool checkReader(std::string_view input) {
+  const ReaderLimits limits = fuzzLimits();
+  LoadResult r = parseTrace(input, "fuzz.json", limits);
+  if (!r.ok()) return true;
+  (void)computeKeyAverages(*r.store, GroupBy::InputShape);
+  const std::string out = chromeTraceJson(*r.store);
+  LoadResult again = parseTrace(out, "roundtrip.json", limits);
+  return again.ok() || r.store->events().size() >= 1000;
+}
+
+}  // namespace attnscope::fuzz
