@@ -7,6 +7,7 @@
 #                         installs torch. ON installs torch==$ATTNSCOPE_TORCH_VERSION if missing.
 #   ATTNSCOPE_BUILD_TYPE  CMake build type for build/ (default RelWithDebInfo).
 #   ATTNSCOPE_PRESET      scripts/test only: build and test with this CMake preset (e.g. asan).
+#   ATTNSCOPE_BUILD_TARGET  build only this target (CI: attnscope_tests, everything ctest runs).
 
 ATTNSCOPE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ATTNSCOPE_BUILD_DIR="$ATTNSCOPE_ROOT/build"
@@ -165,7 +166,7 @@ build_main() {
     cmake "${args[@]}"
     printf '%s' "$want" >"$stamp"
   fi
-  cmake --build "$ATTNSCOPE_BUILD_DIR" -j"$(nproc)"
+  cmake --build "$ATTNSCOPE_BUILD_DIR" -j"$(nproc)" ${ATTNSCOPE_BUILD_TARGET:+--target "$ATTNSCOPE_BUILD_TARGET"}
 }
 
 # Configures and builds with a CMake preset (re-running the configure step of an existing tree
@@ -175,5 +176,5 @@ build_preset() {
   ensure_apt_packages
   cd "$ATTNSCOPE_ROOT" || return
   cmake --preset "$preset"
-  cmake --build --preset "$preset" -j"$(nproc)"
+  cmake --build --preset "$preset" -j"$(nproc)" ${ATTNSCOPE_BUILD_TARGET:+--target "$ATTNSCOPE_BUILD_TARGET"}
 }
