@@ -29,13 +29,13 @@ TraceLoadOutcome finish(LoadResult result, const QString& path, bool bundled,
   }
   auto store = std::make_shared<const EventStore>(std::move(*result.store));
   auto snap = std::make_shared<TraceSnapshot>();
-  snap->byName = std::make_shared<const KeyAverages>(computeKeyAverages(*store, GroupBy::Name));
-  snap->byInputShape =
-      std::make_shared<const KeyAverages>(computeKeyAverages(*store, GroupBy::InputShape));
-  snap->correctedByName = std::make_shared<const KeyAverages>(
-      computeKeyAverages(*store, GroupBy::Name, Attribution::Corrected));
-  snap->correctedByInputShape = std::make_shared<const KeyAverages>(
-      computeKeyAverages(*store, GroupBy::InputShape, Attribution::Corrected));
+  // Each attribution once, both groupings from it.
+  KeyAveragesBothGroupings torch = computeKeyAveragesBothGroupings(*store, Attribution::Torch);
+  KeyAveragesBothGroupings corrected = computeKeyAveragesBothGroupings(*store, Attribution::Corrected);
+  snap->byName = std::make_shared<const KeyAverages>(std::move(torch.byName));
+  snap->byInputShape = std::make_shared<const KeyAverages>(std::move(torch.byInputShape));
+  snap->correctedByName = std::make_shared<const KeyAverages>(std::move(corrected.byName));
+  snap->correctedByInputShape = std::make_shared<const KeyAverages>(std::move(corrected.byInputShape));
   snap->analysis = std::make_shared<const Analysis>(analyzeTrace(*store));
   snap->store = std::move(store);
   snap->path = path;

@@ -58,6 +58,15 @@ struct KeyAverages {
 KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy,
                                Attribution attribution = Attribution::Torch);
 
+// Both groupings from one pass over the trace (the nesting, linking and
+// totals do not depend on the grouping): what the viewer shows.
+struct KeyAveragesBothGroupings {
+  KeyAverages byName;
+  KeyAverages byInputShape;
+};
+KeyAveragesBothGroupings computeKeyAveragesBothGroupings(const EventStore& store,
+                                                         Attribution attribution = Attribution::Torch);
+
 // The profiler's overhead events that torch's key_averages lets own GPU
 // work (Kineto gives them the External id of the op running on the main
 // thread when they happened), with the GPU activities each one owns there

@@ -221,16 +221,24 @@ std::string_view rewriteName(std::string_view n, std::string& scratch) {
   return n;
 }
 
-}  // namespace
+// Torch's FunctionEvents for one attribution, linked, nested, deduplicated,
+// with their device totals: everything key_averages needs but the grouping,
+// so both groupings can share it.
+struct Prepared {
+  bool corrected = false;
+  StringTable names;  // local: rewritten names, stable ids for keys
+  std::vector<Fe> fes;
+  std::vector<uint32_t> firstChild, nextSibling;  // children as linked lists
+  std::vector<int64_t> devTotal;
+};
 
-KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribution attribution) {
-  KeyAverages out;
-  out.attribution = attribution;
-  out.groupBy = groupBy;
+constexpr uint32_t kNoFe = UINT32_MAX;
+
+void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
   const auto& events = store.events();
   // Local ids for names (after torch's renaming) and shapes, looked up once
   // per store string rather than hashed once per event.
-  StringTable names;
+  StringTable& names = p.names;
   constexpr uint32_t kUnseen = UINT32_MAX, kFiltered = UINT32_MAX - 1;
   std::vector<uint32_t> local(store.strings().size(), kUnseen);
   std::string scratch;
@@ -259,10 +267,10 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribu
   }
   std::stable_sort(mem.begin(), mem.end(), [](const Mem& a, const Mem& b) { return a.ts < b.ts; });
 
-  const bool corrected = attribution == Attribution::Corrected;
+  const bool corrected = p.corrected = attribution == Attribution::Corrected;
   const uint32_t mainThread = mainLane(store);
   std::vector<uint32_t> feOf(events.size(), UINT32_MAX);  // store event -> Fe (before sorting)
-  std::vector<Fe> fes;
+  std::vector<Fe>& fes = p.fes;
   fes.reserve(events.size());
   uint32_t memLane = UINT32_MAX;
   auto memFrom = mem.begin();
@@ -369,8 +377,12 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribu
   // pass in time order with a stack per thread. Children are kept as linked
   // lists (first child, next sibling) in the order they were found.
   const uint32_t n = static_cast<uint32_t>(fes.size());
-  constexpr uint32_t kNone = UINT32_MAX;
-  std::vector<uint32_t> firstChild(n, kNone), lastChild(n, kNone), nextSibling(n, kNone), childCount(n, 0);
+  constexpr uint32_t kNone = kNoFe;
+  std::vector<uint32_t>& firstChild = p.firstChild;
+  std::vector<uint32_t>& nextSibling = p.nextSibling;
+  firstChild.assign(n, kNone);
+  nextSibling.assign(n, kNone);
+  std::vector<uint32_t> lastChild(n, kNone), childCount(n, 0);
   {
     std::vector<std::vector<uint32_t>> stacks(store.lanes().size());
     for (uint32_t i = 0; i < n; ++i) {
@@ -416,7 +428,8 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribu
   }
 
   // Totals bottom-up: children come after their parents in sorted order.
-  std::vector<int64_t> devTotal(n, 0);
+  std::vector<int64_t>& devTotal = p.devTotal;
+  devTotal.assign(n, 0);
   for (uint32_t i = n; i-- > 0;) {
     const Fe& f = fes[i];
     if (f.deleted) continue;
@@ -428,6 +441,20 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribu
     for (uint32_t c = firstChild[i]; c != kNone; c = nextSibling[c]) sum += devTotal[c];
     devTotal[i] = sum;
   }
+}
+
+KeyAverages aggregate(const Prepared& p, GroupBy groupBy, Attribution attribution) {
+  KeyAverages out;
+  out.attribution = attribution;
+  out.groupBy = groupBy;
+  const bool corrected = p.corrected;
+  const std::vector<Fe>& fes = p.fes;
+  const auto& firstChild = p.firstChild;
+  const auto& nextSibling = p.nextSibling;
+  const auto& devTotal = p.devTotal;
+  const StringTable& names = p.names;
+  constexpr uint32_t kNone = kNoFe;
+  const auto n = static_cast<uint32_t>(fes.size());
 
   struct Key {
     uint32_t name;
@@ -494,6 +521,20 @@ KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribu
       out.sumSelfDeviceNs += r.selfDeviceNs;
   }
   return out;
+}
+
+}  // namespace
+
+KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribution attribution) {
+  Prepared p;
+  prepare(store, attribution, p);
+  return aggregate(p, groupBy, attribution);
+}
+
+KeyAveragesBothGroupings computeKeyAveragesBothGroupings(const EventStore& store, Attribution attribution) {
+  Prepared p;
+  prepare(store, attribution, p);
+  return {aggregate(p, GroupBy::Name, attribution), aggregate(p, GroupBy::InputShape, attribution)};
 }
 
 std::vector<OverheadOwnership> torchOverheadOwnership(const EventStore& store) {

@@ -117,6 +117,40 @@ class KeyAveragesOracle : public QObject {
     // gpu_user_annotation span counted as self device time: Self CUDA % > 100.
     QVERIFY(gpuSpan->selfDeviceNs * 100 > ka.sumSelfDeviceNs * 100);
   }
+
+  // Both groupings from one pass give exactly the tables computed one by one.
+  void bothGroupingsFromOnePass() {
+    QDir kineto(shared() + "/h200/kineto");
+    QStringList traces;
+    for (const QString& f : kineto.entryList({"*.json"}, QDir::Files, QDir::Name))
+      if (!f.endsWith(".keyavg.json")) traces << kineto.filePath(f);
+    traces << shared() + "/h200/transformer_train20.json.gz";
+    QVERIFY(traces.size() >= 9);
+    for (const QString& t : traces) {
+      const LoadResult r = loadTrace(t.toStdString());
+      QVERIFY2(r.ok(), qPrintable(t));
+      for (Attribution a : {Attribution::Torch, Attribution::Corrected}) {
+        const KeyAveragesBothGroupings both = computeKeyAveragesBothGroupings(*r.store, a);
+        for (GroupBy g : {GroupBy::Name, GroupBy::InputShape}) {
+          const KeyAverages one = computeKeyAverages(*r.store, g, a);
+          const KeyAverages& shared = g == GroupBy::Name ? both.byName : both.byInputShape;
+          QCOMPARE(shared.groupBy, g);
+          QCOMPARE(shared.rows.size(), one.rows.size());
+          QCOMPARE(shared.sumSelfCpuNs, one.sumSelfCpuNs);
+          QCOMPARE(shared.sumSelfDeviceNs, one.sumSelfDeviceNs);
+          for (size_t i = 0; i < one.rows.size(); ++i) {
+            const KeyAverageRow& x = shared.rows[i];
+            const KeyAverageRow& y = one.rows[i];
+            QVERIFY2(x.name == y.name && x.inputShapes == y.inputShapes && x.calls == y.calls &&
+                         x.selfCpuNs == y.selfCpuNs && x.cpuTotalNs == y.cpuTotalNs &&
+                         x.selfDeviceNs == y.selfDeviceNs && x.deviceTotalNs == y.deviceTotalNs &&
+                         x.selfCpuMemBytes == y.selfCpuMemBytes && x.events == y.events,
+                     qPrintable(t + ": " + QString::fromStdString(y.name)));
+          }
+        }
+      }
+    }
+  }
 };
 
 QTEST_GUILESS_MAIN(KeyAveragesOracle)
