@@ -84,4 +84,11 @@ std::optional<EngineMeta> parseEngineMeta(const std::string& json) {
   return m;
 }
 
+QString missingCollection(const EngineMeta& m) {
+  if (m.cupti.isEmpty() || m.cupti == QLatin1String("ok")) return {};
+  QString why = m.cupti;
+  if (why.startsWith(QLatin1String("unavailable: "))) why = why.mid(13);
+  return QObject::tr("CUPTI unavailable: %1; GPU kernels, copies and memsets were not collected.").arg(why);
+}
+
 }  // namespace attnscope::ui

@@ -40,4 +40,8 @@ struct EngineMeta {
 // nullopt when `json` (the raw metadata object) is empty or not an object.
 std::optional<EngineMeta> parseEngineMeta(const std::string& json);
 
+// "" when CUPTI collected the run's GPU activity; else, in one sentence,
+// which collection is missing, why, and what the trace still holds.
+QString missingCollection(const EngineMeta& m);
+
 }  // namespace attnscope::ui

@@ -444,6 +444,12 @@ bool RunPanel::startRun() {
   return true;
 }
 
+void RunPanel::noteMissingCollection(const QString& text) {
+  if (text.isEmpty() || status_->text().contains(text)) return;
+  status_->setText(status_->text() + QLatin1Char('\n') + text);
+  status_->setStyleSheet(QStringLiteral("QLabel { border-left: 3px solid #b26a00; padding-left: 6px; }"));
+}
+
 void RunPanel::cancelRun() {
   if (!runner_->isRunning()) return;
   status_->setText(tr("Cancelling…"));

@@ -36,6 +36,8 @@ class RunPanel : public QWidget {
 
   // Where runs write their traces (run-N-<time>.json).
   void setOutputDir(const QString& dir) { outDir_ = dir; }
+  // Says, under the finished run's status, which collection it lacks.
+  void noteMissingCollection(const QString& text);
   QString nextOutputPath() const;
   // What Run will execute (program, then arguments) for this output path.
   QStringList commandArguments(const QString& outPath) const;

@@ -61,6 +61,13 @@ void RunsModel::markSaved(int id, const QString& path) {
   emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
 }
 
+void RunsModel::setMissing(int id, const QString& missing) {
+  const int row = rowOfId(id);
+  if (row < 0) return;
+  runs_[static_cast<size_t>(row)].missing = missing;
+  emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
+}
+
 const RunEntry* RunsModel::entry(int row) const {
   return row >= 0 && row < rowCount() ? &runs_[static_cast<size_t>(row)] : nullptr;
 }
@@ -88,7 +95,9 @@ QVariant RunsModel::cell(int row, int col, int role) const {
         case Id: return e.id;
         case Time: return e.started.toString(QStringLiteral("HH:mm:ss"));
         case Summary: return e.summary;
-        case Status: return runStatusText(e.status) + (e.saved ? tr(", saved") : QString());
+        case Status:
+          return runStatusText(e.status) + (e.missing.isEmpty() ? QString() : tr(", no CUPTI")) +
+                 (e.saved ? tr(", saved") : QString());
         case Duration:
           return e.engine && e.status != RunStatus::Running
                      ? QStringLiteral("%1 s").arg(QString::number(e.elapsedMs / 1000.0, 'f', 1))
@@ -108,6 +117,7 @@ QVariant RunsModel::cell(int row, int col, int role) const {
       QString tip = e.summary;
       if (!e.path.isEmpty()) tip += QStringLiteral("\n") + e.path;
       if (!e.message.isEmpty()) tip += QStringLiteral("\n") + e.message;
+      if (!e.missing.isEmpty()) tip += QStringLiteral("\n") + e.missing;
       return tip;
     }
     case Qt::ForegroundRole:

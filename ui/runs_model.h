@@ -25,6 +25,7 @@ struct RunEntry {
   QString path;  // the trace file ("" until a run has written it)
   int exitCode = 0;
   qint64 elapsedMs = 0;
+  QString missing;     // a collection the engine could not make (missingCollection), if any
   bool saved = false;  // written somewhere the user chose
   bool bundled = false;
 };
@@ -46,6 +47,7 @@ class RunsModel : public TableModelBase {
   int addRun(RunEntry e);
   void finishRun(int id, const RunOutcome& o);
   void markSaved(int id, const QString& path);
+  void setMissing(int id, const QString& missing);
   const RunEntry* entry(int row) const;
   const RunEntry* byId(int id) const;
   int rowOfId(int id) const;

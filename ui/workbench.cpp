@@ -470,6 +470,17 @@ void Workbench::onTraceShown() {
     runs_->addRun(std::move(e));
     row = runs_->rowCount() - 1;
   }
+  if (const RunEntry* e = runs_->entry(row); e && e->engine && e->status == RunStatus::Done && e->missing.isEmpty()) {
+    // A run that finished without some collection (CUPTI on a CPU run, or
+    // refused on the GPU) says so where the run is reported.
+    const auto meta = parseEngineMeta(snap->store->meta().attnscopeJson);
+    const QString missing = meta ? missingCollection(*meta) : QString();
+    if (!missing.isEmpty()) {
+      runs_->setMissing(e->id, missing);
+      runPanel_->noteMissingCollection(missing);
+      w_->statusBar()->showMessage(missing, 15000);
+    }
+  }
   {
     const QSignalBlocker block(runsView_->selectionModel());
     runsView_->selectRow(row);

@@ -9,11 +9,14 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sys/resource.h>
+
 #include <csignal>
 
 #include "attnscope/key_averages.h"
 #include "attnscope/trace_reader.h"
 #include "cli_run.h"
+#include "write_faults.h"
 
 using namespace attnscope;
 
@@ -144,6 +147,56 @@ class EngineCpuTest : public QObject {
     Run r = runCli({"--device", "cpu", "--shape", "64,64,65536,64"});
     QCOMPARE(r.code, 3);
     QVERIFY2(r.err.contains("MiB"), qPrintable(r.err));
+  }
+
+  // --out where nothing can be written: exit 2 (a missing directory is
+  // refused before any pass); a full device, and a disk that fills up while the trace is written: exit
+  // 2 after the run, no partial file, the trace from before left whole.
+  void unwritableOutput() {
+    for (const QString& dir : {writefaults::kUnwritableDir, writefaults::kMissingDir}) {
+      Run r = runCli({"--device", "cpu", "--shape", "1,2,32,16", "--out", dir + "/r.json"});
+      QCOMPARE(r.code, 2);
+      QVERIFY2(r.err.contains("cannot write") && r.err.contains(dir + "/r.json"), qPrintable(r.err));
+    }
+    Run full = runCli({"--device", "cpu", "--shape", "1,2,32,16", "--iters", "1", "--out", writefaults::kFullDevice});
+    QCOMPARE(full.code, 2);
+    QVERIFY2(full.err.contains("/dev/full: write failed (No space left on device)"), qPrintable(full.err));
+
+    QTemporaryDir dir;
+    const QString out = dir.filePath("r.json");
+    QVERIFY(runCli({"--device", "cpu", "--shape", "1,2,32,16", "--iters", "1", "--out", out}).code == 0);
+    const QByteArray before = writefaults::contents(out);
+    QProcess p;
+    p.setChildProcessModifier([] { writefaults::FileSizeLimit::applyInChild(4096); });
+    p.start(QStringLiteral(ATTNSCOPE_BIN_DIR "/attnscope-cli"),
+            {"run", "--device", "cpu", "--shape", "1,2,32,16", "--iters", "1", "--out", out});
+    QVERIFY(p.waitForFinished(120000));
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY2(p.readAllStandardError().contains("r.json: write failed (File too large)"), "no message");
+    QCOMPARE(writefaults::contents(out), before);
+    QCOMPARE(writefaults::entries(dir.path()), QStringList{"r.json"});
+  }
+
+  // A shape the up-front estimate lets through but the allocator cannot
+  // serve (the process's address space capped at 3 GiB, the scores alone
+  // need 2 GiB): the documented out-of-memory exit is 3.
+  void allocationFailureIsOutOfMemory() {
+    QProcess p;
+    p.setChildProcessModifier([] {
+      rlimit lim{rlim_t{3} << 30, rlim_t{3} << 30};
+      setrlimit(RLIMIT_AS, &lim);
+    });
+    p.start(QStringLiteral(ATTNSCOPE_BIN_DIR "/attnscope-cli"),
+            {"run", "--device", "cpu", "--shape", "8,16,2048,64", "--iters", "1", "--timing", "host", "--out",
+             QDir::temp().filePath("attnscope-oom-never-written.json")});
+    QVERIFY(p.waitForFinished(120000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(err.contains("allocate"), qPrintable(err));
+    // core/engine catches only c10::OutOfMemoryError (CUDA's); the CPU
+    // allocator's failure is a plain c10::Error there, reported as exit 1.
+    QEXPECT_FAIL("", "CPU allocation failure exits 1 (LibTorch error), not 3: core/engine/engine.cpp", Continue);
+    QCOMPARE(p.exitCode(), 3);
+    QVERIFY(!QFile::exists(QDir::temp().filePath("attnscope-oom-never-written.json")));
   }
 
   void sigtermLeavesNoFile() {
