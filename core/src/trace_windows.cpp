@@ -7,7 +7,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -202,8 +201,11 @@ class TextWindows : public WindowSource {
 };
 
 // ---------------------------------------------------------------------------
-// Windows inflated from a gzip stream, on a producer thread, into a small
-// pool of buffers that the parsers hand back.
+// Windows inflated from a gzip stream by the parsing threads themselves: a
+// thread that needs a window inflates it (one at a time, in stream order)
+// into a buffer of a small pool, then parses it while the text is still in
+// its cache. No extra thread competes for the cores, and nothing waits on a
+// producer that the scheduler has not run yet.
 
 class GzipWindows : public WindowSource {
  public:
@@ -212,40 +214,34 @@ class GzipWindows : public WindowSource {
     const uint64_t hint = gzipSizeHint(data, size);
     expected_ = hint >= size ? hint : uint64_t{size} * 8;
     window_ = windowTarget(limits, expected_);
+    // Each parsing thread holds at most one window when it asks for the next.
     const unsigned hw = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
-    bufs_.resize(hw + 2);
+    bufs_.resize(hw + 1);
     for (size_t i = 0; i < bufs_.size(); ++i) free_.push_back(i);
-    producer_ = std::thread([this] { produce(); });
-  }
-
-  ~GzipWindows() override {
-    stop();
-    join();
-  }
-
-  void join() override {
-    if (producer_.joinable()) producer_.join();
   }
 
   bool next(Window* w) override {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return stopped_ || finished_ || !ready_.empty(); });
-    if (stopped_ || ready_.empty()) return false;
-    *w = ready_.front();
-    ready_.pop_front();
+    std::lock_guard<std::mutex> lock(inflateMu_);
+    if (finished_ || stopped_.load()) return false;
+    if (!headRead_ && !readHead()) {
+      finished_ = true;
+      return false;
+    }
+    const size_t slot = acquire();
+    if (slot == kNone || !inflateWindow(slot, w)) {
+      finished_ = true;
+      if (slot != kNone) releaseSlot(slot);
+      return false;
+    }
     return true;
   }
 
-  void release(const Window& w) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    free_.push_back(w.slot);
-    cv_.notify_all();
-  }
+  void release(const Window& w) override { releaseSlot(w.slot); }
 
   void stop() override {
-    std::lock_guard<std::mutex> lock(mu_);
     stopped_ = true;
-    cv_.notify_all();
+    std::lock_guard<std::mutex> lock(freeMu_);
+    freeCv_.notify_all();
   }
 
   bool complete() const override { return complete_; }
@@ -285,94 +281,90 @@ class GzipWindows : public WindowSource {
   }
 
   size_t acquire() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return stopped_ || !free_.empty(); });
-    if (stopped_) return kNone;
+    std::unique_lock<std::mutex> lock(freeMu_);
+    freeCv_.wait(lock, [&] { return stopped_.load() || !free_.empty(); });
+    if (free_.empty()) return kNone;
     const size_t s = free_.back();
     free_.pop_back();
     return s;
   }
 
-  void publish(size_t slot, size_t len, uint64_t offset) {
-    std::lock_guard<std::mutex> lock(mu_);
-    ready_.push_back({bufs_[slot].p.get(), len, offset, index_++, slot});
-    cv_.notify_all();
+  void releaseSlot(size_t slot) {
+    std::lock_guard<std::mutex> lock(freeMu_);
+    free_.push_back(slot);
+    freeCv_.notify_one();
   }
 
-  void produce() {
-    produceWindows();
-    std::lock_guard<std::mutex> lock(mu_);
-    finished_ = true;
-    cv_.notify_all();
-  }
-
-  void produceWindows() {
-    // The head: everything up to the '[' of "traceEvents".
+  // Everything up to the '[' of "traceEvents"; what follows is carried into
+  // the first window.
+  bool readHead() {
     Buf head;
     size_t len = 0, open = kNone, skip = 0, first = 0;
     for (size_t want = 1 << 16; open == kNone; want *= 2) {
-      if (want > (size_t{64} << 20) || !fill(head, len, want)) return;
+      if (want > (size_t{64} << 20) || !fill(head, len, want)) return false;
       skip = len >= 3 && std::memcmp(head.p.get(), "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
       first = skip;
       while (first < len && isWs(head.p[first])) ++first;
-      if (first < len && head.p[first] != '{') return;
+      if (first < len && head.p[first] != '{') return false;
       if (first < len) open = findEventsOpen(head.p.get(), first, len);
-      if (open == kNone && z_.done()) return;
+      if (open == kNone && z_.done()) return false;
     }
     head_.assign(head.p.get() + skip, open + 1 - skip);
-    std::string carry(head.p.get() + open + 1, len - open - 1);
-    uint64_t carryOffset = open + 1;
-    head = {};
+    carry_.assign(head.p.get() + open + 1, len - open - 1);
+    carryOffset_ = open + 1;
+    headRead_ = true;
+    return true;
+  }
 
+  // The next window into bufs_[slot]: '[', the carried start of its first
+  // event, fresh text up to the last cut, ']'.
+  bool inflateWindow(size_t slot, Window* w) {
+    Buf& b = bufs_[slot];
+    const uint64_t offset = carryOffset_ - 1;
+    size_t want = std::max(window_, carry_.size() + window_ / 4) + 1;
+    ensure(b, 0, want);
+    b.p[0] = '[';
+    std::memcpy(b.p.get() + 1, carry_.data(), carry_.size());
+    size_t len = 1 + carry_.size();
     while (true) {
-      const size_t slot = acquire();
-      if (slot == kNone) return;
-      Buf& b = bufs_[slot];
-      const uint64_t offset = carryOffset - 1;
-      // '[' then the carried start of the next event, then fresh text.
-      size_t want = std::max(window_, carry.size() + window_ / 4) + 1;
-      ensure(b, 0, want);
-      b.p[0] = '[';
-      std::memcpy(b.p.get() + 1, carry.data(), carry.size());
-      len = 1 + carry.size();
-      while (true) {
-        if (!fill(b, len, want)) return;
-        if (z_.done()) {
-          const size_t close = findEventsClose(b.p.get(), 0, len);
-          if (close == kNone) return;
-          tail_.assign(b.p.get() + close + 1, len - close - 1);
-          publish(slot, close + 1, offset);
-          complete_ = true;
-          return;
-        }
-        Cut c;
-        if (cutBackward(b.p.get(), 0, len, &c)) {
-          carry.assign(b.p.get() + c.brace, len - c.brace);
-          carryOffset = offset + c.brace;
-          b.p[c.comma] = ']';
-          publish(slot, c.comma + 1, offset);
-          break;
-        }
-        want *= 2;  // an event longer than the window
+      if (!fill(b, len, want)) return false;
+      if (z_.done()) {
+        const size_t close = findEventsClose(b.p.get(), 0, len);
+        if (close == kNone) return false;
+        tail_.assign(b.p.get() + close + 1, len - close - 1);
+        *w = {b.p.get(), close + 1, offset, index_++, slot};
+        complete_ = true;
+        finished_ = true;  // the next call ends the stream
+        return true;
       }
+      Cut c;
+      if (cutBackward(b.p.get(), 0, len, &c)) {
+        carry_.assign(b.p.get() + c.brace, len - c.brace);
+        carryOffset_ = offset + c.brace;
+        b.p[c.comma] = ']';
+        *w = {b.p.get(), c.comma + 1, offset, index_++, slot};
+        return true;
+      }
+      want *= 2;  // an event longer than the window
     }
   }
 
   GunzipStream z_;
   uint64_t expected_ = 0;
   size_t window_ = 0;
-  std::vector<Buf> bufs_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<size_t> free_;
-  std::deque<Window> ready_;
-  size_t index_ = 0;
-  bool stopped_ = false;
+  std::mutex inflateMu_;  // one thread inflates at a time; guards the stream state below
+  bool headRead_ = false;
   bool finished_ = false;
-  bool complete_ = false;  // written by the producer before `finished_`
-  std::string head_, tail_;
+  bool complete_ = false;
+  std::string head_, tail_, carry_;
+  uint64_t carryOffset_ = 0;
+  size_t index_ = 0;
   double inflateS_ = 0;
-  std::thread producer_;
+  std::vector<Buf> bufs_;
+  std::mutex freeMu_;
+  std::condition_variable freeCv_;
+  std::vector<size_t> free_;
+  std::atomic<bool> stopped_{false};
 };
 
 // ---------------------------------------------------------------------------
@@ -527,7 +519,6 @@ std::optional<LoadResult> parseWindows(WindowSource& src, const std::string& pat
     }
     worker();
     for (auto& t : threads) t.join();
-    src.join();
   }
   if (!src.fatalError().empty()) return fail(path, src.fatalError());
   if (failed || !src.complete() || !pending.empty()) return std::nullopt;

@@ -6,8 +6,9 @@
 // where "},\n  {" separates two events (a raw newline cannot be inside a
 // JSON string). Windows come from the text in memory (a mapped file: pages
 // already parsed are handed back to the kernel, so a huge file never needs
-// its whole text resident) or from a gzip stream inflated on its own thread
-// into a few reused buffers (the decompressed text never exists whole).
+// its whole text resident) or from a gzip stream that the parsing threads
+// inflate window by window into a few reused buffers (the decompressed text
+// never exists whole).
 // The object around the array is parsed at the end as a small document.
 // Anything unusual (a JSON error, no place to cut, ambiguous ids) makes
 // parseWindows() return nothing: the caller then runs the one-pass reader,
@@ -41,8 +42,6 @@ class WindowSource {
   virtual void release(const Window& w) = 0;
   // A parser failed: hand out no more windows.
   virtual void stop() = 0;
-  // Waits for the source's own thread, if any (next() has returned false).
-  virtual void join() {}
   // After next() returned false: did every window come out?
   virtual bool complete() const = 0;
   // The trace object without its events ("traceEvents": []), after the end.
