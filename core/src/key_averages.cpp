@@ -391,8 +391,8 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
       auto& stack = stacks[f.thread];
       while (!stack.empty()) {
         const uint32_t top = stack.back();
-        const Fe& p = fes[top];
-        if (f.start >= p.end || f.end > p.end) {
+        const Fe& open = fes[top];
+        if (f.start >= open.end || f.end > open.end) {
           stack.pop_back();
         } else {
           f.parent = top;
@@ -414,12 +414,12 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
       Fe& f = fes[i];
       if (f.deleted || f.parent == UINT32_MAX) continue;
       const uint32_t pi = f.parent;
-      Fe& p = fes[pi];
-      if (p.name == f.name && childCount[pi] == 1) {
+      Fe& up = fes[pi];
+      if (up.name == f.name && childCount[pi] == 1) {
         firstChild[pi] = firstChild[i];
         lastChild[pi] = lastChild[i];
         childCount[pi] = childCount[i];
-        p.kernelNs = corrected ? p.kernelNs + f.kernelNs : f.kernelNs;  // torch drops the parent's
+        up.kernelNs = corrected ? up.kernelNs + f.kernelNs : f.kernelNs;  // torch drops the parent's
         for (uint32_t c = firstChild[i]; c != kNone; c = nextSibling[c]) fes[c].parent = pi;
         f.deleted = true;
         changed = true;
