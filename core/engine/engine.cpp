@@ -419,7 +419,16 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
     std::cerr << "attnscope-cli: run: out of memory: " << e.what_without_backtrace() << "\n";
     return kExitOom;
   } catch (const c10::Error& e) {
-    std::cerr << "attnscope-cli: run: LibTorch error: " << e.what_without_backtrace() << "\n";
+    // The CPU allocator's failure is a plain c10::Error ("DefaultCPUAllocator:
+    // can't allocate memory: you tried to allocate N bytes ..."), not the
+    // OutOfMemoryError CUDA's caching allocator throws: the same exit 3.
+    const std::string_view what = e.what_without_backtrace();
+    if (what.find("can't allocate memory") != std::string_view::npos ||
+        what.find("not enough memory") != std::string_view::npos) {
+      std::cerr << "attnscope-cli: run: out of memory: " << what << "\n";
+      return kExitOom;
+    }
+    std::cerr << "attnscope-cli: run: LibTorch error: " << what << "\n";
     return kExitInternal;
   }
 }
