@@ -73,7 +73,8 @@ int benchOverhead(const std::vector<std::string>& args, const std::string& self)
     variants.push_back({"ours, no input shapes", "ours", "ATTNSCOPE_NO_SHAPES=1"});
     variants.push_back({"ours, no NVTX ranges", "ours", "ATTNSCOPE_NO_NVTX=1"});
     variants.push_back({"ours, no external ids", "ours", "ATTNSCOPE_NO_EXTID=1"});
-    variants.push_back({"ours, External id pushed for every op/scope", "ours", "ATTNSCOPE_EXTID_EVERY_OP=1"});
+    variants.push_back({"ours, External id per outermost op", "ours", "ATTNSCOPE_EXTID=outermost"});
+    variants.push_back({"ours, External id pushed for every op/scope", "ours", "ATTNSCOPE_EXTID=every"});
     variants.push_back({"ours, CUPTI's own clock", "ours", "ATTNSCOPE_CUPTI_NO_TSCB=1"});
     variants.push_back({"ours, CLOCK_MONOTONIC", "ours", "ATTNSCOPE_CLOCK=monotonic"});
     variants.push_back({"ours, RecordFunction side only", "recorder", ""});

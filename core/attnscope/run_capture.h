@@ -43,6 +43,9 @@ struct ActivityRecord {
 struct ExternalCorrelationRecord {
   uint32_t correlation = 0;
   uint64_t externalId = 0;
+  // What the id names: an op's External id (CUPTI kind CUSTOM0), or the
+  // call of the block (iteration + 1) the API call was made in (CUSTOM1).
+  enum class Kind : uint8_t { Op, Call } kind = Kind::Op;
 };
 
 struct MemoryRecord {
@@ -78,12 +81,14 @@ struct AssembleStats {
   uint64_t syncRecords = 0;
   uint64_t overheadRecords = 0;
   uint64_t markers = 0;            // NVTX ranges seen back through CUPTI
+  uint64_t apiCallsWithCallId = 0;  // runtime/driver calls CUPTI tagged with their call of the block
 };
 
 // Builds the store: ops on their threads, runtime/driver calls on theirs
 // with the External id of the innermost op running on that thread when the
-// call began (CUPTI's external correlation record where no op contains it:
-// the engine pushes ids for outermost ops only), GPU work on (device, stream) lanes with the same
+// call began (CUPTI's op-kind external correlation record where no op
+// contains it: by default the engine pushes no op ids, only one id per call of
+// the block, which is counted, not used as an op), GPU work on (device, stream) lanes with the same
 // ids, ac2g links from each launch to its GPU work, memory as [memory]
 // instants, NVTX ranges on a lane of their own.
 EventStore assembleRunStore(const RunCapture& cap, AssembleStats* stats);

@@ -178,7 +178,12 @@ void decode(const CUpti_Activity* rec, Shared& s) {
     }
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
       const auto* x = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(rec);
-      s.ext.push_back({x->correlationId, x->externalId});
+      ExternalCorrelationRecord r;
+      r.correlation = x->correlationId;
+      r.externalId = x->externalId;
+      r.kind = x->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1 ? ExternalCorrelationRecord::Kind::Call
+                                                                           : ExternalCorrelationRecord::Kind::Op;
+      s.ext.push_back(r);
       return;
     }
     case CUPTI_ACTIVITY_KIND_MARKER: {

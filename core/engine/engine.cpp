@@ -393,6 +393,8 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
             ", \"gpu_activities\": " + std::to_string(st.gpuActivities) +
             ", \"gpu_linked_to_op\": " + std::to_string(st.gpuLinkedToOp) +
             ", \"gpu_unlinked\": " + std::to_string(st.gpuUnlinked) +
+            ", \"api_calls\": " + std::to_string(st.runtimeCalls) +
+            ", \"api_calls_with_call_id\": " + std::to_string(st.apiCallsWithCallId) +
             ", \"nvtx_ranges_pushed\": " + std::to_string(ci.nvtxRangesPushed) +
             ", \"nvtx_ranges_seen\": " + std::to_string(st.markers) +
             ", \"trace_pass\": " + (trace.child ? "\"child\"" : "\"parent\"") + "}";

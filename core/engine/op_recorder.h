@@ -37,9 +37,27 @@ class OpRecorder {
   // Events mode: elapsed per op/scope (device synchronized first).
   std::vector<EventTiming> eventTimings();
   uint64_t nvtxRangesPushed() const;
+  // Where External ids go to CUPTI (ATTNSCOPE_EXTID=call|outermost|every|none):
+  // by default one id per call of the block (kind CUSTOM1, CallExternalId),
+  // none per op; the assembler links API calls to ops by containment.
+  bool pushesCallIds() const;
 
  private:
   uint64_t handle_ = 0;
+};
+
+// One External id (CUPTI kind CUSTOM1) around one call of the block, so every
+// runtime/driver call CUPTI records carries the iteration it belongs to. Off
+// when `on` is false.
+class CallExternalId {
+ public:
+  CallExternalId(bool on, uint64_t id);
+  ~CallExternalId();
+  CallExternalId(const CallExternalId&) = delete;
+  CallExternalId& operator=(const CallExternalId&) = delete;
+
+ private:
+  bool on_;
 };
 
 }  // namespace attnscope::engine

@@ -18,9 +18,12 @@
 namespace attnscope::engine {
 
 namespace {
-double batchSecondsPerCall(Workload& w, int calls) {
+double batchSecondsPerCall(Workload& w, int calls, bool callIds = false) {
   const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < calls; ++i) w.call(i, nullptr);
+  for (int i = 0; i < calls; ++i) {
+    const CallExternalId id(callIds, static_cast<uint64_t>(i) + 1);  // what a run's CUPTI pass does
+    w.call(i, nullptr);
+  }
   w.synchronize();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / calls;
 }
@@ -61,8 +64,9 @@ OverheadSample measureOverhead(const std::string& profiler, const RunConfig& cfg
       prof::prepareProfiler(pc, acts);
       prof::enableProfiler(pc, acts);
     }
-    batchSecondsPerCall(w, std::max(1, callsPerBatch / 10));
-    out.profiled.push_back(batchSecondsPerCall(w, callsPerBatch));
+    const bool callIds = rec && rec->pushesCallIds();
+    batchSecondsPerCall(w, std::max(1, callsPerBatch / 10), callIds);
+    out.profiled.push_back(batchSecondsPerCall(w, callsPerBatch, callIds));
     if (ours) {
       RunCapture cap;
       if (cupti) {

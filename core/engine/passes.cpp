@@ -90,8 +90,12 @@ PassResult runPass(TimingMethod method, const RunConfig& cfg, at::Device device,
     }
   }
 
+  const bool callIds = recorder && recorder->pushesCallIds();
   for (int i = 0; i < cfg.iters; ++i) {
-    w.call(i, &r.windows, method == TimingMethod::Events ? &hooks : nullptr, method == TimingMethod::HostSync);
+    {
+      const CallExternalId id(callIds, static_cast<uint64_t>(i) + 1);
+      w.call(i, &r.windows, method == TimingMethod::Events ? &hooks : nullptr, method == TimingMethod::HostSync);
+    }
     progress(cfg, "measure", i, std::string(timingName(method)) + " pass: iteration " + std::to_string(i + 1));
   }
   fillStepTimes(&r, cfg.iters);

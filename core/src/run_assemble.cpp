@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <vector>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "attnscope/run_capture.h"
 
@@ -42,10 +43,15 @@ EventStore assembleRunStore(const RunCapture& cap, AssembleStats* stats) {
   meta.processNames[cap.pid] = cap.processName;
 
   std::unordered_map<uint32_t, int64_t> extOf;
-  for (const auto& x : cap.externalCorrelations) extOf[x.correlation] = static_cast<int64_t>(x.externalId);
-  // The engine pushes External ids to CUPTI for outermost ops only: each API
-  // call belongs to the innermost op (or scope) running on its thread when it
-  // began (one clock for both); CUPTI's id stays where no op contains it.
+  std::unordered_set<uint32_t> taggedWithCall;
+  for (const auto& x : cap.externalCorrelations) {
+    if (x.kind == ExternalCorrelationRecord::Kind::Call) taggedWithCall.insert(x.correlation);
+    else extOf[x.correlation] = static_cast<int64_t>(x.externalId);
+  }
+  // The engine pushes no op's External id to CUPTI by default (one id per
+  // call of the block instead): each API call belongs to the innermost op (or
+  // scope) running on its thread when it began (one clock for both); an
+  // op-kind id from CUPTI stays where no op contains the call.
   {
     std::unordered_map<int64_t, std::vector<const CpuOpRecord*>> opsOf;
     for (const auto& op : cap.ops)
@@ -152,6 +158,7 @@ EventStore assembleRunStore(const RunCapture& cap, AssembleStats* stats) {
       case ActivityKind::Driver:
         e.lane = b.lane(LaneKind::CpuThread, cap.pid, a.tid);
         ++st.runtimeCalls;
+        st.apiCallsWithCallId += taggedWithCall.count(a.correlation);
         if (e.externalId == kNoId) ++st.runtimeWithoutOp;
         break;
       case ActivityKind::Overhead:

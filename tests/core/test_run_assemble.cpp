@@ -106,6 +106,22 @@ class RunAssembleTest : public QObject {
     }
   }
 
+  // By default the engine pushes no op ids, only one id per call of the
+  // block (CUPTI kind CUSTOM1): those are counted, and never taken for an
+  // op's External id, even for a call no op contains.
+  void callIdsAreCountedNotTakenForOps() {
+    RunCapture c = capture();
+    using K = ExternalCorrelationRecord::Kind;
+    c.externalCorrelations = {{990, 1, K::Call}, {991, 1, K::Call}};
+    AssembleStats st;
+    const EventStore s = assembleRunStore(c, &st);
+    QCOMPARE(st.apiCallsWithCallId, uint64_t{2});     // the launch and the sync
+    QCOMPARE(s.byExternalId(11).size(), size_t{3});  // bmm, its launch (by containment), its kernel
+    QVERIFY(s.byExternalId(1).empty());
+    for (const Event& e : s.events())
+      if (s.name(e) == "cudaStreamSynchronize") QCOMPARE(e.externalId, kNoId);  // no op contains it
+  }
+
   void torchTableSeesTheRunLikeAKinetoTrace() {
     const EventStore s = assembleRunStore(capture(), nullptr);
     const KeyAverages ka = computeKeyAverages(s, GroupBy::Name);

@@ -111,6 +111,12 @@ int main() {
   }
   check(launches > 0 && nested == launches, "every kernel launch sits inside the op that made it, on its thread (" +
                                                 std::to_string(nested) + "/" + std::to_string(launches) + ")");
+  // The block's External id (one per call, CUPTI kind CUSTOM1) comes back on
+  // every API call made inside it: at least every launch.
+  const int64_t tagged = metaInt(s, "collection", "api_calls_with_call_id");
+  check(tagged >= static_cast<int64_t>(launches), "CUPTI tags the API calls with their call of the block (" +
+                                                       std::to_string(tagged) + " tagged, " +
+                                                       std::to_string(launches) + " launches)");
   check(metaInt(s, "collection", "dropped_records") == 0, "zero dropped CUPTI records");
   const int64_t pushed = metaInt(s, "collection", "nvtx_ranges_pushed");
   const int64_t seen = metaInt(s, "collection", "nvtx_ranges_seen");
