@@ -61,15 +61,15 @@ struct ThreadBuf {
   std::vector<std::string> names;
 };
 
+// Which External ids go to CUPTI (ATTNSCOPE_EXTID=call|outermost|every|none).
+enum class ExtIds { None, PerCall, Outermost, EveryOp };
+
 // RecordFunction takes plain function pointers: the active recorder's state
 // lives here. One recorder at a time.
 struct State {
   RecordMode mode = RecordMode::Trace;
   bool cuda = false;
-  bool pushExt = false;     // any External ids to CUPTI
-  bool extOutermost = false;  // per outermost operator (ATTNSCOPE_EXTID=outermost)
-  bool extEveryOp = false;  // per operator and scope (ATTNSCOPE_EXTID=every or ATTNSCOPE_EXTID_EVERY_OP)
-  bool extPerCall = false;  // per call of the block (the default; CallExternalId)
+  ExtIds extIds = ExtIds::None;  // which External ids go to CUPTI
   bool memory = false;  // c10 memory reports wanted
   bool nvtx = true;
   uint64_t generation = 0;
@@ -210,7 +210,7 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
     OpFrame& f = tlFrames.emplace_back();
     f.name = fn.name();
     f.extId = g->nextExt.fetch_add(1, std::memory_order_relaxed);
-    f.pushed = g->pushExt && ((outermost && g->extOutermost) || g->extEveryOp);
+    f.pushed = g->extIds == ExtIds::EveryOp || (outermost && g->extIds == ExtIds::Outermost);
     if (f.pushed)
       cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, static_cast<uint64_t>(f.extId));
     if (fn.needsInputs()) {  // inputs are read at entry: they may be gone at exit
@@ -228,7 +228,7 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
     // A scope's id is not pushed to CUPTI: the assembler finds the calls made
     // directly inside it by containment, like those of nested ops.
     ctx->extId = g->nextExt.fetch_add(1, std::memory_order_relaxed);
-    if (g->pushExt && g->extEveryOp)
+    if (g->extIds == ExtIds::EveryOp)
       cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
                                              static_cast<uint64_t>(ctx->extId));
     if (g->nvtx) {
@@ -277,7 +277,7 @@ void onExit(const at::RecordFunction& fn, at::ObserverContext* raw) {
     return;
   }
   if (g->mode == RecordMode::Trace) {
-    if (g->pushExt && g->extEveryOp) {
+    if (g->extIds == ExtIds::EveryOp) {
       uint64_t last = 0;
       cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
     }
@@ -334,13 +334,10 @@ OpRecorder::OpRecorder(RecordMode mode, bool cuda, bool pushExternalIds) {
   g->generation = gGeneration.fetch_add(1) + 1;
   g->mode = mode;
   g->cuda = cuda;
-  g->pushExt = pushExternalIds && !std::getenv("ATTNSCOPE_NO_EXTID");
-  const char* where = std::getenv("ATTNSCOPE_EXTID");
-  const std::string_view w = where ? where : "call";
-  g->extEveryOp = w == "every" || std::getenv("ATTNSCOPE_EXTID_EVERY_OP") != nullptr;
-  g->extOutermost = w == "outermost";
-  g->extPerCall = g->pushExt && w == "call" && !g->extEveryOp;
-  if (w == "none") g->pushExt = false;
+  const char* env = std::getenv("ATTNSCOPE_EXTID");
+  const std::string_view where = env ? env : "call";
+  if (pushExternalIds && !std::getenv("ATTNSCOPE_NO_EXTID") && where != "none")
+    g->extIds = where == "every" ? ExtIds::EveryOp : where == "outermost" ? ExtIds::Outermost : ExtIds::PerCall;
   g->nvtx = !std::getenv("ATTNSCOPE_NO_NVTX");
   auto cb = at::RecordFunctionCallback(onEnter, onExit)
                 .needsInputs(mode == RecordMode::Trace && !std::getenv("ATTNSCOPE_NO_SHAPES"))
@@ -406,7 +403,7 @@ std::vector<EventTiming> OpRecorder::eventTimings() {
   return out;
 }
 
-bool OpRecorder::pushesCallIds() const { return g && g->extPerCall; }
+bool OpRecorder::pushesCallIds() const { return g && g->extIds == ExtIds::PerCall; }
 
 CallExternalId::CallExternalId(bool on, uint64_t id) : on_(on) {
   if (on_) cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, id);

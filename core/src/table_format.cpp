@@ -259,15 +259,13 @@ std::string renderJson(const KeyAverages& ka, const std::vector<const KeyAverage
 std::string renderMarkdown(const KeyAverages& ka, const std::vector<const KeyAverageRow*>& rows) {
   const auto cols = visibleColumns(ka);
   std::string out = "|";
-  // append, not " " + s + " |": GCC 12 at -O3 warns (-Wrestrict, a false
-  // positive) on the temporaries, and -Werror makes that a broken Release build.
-  for (Column c : cols) out.append(" ").append(columnTitle(c)).append(" |");
+  for (Column c : cols) out += " " + std::string(columnTitle(c)) + " |";
   out += "\n|";
   for (Column c : cols) out += c == Column::Name || c == Column::InputShapes ? " --- |" : " ---: |";
   out += "\n";
   for (const auto* r : rows) {
     out += "|";
-    for (Column c : cols) out.append(" ").append(mdEscape(cellText(ka, *r, c))).append(" |");
+    for (Column c : cols) out += " " + mdEscape(cellText(ka, *r, c)) + " |";
     out += "\n";
   }
   return out;
