@@ -9,6 +9,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #ifdef ATTNSCOPE_HAVE_ENGINE
@@ -138,8 +139,33 @@ int benchOverhead(const std::vector<std::string>& args, const std::string& self)
     for (const auto& [what, ns] : engine::microCosts(cfg.device == RunDevice::Cuda))
       std::printf("  %-44s %8.1f\n", what.c_str(), ns);
   }
-  std::printf("ours_ns_per_op=%.0f torch_ns_per_op=%.0f ratio_ours_vs_torch=%.3f ops_per_call=%d rounds=%d\n",
-              perOp[0], perOp[1], perOp[1] > 0 ? perOp[0] / perOp[1] : 0.0, ops, rounds);
+  // Each child runs on whatever core and clock the machine gives it, and a
+  // slow process shows both a slower baseline and a larger overhead. Two
+  // readings that do not compare across processes: the ratio within each
+  // round (ours and torch run back to back), and the same with each
+  // profiler's overhead taken as a fraction of its own process's baseline.
+  std::vector<double> paired, normalized;
+  for (int r = 0; r < rounds; ++r) {
+    const double o = perCall[0][static_cast<size_t>(r)], t = perCall[1][static_cast<size_t>(r)];
+    const double ob = base[0][static_cast<size_t>(r)], tb = base[1][static_cast<size_t>(r)];
+    if (t <= 0 || ob <= 0 || tb <= 0) continue;
+    paired.push_back(o / t);
+    normalized.push_back((o / ob) / (t / tb));
+  }
+  const auto spread = [](const std::vector<double>& v) {
+    if (v.empty()) return std::pair<double, double>{0, 0};
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    return std::pair<double, double>{*lo, *hi};
+  };
+  const auto [pl, ph] = spread(paired);
+  const auto [nl, nh] = spread(normalized);
+  std::printf("per round, ours/torch: median %.3f (%.3f..%.3f); as fractions of each process's baseline: median "
+              "%.3f (%.3f..%.3f)\n",
+              median(paired), pl, ph, median(normalized), nl, nh);
+  std::printf("ours_ns_per_op=%.0f torch_ns_per_op=%.0f ratio_ours_vs_torch=%.3f paired_ratio=%.3f "
+              "baseline_normalized_ratio=%.3f ops_per_call=%d rounds=%d\n",
+              perOp[0], perOp[1], perOp[1] > 0 ? perOp[0] / perOp[1] : 0.0, median(paired), median(normalized), ops,
+              rounds);
   return 0;
 #endif
 }

@@ -24,7 +24,7 @@ fi
 if [[ $STAGE != build ]]; then
 {
 echo "== ours vs torch, 1x8x64x64, --wrap all, $ROUNDS rounds"
-timeout 300 build-gpu/bin/attnscope-bench overhead --shape 1,8,64,64 --calls 300 --batches 9 --rounds "$ROUNDS"
+timeout 330 build-gpu/bin/attnscope-bench overhead --shape 1,8,64,64 --calls 300 --batches 9 --rounds "$ROUNDS"
 echo "== ablations, 1x8x64x64, --wrap all"
 timeout 240 build-gpu/bin/attnscope-bench overhead --shape 1,8,64,64 --calls 300 --batches 7 --rounds 3 --ablations
 } 2>&1 | tee "$OUT/overhead.txt"
