@@ -14,9 +14,10 @@
 
 #ifdef ATTNSCOPE_HAVE_ENGINE
 #include "overhead.h"
-#endif
 
 namespace {
+// The mean of the two middle values for an even count (bench::median takes
+// the upper one): the rounds here are often even.
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -24,10 +25,17 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+std::pair<double, double> spread(const std::vector<double>& v) {
+  if (v.empty()) return {0, 0};
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return {*lo, *hi};
+}
+
 struct Variant {
   std::string label, profiler, env;  // env: "NAME=1" set for the child, or empty
 };
 }  // namespace
+#endif
 
 int benchOverhead(const std::vector<std::string>& args, const std::string& self) {
 #ifndef ATTNSCOPE_HAVE_ENGINE
@@ -130,9 +138,9 @@ int benchOverhead(const std::vector<std::string>& args, const std::string& self)
   for (size_t v = 0; v < variants.size(); ++v) {
     const double d = median(perCall[v]);
     perOp[v] = d / std::max(ops, 1) * 1e9;
-    const auto [lo, hi] = std::minmax_element(perCall[v].begin(), perCall[v].end());
+    const auto [lo, hi] = spread(perCall[v]);
     std::printf("%-34s %12.1f %12.1f %14.0f %10.0f..%-10.0f\n", variants[v].label.c_str(), median(base[v]) * 1e6,
-                median(prof[v]) * 1e6, perOp[v], *lo / std::max(ops, 1) * 1e9, *hi / std::max(ops, 1) * 1e9);
+                median(prof[v]) * 1e6, perOp[v], lo / std::max(ops, 1) * 1e9, hi / std::max(ops, 1) * 1e9);
   }
   if (ablations) {
     std::printf("building blocks (ns per call, this process):\n");
@@ -152,11 +160,6 @@ int benchOverhead(const std::vector<std::string>& args, const std::string& self)
     paired.push_back(o / t);
     normalized.push_back((o / ob) / (t / tb));
   }
-  const auto spread = [](const std::vector<double>& v) {
-    if (v.empty()) return std::pair<double, double>{0, 0};
-    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-    return std::pair<double, double>{*lo, *hi};
-  };
   const auto [pl, ph] = spread(paired);
   const auto [nl, nh] = spread(normalized);
   std::printf("per round, ours/torch: median %.3f (%.3f..%.3f); as fractions of each process's baseline: median "

@@ -5,10 +5,12 @@
 # LibTorch's profiler vs none, with the ablations of our collector.
 # A device command may run 10 minutes: `gpu-overhead.sh build` builds, runs
 # the gpu test and one capture; `gpu-overhead.sh bench [ROUNDS]` runs the
-# comparison (default 15 rounds) and the ablations (3 rounds) on the warm box.
+# comparison (default 30 rounds, the figure docs/timing-methods.md reports)
+# and the ablations (3 rounds) on the warm box; `all [ROUNDS]` does both
+# (about 330 s for 30 rounds).
 set -uo pipefail
 STAGE=${1:-all}
-ROUNDS=${2:-15}
+ROUNDS=${2:-30}
 OUT=${OUT:-/tmp/attnscope-out}; mkdir -p "$OUT"
 TP=$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')
 if [[ $STAGE != bench ]]; then
@@ -20,16 +22,6 @@ echo "g++ warnings (errors here): $(grep -c "warning:" "$OUT/build.log")"; grep 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 (cd build-gpu && timeout 60 ctest -L gpu --output-on-failure) >"$OUT/gpu-tests.log" 2>&1
 tail -5 "$OUT/gpu-tests.log"
-fi
-if [[ $STAGE != build ]]; then
-{
-echo "== ours vs torch, 1x8x64x64, --wrap all, $ROUNDS rounds"
-timeout 330 build-gpu/bin/attnscope-bench overhead --shape 1,8,64,64 --calls 300 --batches 9 --rounds "$ROUNDS"
-echo "== ablations, 1x8x64x64, --wrap all"
-timeout 240 build-gpu/bin/attnscope-bench overhead --shape 1,8,64,64 --calls 300 --batches 7 --rounds 3 --ablations
-} 2>&1 | tee "$OUT/overhead.txt"
-exit 0
-fi
 # One capture with the current engine: which API calls it records, and its notes.
 build-gpu/bin/attnscope-cli run --device cuda --wrap softmax --out "$OUT/softmax_none_1x8x64x64_new.json" >/dev/null &&
   python3 - "$OUT/softmax_none_1x8x64x64_new.json" <<'PY'
@@ -40,3 +32,12 @@ print("API records:", dict(c))
 print("notes:", d["attnscope"]["notes"])
 print("collection:", d["attnscope"]["collection"])
 PY
+fi
+if [[ $STAGE != build ]]; then
+{
+echo "== ours vs torch, 1x8x64x64, --wrap all, $ROUNDS rounds"
+timeout 330 build-gpu/bin/attnscope-bench overhead --shape 1,8,64,64 --calls 300 --batches 9 --rounds "$ROUNDS"
+echo "== ablations, 1x8x64x64, --wrap all"
+timeout 240 build-gpu/bin/attnscope-bench overhead --shape 1,8,64,64 --calls 300 --batches 7 --rounds 3 --ablations
+} 2>&1 | tee "$OUT/overhead.txt"
+fi
