@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/key_averages.h"
-#include "attnscope/trace_reader.h"
+#include "core/tables/key_averages.h"
+#include "core/read/trace_reader.h"
 #include "bench_util.h"
 
 using Clock = std::chrono::steady_clock;

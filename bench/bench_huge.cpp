@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/gzip.h"
+#include "core/read/gzip.h"
 #include "bench_util.h"
 #include "trace_gen.h"
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/gzip.h"
-#include "attnscope/trace_reader.h"
+#include "core/read/gzip.h"
+#include "core/read/trace_reader.h"
 #include "bench_util.h"
 
 using Clock = std::chrono::steady_clock;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #ifdef ATTNSCOPE_HAVE_ENGINE
-#include "overhead.h"
+#include "core/engine/overhead.h"
 
 namespace {
 // The mean of the two middle values for an even count (bench::median takes

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/event_store.h"
-#include "ui/timeline_view.h"
+#include "core/store/event_store.h"
+#include "ui/timeline/view.h"
 
 using Clock = std::chrono::steady_clock;
 using namespace attnscope;

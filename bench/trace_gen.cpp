@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "attnscope/gzip.h"
-#include "attnscope/trace_reader.h"
+#include "core/read/gzip.h"
+#include "core/read/trace_reader.h"
 
 namespace bench {
 

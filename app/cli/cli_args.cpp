@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "attnscope/atomic_file.h"
+#include "core/write/atomic_file.h"
 
 namespace attnscope::cli {
 

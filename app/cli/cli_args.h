@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/trace_reader.h"
+#include "core/read/trace_reader.h"
 
 namespace attnscope::cli {
 

@@ -1,6 +1,6 @@
 #include <iostream>
 
-#include "attnscope/compare.h"
+#include "core/explain/compare.h"
 #include "cli_args.h"
 #include "commands.h"
 

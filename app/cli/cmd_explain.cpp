@@ -1,6 +1,6 @@
 #include <iostream>
 
-#include "attnscope/analysis.h"
+#include "core/explain/explanation.h"
 #include "cli_args.h"
 #include "commands.h"
 

@@ -1,7 +1,7 @@
 #include <iostream>
 
-#include "attnscope/analysis.h"
-#include "attnscope/trace_info.h"
+#include "core/explain/explanation.h"
+#include "core/store/trace_info.h"
 #include "cli_args.h"
 #include "commands.h"
 

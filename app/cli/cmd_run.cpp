@@ -9,7 +9,7 @@
 #include <cstring>
 #include <iostream>
 
-#include "attnscope/run_config.h"
+#include "core/run/run_config.h"
 #include "cli_args.h"
 #include "commands.h"
 

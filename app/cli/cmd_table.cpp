@@ -1,7 +1,7 @@
 #include <iostream>
 
-#include "attnscope/key_averages.h"
-#include "attnscope/table_format.h"
+#include "core/tables/key_averages.h"
+#include "core/tables/table_format.h"
 #include "cli_args.h"
 #include "commands.h"
 

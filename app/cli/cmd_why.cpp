@@ -1,6 +1,6 @@
 #include <iostream>
 
-#include "attnscope/why.h"
+#include "core/explain/why.h"
 #include "cli_args.h"
 #include "commands.h"
 

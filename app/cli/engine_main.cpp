@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/run_config.h"
-#include "engine.h"
+#include "core/run/run_config.h"
+#include "core/engine/engine.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);

@@ -20,12 +20,12 @@
 #include <QTimer>
 #include <cstdio>
 
-#include "attnscope/atomic_file.h"
+#include "core/write/atomic_file.h"
 #include "startup_probe.h"
-#include "ui/explain_panel.h"
-#include "ui/main_window.h"
-#include "ui/timeline_panel.h"
-#include "ui/workbench.h"
+#include "ui/panels/explain_panel.h"
+#include "ui/shell/main_window.h"
+#include "ui/timeline/timeline_pane.h"
+#include "ui/shell/workbench.h"
 
 namespace {
 

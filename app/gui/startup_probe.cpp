@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <ctime>
 
-#include "ui/main_window.h"
-#include "ui/timeline_panel.h"
+#include "ui/shell/main_window.h"
+#include "ui/timeline/timeline_pane.h"
 
 long long monotonicNs() {
   timespec ts{};

@@ -1,4 +1,4 @@
-#include "clock.h"
+#include "core/engine/clock.h"
 
 #include <cstdlib>
 #include <cstring>

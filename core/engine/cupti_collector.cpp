@@ -1,4 +1,4 @@
-#include "cupti_collector.h"
+#include "core/engine/cupti_collector.h"
 
 #include <cuda_runtime_api.h>
 #include <cupti.h>
@@ -12,7 +12,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "clock.h"
+#include "core/engine/clock.h"
 
 namespace attnscope::engine {
 

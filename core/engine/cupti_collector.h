@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "attnscope/run_capture.h"
+#include "core/run/run_capture.h"
 
 namespace attnscope::engine {
 

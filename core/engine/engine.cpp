@@ -1,7 +1,7 @@
 // Orchestration: device checks, memory estimate, one pass per timing method
 // (in this process, or in a child per method when cold or launch-blocking),
 // assembly of the trace pass into a Kineto-schema trace with our metadata.
-#include "engine.h"
+#include "core/engine/engine.h"
 
 #include <c10/core/Device.h>
 #include <c10/util/Exception.h>
@@ -21,13 +21,13 @@
 #include <iostream>
 #include <sstream>
 
-#include "attnscope/atomic_file.h"
-#include "attnscope/json_out.h"
-#include "attnscope/run_capture.h"
-#include "attnscope/trace_reader.h"
-#include "attnscope/trace_writer.h"
-#include "cupti_collector.h"
-#include "passes.h"
+#include "core/write/atomic_file.h"
+#include "core/write/json_out.h"
+#include "core/run/run_capture.h"
+#include "core/read/trace_reader.h"
+#include "core/write/trace_writer.h"
+#include "core/engine/cupti_collector.h"
+#include "core/engine/measurement.h"
 
 extern char** environ;
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "attnscope/run_config.h"
+#include "core/run/run_config.h"
 
 namespace attnscope::engine {
 

@@ -1,4 +1,4 @@
-#include "op_recorder.h"
+#include "core/engine/op_recorder.h"
 
 #include <ATen/record_function.h>
 #include <c10/core/Allocator.h>
@@ -16,7 +16,7 @@
 #include <mutex>
 #include <string_view>
 
-#include "clock.h"
+#include "core/engine/clock.h"
 
 namespace attnscope::engine {
 

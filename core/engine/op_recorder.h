@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/run_capture.h"
+#include "core/run/run_capture.h"
 
 namespace attnscope::engine {
 

@@ -1,4 +1,4 @@
-#include "overhead.h"
+#include "core/engine/overhead.h"
 
 #include <torch/csrc/autograd/profiler_kineto.h>
 
@@ -10,10 +10,10 @@
 #include <memory>
 #include <stdexcept>
 
-#include "clock.h"
-#include "cupti_collector.h"
-#include "op_recorder.h"
-#include "workload.h"
+#include "core/engine/clock.h"
+#include "core/engine/cupti_collector.h"
+#include "core/engine/op_recorder.h"
+#include "core/engine/workload.h"
 
 namespace attnscope::engine {
 

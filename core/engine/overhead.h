@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "attnscope/run_config.h"
+#include "core/run/run_config.h"
 
 namespace attnscope::engine {
 

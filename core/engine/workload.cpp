@@ -1,4 +1,4 @@
-#include "workload.h"
+#include "core/engine/workload.h"
 
 #include <ATen/record_function.h>
 #include <torch/cuda.h>
@@ -7,7 +7,7 @@
 #include <memory>
 #include <optional>
 
-#include "clock.h"
+#include "core/engine/clock.h"
 
 namespace attnscope::engine {
 

@@ -9,7 +9,7 @@
 #include <functional>
 #include <vector>
 
-#include "attnscope/run_config.h"
+#include "core/run/run_config.h"
 
 namespace attnscope::engine {
 

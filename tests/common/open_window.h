@@ -6,8 +6,8 @@
 #include <QSignalSpy>
 #include <QString>
 
-#include "ui/main_window.h"
-#include "ui/workbench.h"
+#include "ui/shell/main_window.h"
+#include "ui/shell/workbench.h"
 
 struct OpenWindow {
   attnscope::ui::MainWindow window;

@@ -3,11 +3,11 @@
 #include <QFile>
 #include <QtTest>
 
-#include "attnscope/analysis.h"
-#include "attnscope/attribution.h"
-#include "attnscope/compare.h"
-#include "attnscope/key_averages.h"
-#include "attnscope/trace_reader.h"
+#include "core/explain/explanation.h"
+#include "core/tables/attribution.h"
+#include "core/explain/compare.h"
+#include "core/tables/key_averages.h"
+#include "core/read/trace_reader.h"
 
 using namespace attnscope;
 

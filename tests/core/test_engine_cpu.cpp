@@ -13,8 +13,8 @@
 
 #include <csignal>
 
-#include "attnscope/key_averages.h"
-#include "attnscope/trace_reader.h"
+#include "core/tables/key_averages.h"
+#include "core/read/trace_reader.h"
 #include "cli_run.h"
 #include "write_faults.h"
 

@@ -3,10 +3,10 @@
 #include <QDir>
 #include <QtTest>
 
-#include "attnscope/analysis.h"
-#include "attnscope/engine_metadata.h"
-#include "attnscope/key_averages.h"
-#include "attnscope/trace_reader.h"
+#include "core/explain/explanation.h"
+#include "core/run/engine_metadata.h"
+#include "core/tables/key_averages.h"
+#include "core/read/trace_reader.h"
 
 using namespace attnscope;
 

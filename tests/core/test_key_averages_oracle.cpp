@@ -10,8 +10,8 @@
 
 #include <cmath>
 
-#include "attnscope/key_averages.h"
-#include "attnscope/trace_reader.h"
+#include "core/tables/key_averages.h"
+#include "core/read/trace_reader.h"
 
 using namespace attnscope;
 

@@ -6,8 +6,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "attnscope/gzip.h"
-#include "attnscope/trace_reader.h"
+#include "core/read/gzip.h"
+#include "core/read/trace_reader.h"
 #include "gzip_util.h"
 #include "reader_check.h"
 

@@ -1,8 +1,8 @@
 // The engine's correlation logic on synthetic CUPTI-like records: no GPU needed.
 #include <QtTest>
 
-#include "attnscope/key_averages.h"
-#include "attnscope/run_capture.h"
+#include "core/tables/key_averages.h"
+#include "core/run/run_capture.h"
 
 using namespace attnscope;
 

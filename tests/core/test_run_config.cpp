@@ -1,7 +1,7 @@
 // `attnscope-cli run` options: parsed and refused before any allocation.
 #include <QtTest>
 
-#include "attnscope/run_config.h"
+#include "core/run/run_config.h"
 
 using namespace attnscope;
 

@@ -2,9 +2,9 @@
 // torch's table is unchanged and the engine's metadata survives.
 #include <QtTest>
 
-#include "attnscope/key_averages.h"
-#include "attnscope/trace_reader.h"
-#include "attnscope/trace_writer.h"
+#include "core/tables/key_averages.h"
+#include "core/read/trace_reader.h"
+#include "core/write/trace_writer.h"
 
 using namespace attnscope;
 

@@ -9,7 +9,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "attnscope/atomic_file.h"
+#include "core/write/atomic_file.h"
 #include "cli_run.h"
 #include "write_faults.h"
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include "attnscope/key_averages.h"
-#include "attnscope/trace_reader.h"
-#include "attnscope/trace_writer.h"
+#include "core/tables/key_averages.h"
+#include "core/read/trace_reader.h"
+#include "core/write/trace_writer.h"
 
 namespace attnscope::fuzz {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "attnscope/key_averages.h"
-#include "attnscope/trace_reader.h"
+#include "core/tables/key_averages.h"
+#include "core/read/trace_reader.h"
 
 using namespace attnscope;
 

@@ -12,14 +12,14 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "attnscope/trace_reader.h"
-#include "ui/engine_meta.h"
-#include "ui/engine_runner.h"
-#include "ui/key_averages_model.h"
-#include "ui/main_window.h"
-#include "ui/run_panel.h"
-#include "ui/runs_model.h"
-#include "ui/workbench.h"
+#include "core/read/trace_reader.h"
+#include "ui/run/engine_meta.h"
+#include "ui/run/engine_runner.h"
+#include "ui/table/key_averages_model.h"
+#include "ui/shell/main_window.h"
+#include "ui/run/run_panel.h"
+#include "ui/run/runs_model.h"
+#include "ui/shell/workbench.h"
 #include "open_window.h"
 
 using namespace attnscope;

@@ -15,14 +15,14 @@
 #include <cstdlib>
 #include <memory>
 
-#include "attnscope/key_averages.h"
-#include "attnscope/table_format.h"
-#include "attnscope/trace_reader.h"
-#include "ui/bundled_sample.h"
-#include "ui/key_averages_model.h"
-#include "ui/key_averages_proxy.h"
-#include "ui/main_window.h"
-#include "ui/trace_loader.h"
+#include "core/tables/key_averages.h"
+#include "core/tables/table_format.h"
+#include "core/read/trace_reader.h"
+#include "ui/shell/bundled_sample.h"
+#include "ui/table/key_averages_model.h"
+#include "ui/table/key_averages_proxy.h"
+#include "ui/shell/main_window.h"
+#include "ui/shell/trace_loader.h"
 
 using namespace attnscope;
 using attnscope::ui::KeyAveragesModel;

@@ -7,13 +7,13 @@
 #include <QtTest>
 #include <memory>
 
-#include "attnscope/analysis.h"
-#include "attnscope/event_store.h"
-#include "ui/key_averages_model.h"
-#include "ui/key_averages_proxy.h"
-#include "ui/main_window.h"
-#include "ui/timeline_panel.h"
-#include "ui/timeline_view.h"
+#include "core/explain/explanation.h"
+#include "core/store/event_store.h"
+#include "ui/table/key_averages_model.h"
+#include "ui/table/key_averages_proxy.h"
+#include "ui/shell/main_window.h"
+#include "ui/timeline/timeline_pane.h"
+#include "ui/timeline/view.h"
 
 using namespace attnscope;
 using namespace attnscope::ui;

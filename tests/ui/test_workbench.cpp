@@ -23,22 +23,22 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "attnscope/key_averages.h"
-#include "attnscope/trace_reader.h"
-#include "ui/compare_view.h"
-#include "ui/engine_meta.h"
-#include "ui/engine_runner.h"
-#include "ui/explain_panel.h"
-#include "ui/export.h"
-#include "ui/glossary_dock.h"
-#include "ui/key_averages_model.h"
-#include "ui/key_averages_proxy.h"
-#include "ui/main_window.h"
-#include "ui/plots_panel.h"
-#include "ui/run_panel.h"
-#include "ui/runs_model.h"
-#include "ui/why_panel.h"
-#include "ui/workbench.h"
+#include "core/tables/key_averages.h"
+#include "core/read/trace_reader.h"
+#include "ui/panels/compare_view.h"
+#include "ui/run/engine_meta.h"
+#include "ui/run/engine_runner.h"
+#include "ui/panels/explain_panel.h"
+#include "ui/shell/export.h"
+#include "ui/panels/glossary_dock.h"
+#include "ui/table/key_averages_model.h"
+#include "ui/table/key_averages_proxy.h"
+#include "ui/shell/main_window.h"
+#include "ui/panels/plots_panel.h"
+#include "ui/run/run_panel.h"
+#include "ui/run/runs_model.h"
+#include "ui/panels/why_panel.h"
+#include "ui/shell/workbench.h"
 
 using namespace attnscope;
 using namespace attnscope::ui;

@@ -12,10 +12,10 @@
 
 #include <functional>
 
-#include "ui/export.h"
-#include "ui/main_window.h"
-#include "ui/runs_model.h"
-#include "ui/workbench.h"
+#include "ui/shell/export.h"
+#include "ui/shell/main_window.h"
+#include "ui/run/runs_model.h"
+#include "ui/shell/workbench.h"
 #include "open_window.h"
 #include "write_faults.h"
 

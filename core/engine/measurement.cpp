@@ -1,0 +1,235 @@
+#include "core/engine/measurement.h"
+
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+#include <simdjson.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "core/write/json_out.h"
+#include "core/engine/clock.h"
+#include "core/engine/cupti_collector.h"
+
+namespace attnscope::engine {
+
+PassResult runTorchPass(const RunConfig& cfg, at::Device device, const std::string& tracePath);
+
+void progress(const RunConfig& cfg, std::string_view phase, int iteration, const std::string& message) {
+  if (!cfg.progressJson || !cfg.pass.empty()) return;
+  std::string line = "{\"phase\": " + jsonString(phase) + ", \"iteration\": " + std::to_string(iteration) +
+                     ", \"message\": " + jsonString(message) + "}\n";
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  std::fflush(stdout);
+}
+
+namespace {
+
+void fillStepTimes(PassResult* r, int iters) {
+  r->stepNs.assign(static_cast<size_t>(iters), {0, 0, 0, 0});
+  r->blockNs.assign(static_cast<size_t>(iters), 0);
+  std::vector<int64_t> first(static_cast<size_t>(iters), -1), last(static_cast<size_t>(iters), 0);
+  for (const auto& w : r->windows) {
+    if (w.iteration < 0 || w.iteration >= iters) continue;
+    r->stepNs[w.iteration][w.step] = w.endNs - w.startNs;
+    auto& f = first[w.iteration];
+    if (f < 0 || w.startNs < f) f = w.startNs;
+    last[w.iteration] = std::max(last[w.iteration], w.endNs);
+  }
+  for (int i = 0; i < iters; ++i) r->blockNs[i] = first[i] < 0 ? 0 : last[i] - first[i];
+}
+
+}  // namespace
+
+PassResult runPass(TimingMethod method, const RunConfig& cfg, at::Device device, RunCapture* cap,
+                   const std::string& torchTracePath) {
+  if (method == TimingMethod::Torch) return runTorchPass(cfg, device, torchTracePath);
+  PassResult r;
+  r.method = method;
+  r.pid = ::getpid();
+  const bool cuda = device.is_cuda();
+  Workload w(cfg, device);
+  for (int i = 0; i < cfg.warmup; ++i) {
+    w.call(-1, nullptr);
+    progress(cfg, "warmup", i, std::string(timingName(method)) + " pass: warm-up call " + std::to_string(i + 1));
+  }
+  w.synchronize();
+
+  std::unique_ptr<CuptiCollector> cupti;
+  std::unique_ptr<OpRecorder> recorder;
+  StepHooks hooks;
+  std::vector<std::array<cudaEvent_t, 2>> stepEvents;
+  int eventIteration = 0;  // the hooks below refer to it for the whole pass
+  if (method == TimingMethod::Cupti) {
+    if (cuda) {
+      cupti = std::make_unique<CuptiCollector>();
+      r.collection.cupti = cupti->available() ? "ok" : "unavailable: " + cupti->unavailableReason();
+      if (cupti->available() && !cupti->apiFilterNote().empty()) r.notes.push_back(cupti->apiFilterNote());
+    } else {
+      r.collection.cupti = "unavailable: the run is on the CPU (no CUDA activity to collect)";
+    }
+    recorder = std::make_unique<OpRecorder>(RecordMode::Trace, cuda, cupti && cupti->available());
+  } else if (method == TimingMethod::Events) {
+    recorder = std::make_unique<OpRecorder>(RecordMode::Events, cuda, false);
+    if (cuda) {
+      stepEvents.resize(static_cast<size_t>(cfg.iters) * kStepCount);
+      for (auto& p : stepEvents) {
+        cudaEventCreate(&p[0]);
+        cudaEventCreate(&p[1]);
+      }
+      hooks.onStepStart = [&](int s) {
+        cudaEventRecord(stepEvents[static_cast<size_t>(eventIteration) * kStepCount + s][0],
+                        c10::cuda::getCurrentCUDAStream());
+      };
+      hooks.onStepEnd = [&](int s) {
+        cudaEventRecord(stepEvents[static_cast<size_t>(eventIteration) * kStepCount + s][1],
+                        c10::cuda::getCurrentCUDAStream());
+        if (s == kStepCount - 1) ++eventIteration;
+      };
+    }
+  }
+
+  const bool callIds = recorder && recorder->pushesCallIds();
+  for (int i = 0; i < cfg.iters; ++i) {
+    {
+      const CallExternalId id(callIds, static_cast<uint64_t>(i) + 1);
+      w.call(i, &r.windows, method == TimingMethod::Events ? &hooks : nullptr, method == TimingMethod::HostSync);
+    }
+    progress(cfg, "measure", i, std::string(timingName(method)) + " pass: iteration " + std::to_string(i + 1));
+  }
+  fillStepTimes(&r, cfg.iters);
+
+  if (method == TimingMethod::Events) {
+    r.eventOps = recorder->eventTimings();
+    if (cuda) {
+      cudaDeviceSynchronize();
+      for (int i = 0; i < cfg.iters; ++i)
+        for (int s = 0; s < kStepCount; ++s) {
+          auto& p = stepEvents[static_cast<size_t>(i) * kStepCount + s];
+          float ms = 0;
+          r.stepNs[i][s] = cudaEventElapsedTime(&ms, p[0], p[1]) == cudaSuccess
+                               ? static_cast<int64_t>(static_cast<double>(ms) * 1e6)
+                               : -1;
+        }
+      for (auto& p : stepEvents) {
+        cudaEventDestroy(p[0]);
+        cudaEventDestroy(p[1]);
+      }
+    } else {
+      r.notes.push_back("events: no CUDA device, so no CUDA events; step times are host times");
+    }
+  }
+  if (method == TimingMethod::Cupti) {
+    w.synchronize();
+    if (cupti) {
+      cupti->flushInto(cap);
+      cupti->stop();
+      r.collection.droppedRecords = cupti->droppedRecords();
+      r.collection.buffersCapped = cupti->buffersCapped();
+    }
+    r.collection.nvtxRangesPushed = recorder->nvtxRangesPushed();
+    recorder->takeInto(cap);
+  }
+  recorder.reset();
+  return r;
+}
+
+std::string passResultJson(const PassResult& r) {
+  std::string s = "{\"method\": " + jsonString(timingName(r.method)) + ", \"pid\": " + std::to_string(r.pid);
+  s += ", \"steps\": [";
+  for (size_t i = 0; i < r.stepNs.size(); ++i) {
+    s += i ? ", [" : "[";
+    for (int k = 0; k < kStepCount; ++k) s += (k ? ", " : "") + std::to_string(r.stepNs[i][k]);
+    s += "]";
+  }
+  s += "], \"block\": [";
+  for (size_t i = 0; i < r.blockNs.size(); ++i) s += (i ? ", " : "") + std::to_string(r.blockNs[i]);
+  s += "], \"windows\": [";
+  for (size_t i = 0; i < r.windows.size(); ++i) {
+    const auto& w = r.windows[i];
+    s += (i ? ", [" : "[") + std::to_string(w.iteration) + ", " + std::to_string(w.step) + ", " +
+         std::to_string(w.startNs) + ", " + std::to_string(w.endNs) + "]";
+  }
+  s += "], \"ops\": [";
+  for (size_t i = 0; i < r.eventOps.size(); ++i) {
+    const auto& o = r.eventOps[i];
+    s += (i ? ", " : "") + std::string("{\"name\": ") + jsonString(o.name) + ", \"user_scope\": " +
+         (o.userScope ? "true" : "false") + ", \"host_start_ns\": " + std::to_string(o.hostStartNs) +
+         ", \"host_end_ns\": " + std::to_string(o.hostEndNs) + ", \"elapsed_ns\": " + std::to_string(o.elapsedNs) + "}";
+  }
+  s += "], \"collection\": {\"cupti\": " + jsonString(r.collection.cupti) +
+       ", \"dropped_records\": " + std::to_string(r.collection.droppedRecords) +
+       ", \"buffers_capped\": " + std::to_string(r.collection.buffersCapped) +
+       ", \"nvtx_ranges_pushed\": " + std::to_string(r.collection.nvtxRangesPushed) +
+       ", \"gpu_activities\": " + std::to_string(r.collection.assembled.gpuActivities) +
+       ", \"gpu_linked_to_launch\": " + std::to_string(r.collection.assembled.gpuLinkedToLaunch) +
+       ", \"gpu_linked_to_op\": " + std::to_string(r.collection.assembled.gpuLinkedToOp) +
+       ", \"gpu_unlinked\": " + std::to_string(r.collection.assembled.gpuUnlinked) +
+       ", \"markers\": " + std::to_string(r.collection.assembled.markers) + "}";
+  s += ", \"trace\": " + jsonString(r.tracePath) + ", \"notes\": [";
+  for (size_t i = 0; i < r.notes.size(); ++i) s += (i ? ", " : "") + jsonString(r.notes[i]);
+  s += "]}";
+  return s;
+}
+
+bool parsePassResult(const std::string& json, PassResult* r, std::string* error) {
+  simdjson::dom::parser p;
+  simdjson::dom::element doc;
+  if (auto e = p.parse(json).get(doc)) {
+    *error = std::string("pass result is not valid JSON: ") + simdjson::error_message(e);
+    return false;
+  }
+  try {
+    const std::string_view method = doc["method"].get_string();
+    for (int m = 0; m < kTimingMethodCount; ++m)
+      if (method == timingName(static_cast<TimingMethod>(m))) r->method = static_cast<TimingMethod>(m);
+    r->pid = doc["pid"].get_int64();
+    r->child = true;
+    for (auto it : doc["steps"].get_array()) {
+      std::array<int64_t, kStepCount> a{};
+      int k = 0;
+      for (auto v : it.get_array())
+        if (k < kStepCount) a[k++] = v.get_int64();
+      r->stepNs.push_back(a);
+    }
+    for (auto v : doc["block"].get_array()) r->blockNs.push_back(v.get_int64());
+    for (auto it : doc["windows"].get_array()) {
+      StepWindow w;
+      auto a = it.get_array();
+      w.iteration = static_cast<int>(int64_t(a.at(0)));
+      w.step = static_cast<int>(int64_t(a.at(1)));
+      w.startNs = a.at(2);
+      w.endNs = a.at(3);
+      r->windows.push_back(w);
+    }
+    for (auto it : doc["ops"].get_array()) {
+      EventTiming t;
+      t.name = std::string(std::string_view(it["name"]));
+      t.userScope = bool(it["user_scope"]);
+      t.hostStartNs = it["host_start_ns"];
+      t.hostEndNs = it["host_end_ns"];
+      t.elapsedNs = it["elapsed_ns"];
+      r->eventOps.push_back(t);
+    }
+    auto c = doc["collection"];
+    r->collection.cupti = std::string(std::string_view(c["cupti"]));
+    r->collection.droppedRecords = uint64_t(int64_t(c["dropped_records"]));
+    r->collection.buffersCapped = uint64_t(int64_t(c["buffers_capped"]));
+    r->collection.nvtxRangesPushed = uint64_t(int64_t(c["nvtx_ranges_pushed"]));
+    AssembleStats& st = r->collection.assembled;
+    st.gpuActivities = uint64_t(int64_t(c["gpu_activities"]));
+    st.gpuLinkedToLaunch = uint64_t(int64_t(c["gpu_linked_to_launch"]));
+    st.gpuLinkedToOp = uint64_t(int64_t(c["gpu_linked_to_op"]));
+    st.gpuUnlinked = uint64_t(int64_t(c["gpu_unlinked"]));
+    st.markers = uint64_t(int64_t(c["markers"]));
+    r->tracePath = std::string(std::string_view(doc["trace"]));
+    for (auto n : doc["notes"].get_array()) r->notes.emplace_back(std::string_view(n));
+  } catch (const simdjson::simdjson_error& e) {
+    *error = std::string("pass result is malformed: ") + e.what();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace attnscope::engine

@@ -1,0 +1,49 @@
+// One measurement pass: the same configuration after the same warm-up,
+// measured by one timing method, so methods never perturb each other.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "core/run/run_capture.h"
+#include "core/run/run_config.h"
+#include "core/engine/op_recorder.h"
+#include "core/engine/workload.h"
+
+namespace attnscope::engine {
+
+struct CollectionInfo {
+  std::string cupti = "not used";  // "ok" or "unavailable: <reason>"
+  uint64_t droppedRecords = 0;
+  uint64_t buffersCapped = 0;
+  uint64_t nvtxRangesPushed = 0;
+  AssembleStats assembled;  // the trace pass's correlation counters (child or parent)
+};
+
+struct PassResult {
+  TimingMethod method = TimingMethod::Cupti;
+  int64_t pid = 0;
+  bool child = false;
+  std::vector<std::array<int64_t, kStepCount>> stepNs;  // per iteration
+  std::vector<int64_t> blockNs;                         // whole block per iteration
+  std::vector<StepWindow> windows;
+  std::vector<EventTiming> eventOps;  // events pass: per op/scope
+  CollectionInfo collection;
+  std::string tracePath;  // torch pass: torch's own trace
+  std::vector<std::string> notes;
+};
+
+// Runs `method` in this process. The trace pass (Cupti) also fills `cap`.
+PassResult runPass(TimingMethod method, const RunConfig& cfg, at::Device device, RunCapture* cap,
+                   const std::string& torchTracePath);
+
+std::string passResultJson(const PassResult& r);
+bool parsePassResult(const std::string& json, PassResult* r, std::string* error);
+
+// Emits a --progress json line (no-op otherwise).
+void progress(const RunConfig& cfg, std::string_view phase, int iteration, const std::string& message);
+
+}  // namespace attnscope::engine

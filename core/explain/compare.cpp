@@ -1,0 +1,239 @@
+#include "core/explain/compare.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/write/json_out.h"
+
+namespace attnscope {
+
+namespace {
+
+// The causal sentence only when the numbers agree with it: less host time
+// between launch and sync leaves more GPU work to wait for, and vice versa.
+std::string explainShift(int64_t hostDelta, int64_t waitDelta) {
+  if (hostDelta < 0 && waitDelta > 0)
+    return "Less host time before the sync in A, so more of the GPU work was left to wait for.";
+  if (hostDelta > 0 && waitDelta < 0)
+    return "More host time before the sync in A, so less of the GPU work was left to wait for.";
+  if (hostDelta == 0) return "Same host time before the sync.";
+  return "The host-time difference does not explain this shift alone (other GPU work queued before the sync "
+         "moved too).";
+}
+
+
+// Metric values of each joined kind, in output order.
+using Metrics = std::vector<std::pair<const char*, int64_t>>;
+
+Metrics metricsOf(const KeyAverageRow& r) {
+  return {{"calls", static_cast<int64_t>(r.calls)}, {"self_cpu_ns", r.selfCpuNs}, {"cpu_total_ns", r.cpuTotalNs},
+          {"self_device_ns", r.selfDeviceNs}, {"device_total_ns", r.deviceTotalNs}};
+}
+
+Metrics metricsOf(const StepReport& s) {
+  return {{"host_ns", s.hostEndNs - s.hostStartNs}, {"gpu_attributed_ns", s.gpuAttributedNs},
+          {"gpu_busy_in_host_window_ns", s.gpuBusyInHostWindowNs}, {"launches", static_cast<int64_t>(s.launches.size())},
+          {"gpu_end_after_host_ns", s.gpuEndNs < 0 ? 0 : s.gpuEndNs - s.hostEndNs}, {"sync_waits", static_cast<int64_t>(s.syncWaits.size())},
+          {"cuda_event_records", static_cast<int64_t>(s.cudaEventRecords)}};
+}
+
+Metrics metricsOf(const SyncWait& w) { return {{"dur_ns", w.durNs}, {"awaited", static_cast<int64_t>(w.awaited.size())}}; }
+
+// Joins by key, occurrence by occurrence, in A's order then B's leftovers.
+template <class T, class KeyFn>
+std::vector<Pair<T>> join(const std::vector<T>& a, const std::vector<T>& b, KeyFn key) {
+  std::vector<Pair<T>> out;
+  std::map<std::string, std::vector<size_t>> inB;
+  for (size_t i = 0; i < b.size(); ++i) inB[key(b[i])].push_back(i);
+  std::vector<bool> used(b.size(), false);
+  for (const T& x : a) {
+    Pair<T> p{key(x), x, std::nullopt};
+    auto& slots = inB[p.key];
+    if (!slots.empty()) {
+      p.b = b[slots.front()];
+      used[slots.front()] = true;
+      slots.erase(slots.begin());
+    }
+    out.push_back(std::move(p));
+  }
+  for (size_t i = 0; i < b.size(); ++i)
+    if (!used[i]) out.push_back({key(b[i]), std::nullopt, b[i]});
+  return out;
+}
+
+// Sync waits are joined by API and the ops that issued them, leaving the
+// user annotations out.
+std::string syncKey(const EventStore& s, const SyncWait& w) {
+  std::string k = w.api + " [" + w.issuer + "]";
+  for (size_t i = 0; i < w.chainEvents.size(); ++i)
+    if (s.event(w.chainEvents[i]).family != Family::UserAnnotation) k += " > " + w.opChain[i];
+  return k;
+}
+
+// The awaited activity that ran longest (the one the wait is mostly about).
+const Awaited* mainAwaited(const SyncWait& w) {
+  const Awaited* best = nullptr;
+  for (const auto& a : w.awaited)
+    if (!best || a.gpuEndNs - a.gpuStartNs > best->gpuEndNs - best->gpuStartNs) best = &a;
+  return best;
+}
+
+std::string signedUs(int64_t ns) { return (ns >= 0 ? "+" : "-") + usText(ns >= 0 ? ns : -ns); }
+
+void perturbation(const EventStore& ea, const EventStore& eb, const Analysis& a, const Analysis& b, Comparison& c) {
+  auto annotations = [](const EventStore& s) {
+    uint64_t n = 0;
+    for (const Event& e : s.events()) n += e.family == Family::UserAnnotation;
+    return n;
+  };
+  auto span = [](const Analysis& x) {
+    return x.steps.empty() ? int64_t{0} : x.steps.back().hostEndNs - x.steps.front().hostStartNs;
+  };
+  const uint64_t na = annotations(ea), nb = annotations(eb);
+  c.perturbation.push_back("scopes: A has " + std::to_string(na) + " user annotations (record_function), B " +
+                           std::to_string(nb) + "; the steps' host span is " + usText(span(a)) + " in A vs " +
+                           usText(span(b)) + " in B (" + signedUs(span(a) - span(b)) + ").");
+  for (const auto& p : c.syncWaits) {
+    if (!p.a || !p.b) {
+      const SyncWait& w = p.a ? *p.a : *p.b;
+      c.perturbation.push_back("sync: " + w.api + " (" + w.issuer + ", " + usText(w.durNs) + ") is only in " +
+                               (p.a ? "A" : "B") + ".");
+      continue;
+    }
+    std::string t = "sync wait moved: " + p.key + " waited " + usText(p.a->durNs) + " in A vs " + usText(p.b->durNs) +
+                    " in B (" + signedUs(p.a->durNs - p.b->durNs) + ").";
+    const Awaited* wa = mainAwaited(*p.a);
+    const Awaited* wb = mainAwaited(*p.b);
+    if (wa && wb) {
+      const int64_t hostA = p.a->startNs - wa->queuedNs, hostB = p.b->startNs - wb->queuedNs;
+      t += " It awaited " + std::string(ea.name(ea.event(wa->gpu))).substr(0, 40) + "... (correlation " +
+           std::to_string(wa->correlation) + " / " + std::to_string(wb->correlation) + "), which ran " +
+           usText(wa->gpuEndNs - wa->gpuStartNs) + " vs " + usText(wb->gpuEndNs - wb->gpuStartNs) +
+           " on the GPU; host time from its launch to the sync was " + usText(hostA) + " in A vs " + usText(hostB) +
+           " in B. " +
+           explainShift(hostA - hostB, p.a->durNs - p.b->durNs);
+    }
+    c.perturbation.push_back(std::move(t));
+  }
+  c.perturbation.push_back("CUDA-event markers: " + std::to_string(a.ledger.cudaEventRecords) + " cudaEventRecord in A, " +
+                           std::to_string(b.ledger.cudaEventRecords) + " in B" +
+                           (a.ledger.cudaEventRecords || b.ledger.cudaEventRecords
+                                ? " (each op and record_function adds two; their GPU times are not in the files, so "
+                                  "event-time shifts can only be counted, not measured, here)."
+                                : " (no CUDA-event timing in these traces; GPU times come from kernel records)."));
+}
+
+template <class T>
+void metricsJson(std::string& out, const Pair<T>& p) {
+  const Metrics ma = p.a ? metricsOf(*p.a) : Metrics{};
+  const Metrics mb = p.b ? metricsOf(*p.b) : Metrics{};
+  const Metrics& names = p.a ? ma : mb;
+  out += "{\"key\": " + jsonString(p.key) + ", \"in_a\": " + (p.a ? "true" : "false") +
+         ", \"in_b\": " + (p.b ? "true" : "false");
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string n = names[i].first;
+    const std::string va = p.a ? std::to_string(ma[i].second) : "null";
+    const std::string vb = p.b ? std::to_string(mb[i].second) : "null";
+    out += ", \"" + n + "_a\": " + va + ", \"" + n + "_b\": " + vb + ", \"" + n + "_delta\": " +
+           (p.a && p.b ? std::to_string(ma[i].second - mb[i].second) : "null");
+  }
+  out += "}";
+}
+
+template <class T>
+void metricsCsv(std::string& out, const char* section, const Pair<T>& p) {
+  const Metrics ma = p.a ? metricsOf(*p.a) : Metrics{};
+  const Metrics mb = p.b ? metricsOf(*p.b) : Metrics{};
+  const Metrics& names = p.a ? ma : mb;
+  std::string key = p.key;
+  for (char& ch : key)
+    if (ch == '"') ch = '\'';
+  for (size_t i = 0; i < names.size(); ++i) {
+    out += std::string(section) + ",\"" + key + "\"," + names[i].first + "," +
+           (p.a ? std::to_string(ma[i].second) : "") + "," + (p.b ? std::to_string(mb[i].second) : "") + "," +
+           (p.a && p.b ? std::to_string(ma[i].second - mb[i].second) : "") + "\n";
+  }
+}
+
+template <class T>
+void metricsText(std::string& out, const Pair<T>& p) {
+  const Metrics ma = p.a ? metricsOf(*p.a) : Metrics{};
+  const Metrics mb = p.b ? metricsOf(*p.b) : Metrics{};
+  const Metrics& names = p.a ? ma : mb;
+  out += "  " + p.key + (p.a && p.b ? "" : p.a ? "  (only in A)" : "  (only in B)") + "\n   ";
+  for (size_t i = 0; i < names.size(); ++i) {
+    out += std::string(" ") + names[i].first + " " + (p.a ? std::to_string(ma[i].second) : "-") + " / " +
+           (p.b ? std::to_string(mb[i].second) : "-");
+    if (p.a && p.b && ma[i].second != mb[i].second) out += " (" + std::to_string(ma[i].second - mb[i].second) + ")";
+    out += ";";
+  }
+  out += "\n";
+}
+
+}  // namespace
+
+Comparison compareTraces(const EventStore& ea, const EventStore& eb, const CompareOptions& opt) {
+  Comparison c;
+  c.options = opt;
+  c.pathA = ea.meta().sourcePath;
+  c.pathB = eb.meta().sourcePath;
+  const KeyAverages ka = computeKeyAverages(ea, opt.groupBy, opt.attribution);
+  const KeyAverages kb = computeKeyAverages(eb, opt.groupBy, opt.attribution);
+  c.rows = join(ka.rows, kb.rows, [](const KeyAverageRow& r) {
+    return r.name + (r.deviceType == DeviceType::Cuda ? " [cuda]" : " [cpu]") +
+           (r.inputShapes.empty() ? "" : " " + r.inputShapes);
+  });
+  const Analysis a = analyzeTrace(ea);
+  const Analysis b = analyzeTrace(eb);
+  c.steps = join(a.steps, b.steps, [](const StepReport& s) { return s.name; });
+  c.syncWaits = join(a.syncWaits, b.syncWaits, [&](const SyncWait& w) {
+    // Each side's events belong to its own store: find which one holds it.
+    const bool isA = std::any_of(a.syncWaits.begin(), a.syncWaits.end(), [&](const SyncWait& x) { return &x == &w; });
+    return syncKey(isA ? ea : eb, w);
+  });
+  perturbation(ea, eb, a, b, c);
+  return c;
+}
+
+std::string compareText(const Comparison& c) {
+  std::string out = "A: " + c.pathA + "\nB: " + c.pathB + "\n";
+  out += std::string("attribution: ") + (c.options.attribution == Attribution::Torch ? "torch" : "corrected") +
+         " (values A / B (A-B), ns)\n";
+  out += "perturbation:\n";
+  for (const auto& p : c.perturbation) out += "  - " + p + "\n";
+  out += "sync waits:\n";
+  for (const auto& p : c.syncWaits) metricsText(out, p);
+  out += "steps:\n";
+  for (const auto& p : c.steps) metricsText(out, p);
+  out += "rows:\n";
+  for (const auto& p : c.rows) metricsText(out, p);
+  return out;
+}
+
+std::string compareJson(const Comparison& c) {
+  std::string out = "{\"a\": " + jsonString(c.pathA) + ", \"b\": " + jsonString(c.pathB) + ", \"attribution\": " +
+                    (c.options.attribution == Attribution::Torch ? "\"torch\"" : "\"corrected\"");
+  out += ", \"perturbation\": [";
+  for (size_t i = 0; i < c.perturbation.size(); ++i) out += (i ? ", " : "") + jsonString(c.perturbation[i]);
+  auto section = [&](const char* name, const auto& pairs) {
+    out += std::string("], \"") + name + "\": [";
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      if (i) out += ", ";
+      metricsJson(out, pairs[i]);
+    }
+  };
+  section("sync_waits", c.syncWaits);
+  section("steps", c.steps);
+  section("rows", c.rows);
+  return out + "]}\n";
+}
+
+std::string compareCsv(const Comparison& c) {
+  std::string out = "section,key,metric,a,b,delta\n";
+  for (const auto& p : c.syncWaits) metricsCsv(out, "sync_wait", p);
+  for (const auto& p : c.steps) metricsCsv(out, "step", p);
+  for (const auto& p : c.rows) metricsCsv(out, "row", p);
+  return out;
+}
+
+}  // namespace attnscope

@@ -1,0 +1,174 @@
+// What a trace says about its steps, found from its events: host windows,
+// the GPU work each step launched (by correlation), sync waits with the op
+// chain that issued them and the GPU work they awaited, an accounting
+// ledger, and verdicts in plain words that carry their numbers and the ids
+// of the events that prove them. `attnscope-cli explain` prints it; the
+// JSON schema is documented in docs/explain-schema.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/store/event_store.h"
+
+namespace attnscope {
+
+// A step's host window given by the caller (our engine's metadata names the
+// four workload steps and says which were wrapped in a record_function).
+struct StepWindow {
+  std::string name;
+  bool wrapped = false;
+  int64_t hostStartNs = 0;
+  int64_t hostEndNs = 0;
+};
+
+// One GPU activity (kernel, copy, memset) queued from a step.
+struct Launch {
+  EventId launch = kNoEvent;  // runtime call (cudaLaunchKernel, ...), kNoEvent if none
+  EventId gpu = kNoEvent;
+  EventId op = kNoEvent;      // the op that launched it (attribution.h)
+  int64_t correlation = kNoId;
+  int64_t launchNs = 0;       // runtime call start (or GPU start when there is none)
+  int64_t gpuStartNs = 0;
+  int64_t gpuEndNs = 0;
+  int64_t latencyNs() const { return gpuStartNs - launchNs; }
+};
+
+struct Awaited {
+  EventId gpu = kNoEvent;
+  int64_t correlation = kNoId;
+  int64_t gpuStartNs = 0;
+  int64_t gpuEndNs = 0;
+  int64_t queuedNs = 0;  // when it was queued (its runtime call's start)
+};
+
+// A host call that blocks until GPU work finishes.
+struct SyncWait {
+  EventId ev = kNoEvent;
+  std::string api;                  // cudaStreamSynchronize, ...
+  int64_t startNs = 0;
+  int64_t durNs = 0;
+  std::vector<std::string> opChain;  // outermost ... innermost, then the call itself
+  std::vector<EventId> chainEvents;  // the events behind opChain (same order)
+  std::string issuer;  // "op" (inside an op), "profiler", "user" (Python frame), "unknown"
+  std::vector<Awaited> awaited;      // queued before it, finishing during it
+  int step = -1;                     // index of the step whose window holds it
+};
+
+struct StepReport {
+  std::string name;
+  bool wrapped = false;
+  EventId event = kNoEvent;  // the annotation or op the step comes from (none for StepWindow)
+  uint32_t lane = UINT32_MAX;  // its thread (UINT32_MAX for StepWindow); launches count from every thread
+  int64_t hostStartNs = 0;
+  int64_t hostEndNs = 0;
+  std::vector<Launch> launches;
+  int64_t gpuStartNs = -1;  // first start of the work it launched (-1: none)
+  int64_t gpuEndNs = -1;    // last end
+  int64_t gpuAttributedNs = 0;       // sum of the durations of the work it launched
+  int64_t gpuBusyInHostWindowNs = 0;  // union of all GPU work clipped to the host window
+  std::optional<int64_t> eventNs;   // CUDA-event time, when the trace carries it
+  uint64_t cudaEventRecords = 0;    // cudaEventRecord calls inside the window
+  std::vector<int> syncWaits;       // indexes into Analysis::syncWaits
+};
+
+struct DoubleCount {
+  std::string kind;  // "gpu_user_annotation_as_self", "self_device_pct_over_100", "overhead_owns_gpu"
+  std::string name;
+  int64_t ns = 0;
+  double pct = 0;  // torch's Self CUDA % where it applies
+  std::vector<EventId> evidence;
+};
+
+struct Ledger {
+  std::string timing;  // "cupti" (GPU activity records), "cuda_events" (event records, no kernels), "none"
+  int64_t wallSpanNs = 0;
+  uint64_t gpuActivities = 0;
+  int64_t gpuActivitySumNs = 0;
+  int64_t gpuUnionNs = 0;
+  int64_t torchSelfDeviceTotalNs = 0;    // torch's "Self CUDA time total"
+  int64_t torchSelfDeviceAllRowsNs = 0;  // every row's Self CUDA added up (double counts)
+  int64_t correctedSelfDeviceNs = 0;     // corrected mode, all rows
+  std::vector<DoubleCount> doubleCounting;
+  std::vector<EventId> unlinkedGpu;
+  int64_t unlinkedGpuNs = 0;
+  std::vector<EventId> overheadOwnedGpu;
+  int64_t overheadOwnedGpuNs = 0;
+  uint64_t cudaEventRecords = 0;
+  uint64_t launchesWithoutGpuRecord = 0;  // runtime launches whose GPU work is not in the trace
+  std::optional<uint64_t> droppedRecords;  // engine traces (not read from imported ones)
+};
+
+struct Verdict {
+  std::string step;  // "" for the whole trace
+  std::string kind;  // no_kernel, ran_after_window, under_op_rows, swallowed_by_overhead, sync_wait,
+                     // per_step_cuda_time, event_timing, glossary
+  std::string text;
+  std::vector<EventId> evidence;
+  std::vector<std::string> glossary;  // glossary keys it refers to
+};
+
+struct Analysis {
+  std::vector<StepReport> steps;
+  std::vector<SyncWait> syncWaits;
+  Ledger ledger;
+  std::vector<Verdict> verdicts;
+  std::string stepSource;  // "engine", "annotations", "top_level_ops", "none"
+};
+
+// `windows`: our engine's steps; when null, steps come from the user
+// annotations (and, inside the outermost annotation, from the top-level ops
+// that no annotation covers).
+Analysis analyzeTrace(const EventStore& store, const std::vector<StepWindow>* windows = nullptr);
+
+// Pieces, for callers that need only one.
+std::vector<StepReport> findSteps(const EventStore& store, const std::vector<StepWindow>* windows,
+                                  std::string* source);
+// What per-step figures need, indexed once per store, so that a step costs
+// two binary searches plus its own launches whatever the trace holds
+// (hostile ones overlap every step with every other, or give thousands of
+// launches one correlation).
+class StepIndex {
+ public:
+  explicit StepIndex(const EventStore& store);
+  // CUDA runtime/driver calls of every thread starting in [t0, t1), by start.
+  std::span<const EventId> callsIn(int64_t t0, int64_t t1) const;
+  // The length of the union of GPU activity intervals inside [t0, t1).
+  int64_t gpuBusyWithin(int64_t t0, int64_t t1) const;
+
+ private:
+  std::vector<EventId> calls_;      // by start
+  std::vector<int64_t> callStart_;  // their starts
+  // The union of GPU activity intervals: disjoint, sorted, with the busy
+  // time before each one.
+  std::vector<int64_t> busyStart_, busyEnd_, busyBefore_;
+};
+// Fills the step's launches (the calls starting in its host window, or up
+// to `scanEndNs` when that is earlier: analyzeTrace ends a step where the
+// next one starts, so overlapping steps do not each take every launch) and
+// its GPU figures. A correlation's GPU work goes with its first call.
+void fillStepFigures(const EventStore& store, const StepIndex& index, StepReport& step,
+                     int64_t scanEndNs = INT64_MAX);
+std::vector<SyncWait> findSyncWaits(const EventStore& store);
+Ledger computeLedger(const EventStore& store);
+std::vector<Verdict> findVerdicts(const EventStore& store, const Analysis& a);
+
+std::string explainText(const EventStore& store, const Analysis& a);
+std::string explainJson(const EventStore& store, const Analysis& a);
+std::string ledgerText(const Ledger& l);
+// withEvents: add an "events" object describing every event id it cites.
+std::string ledgerJson(const EventStore& store, const Ledger& l, bool withEvents);
+
+// Helpers the reports share: "298.889 us" style text and the JSON object
+// that lets a reader find an event in the trace file.
+std::string usText(int64_t ns);
+std::string eventJson(const EventStore& store, EventId id);
+// GPU activities (kernels, copies, memsets) sorted by start, and the
+// length of the union of their intervals inside [t0, t1).
+std::vector<EventId> gpuWorkByStart(const EventStore& store);
+int64_t gpuBusyWithin(const EventStore& store, const std::vector<EventId>& byStart, int64_t t0, int64_t t1);
+
+}  // namespace attnscope

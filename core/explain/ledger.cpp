@@ -1,0 +1,164 @@
+// The accounting ledger: what torch's table adds up vs what the GPU did.
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <set>
+
+#include "core/explain/explanation.h"
+#include "core/run/engine_metadata.h"
+#include "core/tables/attribution.h"
+#include "core/write/json_out.h"
+#include "core/tables/key_averages.h"
+
+namespace attnscope {
+
+namespace {
+
+bool isLaunchApi(std::string_view n) {
+  return n.starts_with("cudaLaunch") || n.starts_with("cuLaunch") || n.starts_with("cudaMemcpy") ||
+         n.starts_with("cudaMemset") || n.starts_with("cuMemcpy") || n.starts_with("cuMemset");
+}
+
+std::string idList(const std::vector<EventId>& ids) {
+  std::string out = "[";
+  for (size_t i = 0; i < ids.size(); ++i) out += (i ? ", " : "") + std::to_string(ids[i]);
+  return out + "]";
+}
+
+}  // namespace
+
+std::string usText(int64_t ns) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f us", static_cast<double>(ns) / 1e3);
+  return buf;
+}
+
+Ledger computeLedger(const EventStore& s) {
+  Ledger l;
+  if (const auto engine = readEngineMetadata(s)) l.droppedRecords = engine->droppedRecords;
+  l.wallSpanNs = s.maxTime() - s.minTime();
+  const std::vector<EventId> byStart = gpuWorkByStart(s);
+  l.gpuActivities = byStart.size();
+  for (EventId id : byStart) {
+    l.gpuActivitySumNs += s.event(id).dur;
+    if (!gpuOwner(s, id).linked()) {
+      l.unlinkedGpu.push_back(id);
+      l.unlinkedGpuNs += s.event(id).dur;
+    }
+  }
+  l.gpuUnionNs = gpuBusyWithin(s, byStart, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+  // The correlations GPU work carries, once (a trace may give thousands of
+  // launches one correlation: asking byCorrelation per launch is quadratic).
+  std::vector<int64_t> gpuCorrelations;
+  for (EventId id : byStart)
+    if (s.event(id).correlation > 0) gpuCorrelations.push_back(s.event(id).correlation);
+  std::sort(gpuCorrelations.begin(), gpuCorrelations.end());
+  for (EventId i = 0; i < s.events().size(); ++i) {
+    const Event& e = s.event(i);
+    if (e.family != Family::CudaRuntime && e.family != Family::CudaDriver) continue;
+    const std::string_view n = s.name(e);
+    if (n == "cudaEventRecord") l.cudaEventRecords++;
+    if (!isLaunchApi(n)) continue;
+    l.launchesWithoutGpuRecord +=
+        !(e.correlation > 0 && std::binary_search(gpuCorrelations.begin(), gpuCorrelations.end(), e.correlation));
+  }
+  l.timing = l.gpuActivities ? "cupti" : l.cudaEventRecords ? "cuda_events" : "none";
+
+  const KeyAverages torch = computeKeyAverages(s, GroupBy::Name, Attribution::Torch);
+  l.torchSelfDeviceTotalNs = torch.sumSelfDeviceNs;
+  for (const auto& r : torch.rows) {
+    l.torchSelfDeviceAllRowsNs += r.selfDeviceNs;
+    const double pct = torch.sumSelfDeviceNs ? 100.0 * static_cast<double>(r.selfDeviceNs) /
+                                                   static_cast<double>(torch.sumSelfDeviceNs)
+                                             : 0.0;
+    if (r.deviceType == DeviceType::Cuda && r.userAnnotation && r.selfDeviceNs > 0)
+      l.doubleCounting.push_back({"gpu_user_annotation_as_self", r.name, r.selfDeviceNs, pct, r.events});
+    if (pct > 100.0) l.doubleCounting.push_back({"self_device_pct_over_100", r.name, r.selfDeviceNs, pct, r.events});
+  }
+  for (const auto& o : torchOverheadOwnership(s)) {
+    DoubleCount d{"overhead_owns_gpu", std::string(s.name(s.event(o.overhead))), 0, 0, {o.overhead}};
+    for (EventId g : o.gpu) {
+      d.ns += s.event(g).dur;
+      d.evidence.push_back(g);
+      l.overheadOwnedGpu.push_back(g);
+    }
+    l.overheadOwnedGpuNs += d.ns;
+    l.doubleCounting.push_back(std::move(d));
+  }
+  l.correctedSelfDeviceNs = computeKeyAverages(s, GroupBy::Name, Attribution::Corrected).sumSelfDeviceNs;
+  return l;
+}
+
+std::string ledgerText(const Ledger& l) {
+  std::string out = "ledger (timing: " + l.timing + ")\n";
+  out += "  wall span of the trace:             " + usText(l.wallSpanNs) + "\n";
+  out += "  GPU activities:                     " + std::to_string(l.gpuActivities) + ", durations sum " +
+         usText(l.gpuActivitySumNs) + ", union (busy) " + usText(l.gpuUnionNs) + "\n";
+  out += "  torch Self CUDA time total:         " + usText(l.torchSelfDeviceTotalNs) + "\n";
+  out += "  torch Self CUDA, all rows added:    " + usText(l.torchSelfDeviceAllRowsNs) +
+         " (ops and their kernels both count)\n";
+  out += "  corrected Self CUDA, all rows:      " + usText(l.correctedSelfDeviceNs) +
+         (l.correctedSelfDeviceNs == l.gpuActivitySumNs ? " (= GPU activity sum)\n" : " (differs from GPU sum!)\n");
+  for (const auto& d : l.doubleCounting) {
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.2f%%", d.pct);
+    if (d.kind == "gpu_user_annotation_as_self")
+      out += "  double count: gpu_user_annotation '" + d.name + "' span " + usText(d.ns) +
+             " counted as Self CUDA (" + pct + ")\n";
+    else if (d.kind == "self_device_pct_over_100")
+      out += "  double count: '" + d.name + "' Self CUDA % is " + pct + " (over 100)\n";
+    else
+      out += "  double count: profiler event '" + d.name + "' owns " + std::to_string(d.evidence.size() - 1) +
+             " GPU activities, " + usText(d.ns) + " (torch mode)\n";
+  }
+  out += "  unlinked GPU activities:            " + std::to_string(l.unlinkedGpu.size()) + ", " +
+         usText(l.unlinkedGpuNs) + "\n";
+  out += "  GPU activities owned by overhead:   " + std::to_string(l.overheadOwnedGpu.size()) + ", " +
+         usText(l.overheadOwnedGpuNs) + "\n";
+  if (l.cudaEventRecords) out += "  cudaEventRecord calls:              " + std::to_string(l.cudaEventRecords) + "\n";
+  if (l.launchesWithoutGpuRecord)
+    out += "  launches with no GPU record:        " + std::to_string(l.launchesWithoutGpuRecord) + "\n";
+  out += "  dropped records:                    " +
+         (l.droppedRecords ? std::to_string(*l.droppedRecords) : std::string("not recorded in this trace")) + "\n";
+  return out;
+}
+
+std::string ledgerJson(const EventStore& s, const Ledger& l, bool withEvents) {
+  std::string out = "{\"timing\": " + jsonString(l.timing);
+  out += ", \"wall_span_ns\": " + std::to_string(l.wallSpanNs);
+  out += ", \"gpu_activities\": " + std::to_string(l.gpuActivities);
+  out += ", \"gpu_activity_sum_ns\": " + std::to_string(l.gpuActivitySumNs);
+  out += ", \"gpu_union_ns\": " + std::to_string(l.gpuUnionNs);
+  out += ", \"torch_self_device_total_ns\": " + std::to_string(l.torchSelfDeviceTotalNs);
+  out += ", \"torch_self_device_all_rows_ns\": " + std::to_string(l.torchSelfDeviceAllRowsNs);
+  out += ", \"corrected_self_device_ns\": " + std::to_string(l.correctedSelfDeviceNs);
+  out += ", \"double_counting\": [";
+  std::set<EventId> cited;
+  for (size_t i = 0; i < l.doubleCounting.size(); ++i) {
+    const DoubleCount& d = l.doubleCounting[i];
+    out += (i ? ", " : "") + std::string("{\"kind\": ") + jsonString(d.kind) + ", \"name\": " + jsonString(d.name) +
+           ", \"ns\": " + std::to_string(d.ns) + ", \"self_device_pct\": " + jsonNumber(d.pct) +
+           ", \"evidence\": " + idList(d.evidence) + "}";
+    cited.insert(d.evidence.begin(), d.evidence.end());
+  }
+  out += "], \"unlinked_gpu\": {\"count\": " + std::to_string(l.unlinkedGpu.size()) +
+         ", \"ns\": " + std::to_string(l.unlinkedGpuNs) + ", \"events\": " + idList(l.unlinkedGpu) + "}";
+  out += ", \"overhead_owned_gpu\": {\"count\": " + std::to_string(l.overheadOwnedGpu.size()) +
+         ", \"ns\": " + std::to_string(l.overheadOwnedGpuNs) + ", \"events\": " + idList(l.overheadOwnedGpu) + "}";
+  out += ", \"cuda_event_records\": " + std::to_string(l.cudaEventRecords);
+  out += ", \"launches_without_gpu_record\": " + std::to_string(l.launchesWithoutGpuRecord);
+  out += ", \"dropped_records\": " + (l.droppedRecords ? std::to_string(*l.droppedRecords) : std::string("null"));
+  if (withEvents) {
+    cited.insert(l.unlinkedGpu.begin(), l.unlinkedGpu.end());
+    out += ", \"events\": {";
+    bool first = true;
+    for (EventId id : cited) {
+      out += (first ? "\"" : ", \"") + std::to_string(id) + "\": " + eventJson(s, id);
+      first = false;
+    }
+    out += "}";
+  }
+  return out + "}";
+}
+
+}  // namespace attnscope

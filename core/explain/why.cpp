@@ -1,0 +1,198 @@
+#include "core/explain/why.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/explain/explanation.h"
+#include "core/tables/attribution.h"
+#include "core/write/json_out.h"
+#include "core/tables/key_averages.h"
+
+namespace attnscope {
+
+namespace {
+
+std::string nm(const EventStore& s, EventId id) { return id == kNoEvent ? "(no op)" : std::string(s.name(s.event(id))); }
+
+// The first of `set` found walking up from `id` (inclusive), or kNoEvent.
+EventId ancestorIn(const EventStore& s, EventId id, const std::set<EventId>& set) {
+  for (EventId p = id; p != kNoEvent; p = s.event(p).parent)
+    if (set.count(p)) return p;
+  return kNoEvent;
+}
+
+void rowItems(const EventStore& s, std::string_view name, WhyReport& r) {
+  const KeyAverages torch = computeKeyAverages(s, GroupBy::Name, Attribution::Torch);
+  const KeyAverages corr = computeKeyAverages(s, GroupBy::Name, Attribution::Corrected);
+  for (const KeyAverages* ka : {&torch, &corr}) {
+    for (const auto& row : ka->rows) {
+      if (row.name != name) continue;
+      const std::string mode = ka == &torch ? "torch" : "corrected";
+      r.items.push_back({"row",
+                         mode + " table, " + (row.deviceType == DeviceType::Cuda ? "CUDA" : "CPU") + " row (" +
+                             std::string(familyName(row.family)) + ", " + std::to_string(row.calls) +
+                             " calls): Self CUDA " + usText(row.selfDeviceNs) + ", CUDA total " +
+                             usText(row.deviceTotalNs) + ", Self CPU " + usText(row.selfCpuNs),
+                         row.selfDeviceNs, row.events});
+    }
+  }
+}
+
+void cpuItems(const EventStore& s, const std::set<EventId>& mine, WhyReport& r) {
+  int64_t ownNs = 0;
+  std::vector<EventId> own;
+  std::map<std::string, std::pair<int64_t, std::vector<EventId>>> children;
+  const std::vector<EventId> gpu = gpuWorkByStart(s);
+  for (EventId g : gpu) {
+    const GpuOwner o = gpuOwner(s, g);
+    if ((o.op != kNoEvent && mine.count(o.op)) || (o.launch != kNoEvent && mine.count(o.launch))) {
+      own.push_back(g);
+      ownNs += s.event(g).dur;
+      continue;
+    }
+    if (o.op == kNoEvent) continue;
+    if (ancestorIn(s, o.op, mine) == kNoEvent) continue;
+    auto& c = children[nm(s, o.op)];
+    c.first += s.event(g).dur;
+    c.second.push_back(g);
+  }
+  std::string ownText = "launched itself: " + std::to_string(own.size()) + " GPU activities, " + usText(ownNs);
+  for (size_t i = 0; i < own.size() && i < 5; ++i)
+    ownText += (i ? ", " : ": ") + nm(s, own[i]) + " (correlation " + std::to_string(s.event(own[i]).correlation) + ")";
+  r.items.push_back({"own", ownText, ownNs, own});
+  int64_t childNs = 0;
+  for (const auto& [child, c] : children) {
+    childNs += c.first;
+    r.items.push_back({"children", "launched by " + child + " inside it: " + std::to_string(c.second.size()) +
+                                       " GPU activities, " + usText(c.first),
+                       c.first, c.second});
+  }
+  if (!own.empty() || childNs > 0) return;
+
+  // Nothing of its own: where did the GPU work near it go?
+  int64_t from = INT64_MAX, to = INT64_MIN;
+  uint32_t lane = UINT32_MAX;
+  for (EventId id : mine) {
+    from = std::min(from, s.event(id).start);
+    to = std::max(to, s.event(id).end());
+    lane = s.event(id).lane;
+  }
+  const std::set<EventId> overheadOwned = [&] {
+    std::set<EventId> out;
+    for (const auto& o : torchOverheadOwnership(s)) out.insert(o.gpu.begin(), o.gpu.end());
+    return out;
+  }();
+  std::vector<EventId> near;
+  for (EventId g : gpu)
+    if (s.event(g).start < to && s.event(g).end() > from) near.push_back(g);
+  if (near.empty()) {  // the next GPU work after it
+    for (EventId g : gpu)
+      if (s.event(g).start >= to) {
+        near.push_back(g);
+        break;
+      }
+  }
+  if (near.empty()) {
+    r.items.push_back({"near", "no GPU work ran during or after it: it launched none and there was none to show", 0, {}});
+    return;
+  }
+  for (EventId g : near) {
+    const GpuOwner o = gpuOwner(s, g);
+    std::string where;
+    if (!o.linked()) where = "unlinked (no runtime call and no op carries its ids)";
+    else if (o.op == kNoEvent) where = "launched by " + nm(s, o.launch) + " outside any op";
+    else if (s.event(o.op).lane != lane) where = "launched by " + nm(s, o.op) + " on another thread (" + s.lanes()[s.event(o.op).lane].label + ")";
+    else where = "launched by " + nm(s, o.op) + " (not inside it)";
+    if (overheadOwned.count(g)) where += "; in torch's table the profiler's overhead event also owns it";
+    std::vector<EventId> ev{g};
+    if (o.op != kNoEvent) ev.push_back(o.op);
+    r.items.push_back({"near", nm(s, g) + " (correlation " + std::to_string(s.event(g).correlation) + ", " +
+                                   usText(s.event(g).dur) + ", ran during or after it): " + where,
+                       s.event(g).dur, ev});
+  }
+}
+
+void deviceItems(const EventStore& s, const std::vector<EventId>& spans, const std::vector<EventId>& work, WhyReport& r) {
+  for (EventId sp : spans) {
+    const Event& e = s.event(sp);
+    int64_t inside = 0;
+    std::vector<EventId> ev{sp};
+    for (EventId g : gpuWorkByStart(s))
+      if (s.event(g).start >= e.start && s.event(g).end() <= e.end() && s.event(g).lane == e.lane) {
+        inside += s.event(g).dur;
+        ev.push_back(g);
+      }
+    r.items.push_back({"span", "gpu_user_annotation: a device-side span of " + usText(e.dur) +
+                                   " from its first to its last GPU activity; " + std::to_string(ev.size() - 1) +
+                                   " activities inside it sum to " + usText(inside) +
+                                   ". torch counts the whole span as this row's Self CUDA, on top of the "
+                                   "kernels' own rows; the corrected table shows it as a total only.",
+                       e.dur, ev});
+  }
+  std::map<std::string, std::pair<int64_t, std::vector<EventId>>> byOp;
+  for (EventId g : work) {
+    const GpuOwner o = gpuOwner(s, g);
+    auto& slot = byOp[o.linked() ? nm(s, o.op != kNoEvent ? o.op : o.launch) : "(unlinked)"];
+    slot.first += s.event(g).dur;
+    slot.second.push_back(g);
+  }
+  for (const auto& [op, slot] : byOp)
+    r.items.push_back({"launched_by", "GPU work launched by " + op + ": " + std::to_string(slot.second.size()) +
+                                          " runs, " + usText(slot.first),
+                       slot.first, slot.second});
+}
+
+}  // namespace
+
+WhyReport whyRow(const EventStore& s, std::string_view name) {
+  WhyReport r;
+  r.name = std::string(name);
+  std::set<EventId> cpu;
+  std::vector<EventId> spans, work;
+  for (EventId i = 0; i < s.events().size(); ++i) {
+    const Event& e = s.event(i);
+    if (s.name(e) != name) continue;
+    if (e.family == Family::GpuUserAnnotation) spans.push_back(i);
+    else if (isGpuWork(e.family)) work.push_back(i);
+    else if (e.family == Family::CpuOp || e.family == Family::UserAnnotation || e.family == Family::CudaRuntime ||
+             e.family == Family::CudaDriver || e.family == Family::Overhead)
+      cpu.insert(i);
+  }
+  r.found = !cpu.empty() || !spans.empty() || !work.empty();
+  if (!r.found) return r;
+  rowItems(s, name, r);
+  if (!cpu.empty()) cpuItems(s, cpu, r);
+  if (!spans.empty() || !work.empty()) deviceItems(s, spans, work, r);
+  return r;
+}
+
+std::string whyText(const EventStore&, const WhyReport& r) {
+  std::string out = r.name + "\n";
+  for (const auto& it : r.items) out += "  " + it.section + ": " + it.text + "\n";
+  return out;
+}
+
+std::string whyJson(const EventStore& s, const WhyReport& r) {
+  std::set<EventId> cited;
+  std::string out = "{\"name\": " + jsonString(r.name) + ", \"items\": [";
+  for (size_t i = 0; i < r.items.size(); ++i) {
+    const WhyItem& it = r.items[i];
+    out += (i ? ", " : "") + std::string("{\"section\": ") + jsonString(it.section) + ", \"text\": " +
+           jsonString(it.text) + ", \"ns\": " + std::to_string(it.ns) + ", \"evidence\": [";
+    for (size_t k = 0; k < it.evidence.size(); ++k) {
+      out += (k ? ", " : "") + std::to_string(it.evidence[k]);
+      cited.insert(it.evidence[k]);
+    }
+    out += "]}";
+  }
+  out += "], \"events\": {";
+  bool first = true;
+  for (EventId id : cited) {
+    out += (first ? "\"" : ", \"") + std::to_string(id) + "\": " + eventJson(s, id);
+    first = false;
+  }
+  return out + "}}\n";
+}
+
+}  // namespace attnscope

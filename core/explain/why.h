@@ -1,0 +1,33 @@
+// "Why is this zero?": for a table row name, where its GPU time is: the
+// work it launched itself, the work of the ops inside it, and if there is
+// none, where the GPU work near it went (another op, another thread, the
+// profiler's overhead event, unlinked). `attnscope-cli why` prints it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/store/event_store.h"
+
+namespace attnscope {
+
+struct WhyItem {
+  std::string section;  // row, own, children, near, span, launched_by, summary
+  std::string text;     // one plain sentence with its numbers
+  int64_t ns = 0;
+  std::vector<EventId> evidence;
+};
+
+struct WhyReport {
+  std::string name;
+  bool found = false;  // some event has this name
+  std::vector<WhyItem> items;
+};
+
+WhyReport whyRow(const EventStore& store, std::string_view name);
+std::string whyText(const EventStore& store, const WhyReport& r);
+std::string whyJson(const EventStore& store, const WhyReport& r);
+
+}  // namespace attnscope

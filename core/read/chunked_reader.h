@@ -1,0 +1,69 @@
+// Internal to the reader: the "traceEvents" array parsed in windows of whole
+// events on several threads, merged in text order into one store.
+//
+// A window is "[" + consecutive events + "]" (the ',' after its last event
+// becomes ']' and the white space before its first '{' becomes '['), cut
+// where "},\n  {" separates two events (a raw newline cannot be inside a
+// JSON string). Windows come from the text in memory (a mapped file: pages
+// already parsed are handed back to the kernel, so a huge file never needs
+// its whole text resident) or from a gzip stream that the parsing threads
+// inflate window by window into a few reused buffers (the decompressed text
+// never exists whole).
+// The object around the array is parsed at the end as a small document.
+// Anything unusual (a JSON error, no place to cut, ambiguous ids) makes
+// parseWindows() return nothing: the caller then runs the one-pass reader,
+// which owns all error reporting.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/read/trace_reader.h"
+
+namespace attnscope::reader {
+
+struct Window {
+  char* text = nullptr;  // "[...]" followed by SIMDJSON_PADDING readable bytes
+  size_t len = 0;
+  uint64_t offset = 0;  // of text[0] in the whole JSON text
+  size_t index = 0;     // 0, 1, 2, ... in text order
+  size_t slot = 0;      // the source's bookkeeping
+};
+
+class WindowSource {
+ public:
+  virtual ~WindowSource() = default;
+  // Blocks until the next window is ready; false at the end, after stop()
+  // or when the source failed.
+  virtual bool next(Window* w) = 0;
+  // The parser is done with `w`: its bytes may be restored, reused or dropped.
+  virtual void release(const Window& w) = 0;
+  // A parser failed: hand out no more windows.
+  virtual void stop() = 0;
+  // After next() returned false: did every window come out?
+  virtual bool complete() const = 0;
+  // The trace object without its events ("traceEvents": []), after the end.
+  virtual std::string metadataJson() const = 0;
+  virtual uint64_t jsonBytes() const = 0;
+  // A failure no other reader can get past (a corrupt gzip stream, a bomb).
+  virtual std::string fatalError() const { return {}; }
+  virtual double decompressSeconds() const { return 0; }
+  // How much JSON text there is, or a guess (store reservations).
+  virtual uint64_t expectedBytes() const = 0;
+};
+
+// Windows over `text` (n bytes, object form, first non-blank byte at
+// `first`), or nullptr when it has no usable shape. With dropParsedPages,
+// `text` is a private file mapping whose parsed pages may be discarded.
+std::unique_ptr<WindowSource> textWindows(char* text, size_t n, size_t skip, const ReaderLimits& limits,
+                                          bool dropParsedPages);
+
+// Windows over the decompressed text of a gzip stream.
+std::unique_ptr<WindowSource> gzipWindows(const char* data, size_t size, const ReaderLimits& limits);
+
+// Nothing: use the one-pass reader. Otherwise the store, or a fatal error.
+std::optional<LoadResult> parseWindows(WindowSource& src, const std::string& path, const ReaderLimits& limits);
+
+}  // namespace attnscope::reader

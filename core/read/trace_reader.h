@@ -1,0 +1,70 @@
+// Reads Chrome-trace JSON as torch.profiler (Kineto) exports it: the object
+// form with "traceEvents" or the plain array form, .json or .json.gz.
+//
+// One bad event never aborts the load: it is counted by kind with its byte
+// offset (EventStore::bad). A file that cannot be a trace at all gives one
+// error naming the file and the reason.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/store/event_store.h"
+
+namespace attnscope {
+
+struct ReaderLimits {
+  uint64_t maxDecompressedBytes = 8ull << 30;  // refuse .gz bombs beyond this
+  uint64_t maxFileBytes = 16ull << 30;
+  uint32_t maxDepth = 256;                     // JSON nesting
+  uint32_t maxStringBytes = 1u << 20;          // one name or arg string
+  uint64_t maxEvents = 200'000'000;
+  // Texts at least this large (object form) are parsed in windows of whole
+  // events on several threads, gzip streams inflated as they are parsed;
+  // anything unusual falls back to the one-pass reader.
+  uint64_t parallelMinBytes = 4ull << 20;
+  // Window size: at most this, at least 4 KiB, about an eighth of the text
+  // below 8 MiB (enough windows to share between threads). Small windows
+  // keep each parser's buffers in cache and reused (fresh pages cost).
+  uint64_t windowBytes = 1ull << 20;
+};
+
+struct LoadError {
+  std::string path;
+  std::string message;  // "not a trace: top-level value is a number"
+  std::string what() const { return path + ": " + message; }
+};
+
+// Where the load time went, in seconds (for attnscope-bench).
+struct LoadTimings {
+  double read = 0;        // file -> memory
+  double decompress = 0;  // .gz -> JSON text
+  double parse = 0;       // JSON -> raw events (simdjson On-Demand)
+  double build = 0;       // sort into lanes, nesting, flows, indexes
+};
+
+struct LoadResult {
+  LoadTimings timings;
+  std::optional<EventStore> store;
+  std::optional<LoadError> error;
+  // Non-fatal: e.g. "JSON ends early at byte 1234: kept the 120 events before it".
+  std::string warning;
+  uint64_t jsonBytes = 0;  // size of the (decompressed) JSON text
+  uint64_t windows = 0;    // windows the events were parsed in (0: one pass)
+  bool ok() const { return store.has_value(); }
+};
+
+// Parses a JSON number token in microseconds ("5367878831155.178") into exact
+// integer nanoseconds (the reader's rule for "ts" and "dur"); false when it is
+// not a number or out of range.
+bool microsecondsToNs(std::string_view token, int64_t* ns);
+
+// Reads and parses a trace file (.json or .json.gz, detected by magic bytes).
+LoadResult loadTrace(const std::string& path, const ReaderLimits& limits = {});
+
+// Parses trace JSON already in memory (used by tests and the fuzzer).
+LoadResult parseTrace(std::string_view json, const std::string& nameForErrors,
+                      const ReaderLimits& limits = {});
+
+}  // namespace attnscope

@@ -1,0 +1,614 @@
+#include "core/store/event_store.h"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <numeric>
+#include <thread>
+
+namespace attnscope {
+
+std::string_view familyName(Family f) {
+  switch (f) {
+    case Family::CpuOp: return "cpu_op";
+    case Family::UserAnnotation: return "user_annotation";
+    case Family::GpuUserAnnotation: return "gpu_user_annotation";
+    case Family::CudaRuntime: return "cuda_runtime";
+    case Family::CudaDriver: return "cuda_driver";
+    case Family::Kernel: return "kernel";
+    case Family::GpuMemcpy: return "gpu_memcpy";
+    case Family::GpuMemset: return "gpu_memset";
+    case Family::CudaSync: return "cuda_sync";
+    case Family::Overhead: return "overhead";
+    case Family::PythonFunction: return "python_function";
+    case Family::CpuInstant: return "cpu_instant_event";
+    case Family::Memory: return "memory";
+    case Family::Other: return "other";
+    case Family::Count: break;
+  }
+  return "?";
+}
+
+bool isGpuFamily(Family f) {
+  return f == Family::GpuUserAnnotation || f == Family::Kernel || f == Family::GpuMemcpy ||
+         f == Family::GpuMemset || f == Family::CudaSync;
+}
+
+bool isCpuFamily(Family f) {
+  return f == Family::CpuOp || f == Family::UserAnnotation || f == Family::CudaRuntime ||
+         f == Family::CudaDriver || f == Family::Overhead || f == Family::PythonFunction ||
+         f == Family::CpuInstant || f == Family::Memory;
+}
+
+std::string_view badKindName(BadKind k) {
+  switch (k) {
+    case BadKind::NotAnObject: return "not an object";
+    case BadKind::MissingField: return "missing field";
+    case BadKind::BadType: return "bad type";
+    case BadKind::BadNumber: return "bad number";
+    case BadKind::StringTooLong: return "string too long";
+    case BadKind::UnknownPhase: return "unknown phase";
+    case BadKind::DanglingFlow: return "dangling flow";
+    case BadKind::TooManyEvents: return "too many events";
+    case BadKind::TooDeep: return "nested too deep";
+    case BadKind::Count: break;
+  }
+  return "?";
+}
+
+uint64_t StringTable::hash(std::string_view s) noexcept {
+  // 8 bytes a step (arg strings like "Input Dims" run long), then a final mix.
+  const char* p = s.data();
+  size_t n = s.size();
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xC2B2AE3D27D4EB4Full);
+  auto mix = [](uint64_t x) {
+    x ^= x >> 32;
+    x *= 0xD6E8FEB86659FD93ull;
+    x ^= x >> 32;
+    return x;
+  };
+  while (n >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * 0x9FB21C651E98DF25ull;
+    h ^= h >> 29;
+    p += 8;
+    n -= 8;
+  }
+  if (n > 0) {
+    uint64_t w = 0;
+    std::memcpy(&w, p, n);
+    h = (h ^ w) * 0x9FB21C651E98DF25ull;
+  }
+  return mix(h);
+}
+
+StringTable::StringTable() {
+  slots_.assign(1024, 0);
+  views_.reserve(256);
+  hashes_.reserve(256);
+  intern("");
+}
+
+size_t StringTable::slotOf(std::string_view s, uint64_t h) const {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    const uint32_t v = slots_[i];
+    if (v == 0) return i;
+    if (hashes_[v - 1] == h && views_[v - 1] == s) return i;
+  }
+}
+
+void StringTable::grow() {
+  slots_.assign(slots_.size() * 2, 0);
+  const size_t mask = slots_.size() - 1;
+  for (uint32_t id = 0; id < views_.size(); ++id) {
+    size_t i = hashes_[id] & mask;
+    while (slots_[i] != 0) i = (i + 1) & mask;
+    slots_[i] = id + 1;
+  }
+}
+
+uint32_t StringTable::intern(std::string_view s, uint64_t h) {
+  size_t slot = slotOf(s, h);
+  if (slots_[slot] != 0) return slots_[slot] - 1;
+  if ((views_.size() + 1) * 2 > slots_.size()) {
+    grow();
+    slot = slotOf(s, h);
+  }
+  // Each text is followed by a NUL, as std::string's is (callers may pass
+  // view().data() to C APIs).
+  if (s.size() + 1 > chunkLeft_) {
+    const size_t size = std::max<size_t>(s.size() + 1, 64 << 10);
+    chunks_.push_back(std::unique_ptr<char[]>(new char[size]));
+    chunkAt_ = chunks_.back().get();
+    chunkLeft_ = size;
+  }
+  if (!s.empty()) std::memcpy(chunkAt_, s.data(), s.size());
+  chunkAt_[s.size()] = '\0';
+  const auto id = static_cast<uint32_t>(views_.size());
+  views_.emplace_back(chunkAt_, s.size());
+  hashes_.push_back(h);
+  chunkAt_ += s.size() + 1;
+  chunkLeft_ -= s.size() + 1;
+  slots_[slot] = id + 1;
+  return id;
+}
+
+bool StringTable::find(std::string_view s, uint32_t* id) const {
+  const size_t slot = slotOf(s, hash(s));
+  if (slots_[slot] == 0) return false;
+  *id = slots_[slot] - 1;
+  return true;
+}
+
+namespace {
+struct KeyLess {
+  bool operator()(const std::pair<int64_t, EventId>& a, int64_t k) const { return a.first < k; }
+  bool operator()(int64_t k, const std::pair<int64_t, EventId>& a) const { return k < a.first; }
+};
+}  // namespace
+
+std::span<const EventId> EventStore::byCorrelation(int64_t correlation) const {
+  auto [lo, hi] = std::equal_range(byCorr_.begin(), byCorr_.end(), correlation, KeyLess{});
+  // The pairs are laid out (key, id); expose ids through a parallel view.
+  if (lo == hi) return {};
+  return {corrIds_.data() + (lo - byCorr_.begin()), static_cast<size_t>(hi - lo)};
+}
+
+std::span<const EventId> EventStore::byExternalId(int64_t externalId) const {
+  auto [lo, hi] = std::equal_range(byExt_.begin(), byExt_.end(), externalId, KeyLess{});
+  if (lo == hi) return {};
+  return {extIds_.data() + (lo - byExt_.begin()), static_cast<size_t>(hi - lo)};
+}
+
+namespace {
+EventId lookup(const std::vector<std::pair<int64_t, EventId>>& v, int64_t key) {
+  auto it = std::lower_bound(v.begin(), v.end(), key, [](const auto& a, int64_t k) { return a.first < k; });
+  return it != v.end() && it->first == key ? it->second : kNoEvent;
+}
+}  // namespace
+
+EventId EventStore::callOfCorrelation(int64_t correlation) const { return lookup(callByCorr_, correlation); }
+EventId EventStore::opOfExternalId(int64_t externalId) const { return lookup(opByExt_, externalId); }
+
+std::pair<EventId, EventId> EventStore::visibleRange(uint32_t laneIdx, int64_t t0,
+                                                      int64_t t1) const {
+  const Lane& l = lanes_[laneIdx];
+  const Event* b = events_.data() + l.begin;
+  const Event* e = events_.data() + l.end;
+  // Any event overlapping [t0, t1) starts at or after t0 - maxDur.
+  const int64_t from = t0 - laneMaxDur_[laneIdx];
+  const Event* first =
+      std::lower_bound(b, e, from, [](const Event& ev, int64_t t) { return ev.start < t; });
+  const Event* last =
+      std::lower_bound(first, e, t1, [](const Event& ev, int64_t t) { return ev.start < t; });
+  // Skip leading events that end before t0; later ones may too (the caller
+  // checks), the range is a superset bounded by the lane's longest event.
+  while (first < last && first->end() < t0) ++first;
+  return {static_cast<EventId>(first - events_.data()), static_cast<EventId>(last - events_.data())};
+}
+
+uint64_t EventStore::badTotal() const {
+  uint64_t n = 0;
+  for (int k = 0; k < kBadKindCount; ++k)
+    if (isError(static_cast<BadKind>(k))) n += bad_[k].count;
+  return n;
+}
+
+uint64_t EventStore::noteTotal() const {
+  uint64_t n = 0;
+  for (int k = 0; k < kBadKindCount; ++k)
+    if (!isError(static_cast<BadKind>(k))) n += bad_[k].count;
+  return n;
+}
+
+// ---------------------------------------------------------------------------
+
+EventStoreBuilder::EventStoreBuilder() = default;
+
+void EventStoreBuilder::reserve(size_t events, size_t args) {
+  store_.events_.reserve(events);
+  store_.args_.reserve(args);
+}
+
+namespace {
+// Room for `extra` more elements, growing geometrically (repeated merges
+// must not reallocate each time).
+template <typename T>
+void growFor(std::vector<T>& v, size_t extra) {
+  if (v.size() + extra > v.capacity()) v.reserve(std::max(v.size() + extra, v.capacity() * 2));
+}
+}  // namespace
+
+uint32_t EventStoreBuilder::lane(LaneKind kind, int64_t pid, int64_t tid) {
+  const LaneKey key{kind, pid, tid};
+  if (lastLane_ != kNoLane && lastKey_ == key) return lastLane_;
+  auto [it, inserted] = laneIndex_.try_emplace(key, static_cast<uint32_t>(store_.lanes_.size()));
+  if (inserted) {
+    Lane l;
+    l.kind = kind;
+    l.pid = pid;
+    l.tid = tid;
+    store_.lanes_.push_back(l);
+  }
+  lastKey_ = key;
+  lastLane_ = it->second;
+  return it->second;
+}
+
+uint32_t EventStoreBuilder::addArgs(const EventArgs& a) {
+  store_.args_.push_back(a);
+  return static_cast<uint32_t>(store_.args_.size() - 1);
+}
+
+void EventStoreBuilder::addEvent(const Event& e) {
+  store_.events_.push_back(e);
+  store_.familyCounts_[static_cast<int>(e.family)]++;
+}
+
+void EventStoreBuilder::countBad(BadKind k, uint64_t offset, std::string_view detail) {
+  BadCount& b = store_.bad_[static_cast<int>(k)];
+  if (b.count == 0) {
+    b.firstOffset = offset;
+    b.firstDetail = std::string(detail.substr(0, 200));
+  }
+  b.count++;
+}
+
+std::vector<uint32_t> EventStoreBuilder::merge(EventStoreBuilder&& o, IdRemap remapId) {
+  const StringTable& os = o.store_.strings_;
+  std::vector<uint32_t> sr(os.size());
+  for (uint32_t i = 0; i < os.size(); ++i) sr[i] = store_.strings_.intern(os.view(i), os.hashOf(i));
+  std::vector<uint32_t> lr(o.store_.lanes_.size());
+  for (uint32_t i = 0; i < lr.size(); ++i) {
+    const Lane& l = o.store_.lanes_[i];
+    lr[i] = lane(l.kind, remapId(l.pid, sr), remapId(l.tid, sr));
+  }
+  const auto argBase = static_cast<uint32_t>(store_.args_.size());
+  growFor(store_.args_, o.store_.args_.size());
+  for (EventArgs a : o.store_.args_) {
+    a.inputDims = sr[a.inputDims];
+    a.inputTypes = sr[a.inputTypes];
+    a.concreteInputs = sr[a.concreteInputs];
+    store_.args_.push_back(a);
+  }
+  growFor(store_.events_, o.store_.events_.size());
+  for (Event e : o.store_.events_) {
+    e.name = sr[e.name];
+    e.lane = lr[e.lane];
+    if (e.args != kNoArgs) e.args += argBase;
+    store_.events_.push_back(e);
+  }
+  for (int k = 0; k < kFamilyCount; ++k) store_.familyCounts_[k] += o.store_.familyCounts_[k];
+  growFor(flows_, o.flows_.size());
+  for (RawFlow f : o.flows_) {
+    f.pid = remapId(f.pid, sr);
+    f.tid = remapId(f.tid, sr);
+    flows_.push_back(f);
+  }
+  for (int k = 0; k < kBadKindCount; ++k) {
+    BadCount& mine = store_.bad_[k];
+    BadCount& theirs = o.store_.bad_[k];
+    if (theirs.count == 0) continue;
+    if (mine.count == 0) {
+      mine.firstOffset = theirs.firstOffset;
+      mine.firstDetail = std::move(theirs.firstDetail);
+    }
+    mine.count += theirs.count;
+  }
+  return sr;
+}
+
+namespace {
+
+// Stores this large are built on two threads (the work splits in two).
+constexpr size_t kParallelBuildEvents = 50'000;
+
+// Runs a() here and b() on a second thread, or both here when no second
+// thread can start; exceptions from either come back here.
+template <typename A, typename B>
+void runBoth(A&& a, B&& b) {
+  std::exception_ptr err;
+  std::thread t;
+  try {
+    t = std::thread([&] {
+      try {
+        b();
+      } catch (...) {
+        err = std::current_exception();
+      }
+    });
+  } catch (...) {
+    a();
+    b();
+    return;
+  }
+  try {
+    a();
+  } catch (...) {
+    t.join();
+    throw;
+  }
+  t.join();
+  if (err) std::rethrow_exception(err);
+}
+
+}  // namespace
+
+bool EventStoreBuilder::parallelBuild() const {
+  return store_.events_.size() >= kParallelBuildEvents && store_.lanes_.size() >= 2 &&
+         std::thread::hardware_concurrency() >= 2;
+}
+
+// The first lane of the second half: lanes [0, k) and [k, L) hold about half
+// the events each (given each lane's count).
+uint32_t EventStoreBuilder::splitLane(const std::vector<size_t>& counts) {
+  size_t total = 0, acc = 0;
+  for (size_t c : counts) total += c;
+  uint32_t k = 0;
+  while (k + 1 < counts.size() && (acc + counts[k]) * 2 <= total + counts[k]) acc += counts[k++];
+  return std::max<uint32_t>(k, 1);
+}
+
+EventStore EventStoreBuilder::build() && {
+  sortIntoLanes();
+  computeNesting();
+  // Flows bind to the sorted lanes; the id indexes do not depend on them.
+  if (parallelBuild()) {
+    runBoth([this] { bindFlows(); }, [this] { buildIndexes(); });
+  } else {
+    bindFlows();
+    buildIndexes();
+  }
+  labelLanes();
+  return std::move(store_);
+}
+
+void EventStoreBuilder::sortIntoLanes() {
+  auto& ev = store_.events_;
+  // Order lanes: CPU threads first (by pid, tid), then GPU streams, then other.
+  std::vector<uint32_t> laneOrder(store_.lanes_.size());
+  std::iota(laneOrder.begin(), laneOrder.end(), 0u);
+  std::stable_sort(laneOrder.begin(), laneOrder.end(), [&](uint32_t a, uint32_t b) {
+    const Lane& la = store_.lanes_[a];
+    const Lane& lb = store_.lanes_[b];
+    if (la.kind != lb.kind) return la.kind < lb.kind;
+    if (la.pid != lb.pid) return la.pid < lb.pid;
+    return la.tid < lb.tid;
+  });
+  std::vector<uint32_t> newIndex(laneOrder.size());
+  std::vector<Lane> lanes(laneOrder.size());
+  for (uint32_t i = 0; i < laneOrder.size(); ++i) {
+    newIndex[laneOrder[i]] = i;
+    lanes[i] = store_.lanes_[laneOrder[i]];
+  }
+  for (auto& e : ev) e.lane = newIndex[e.lane];
+  store_.lanes_ = std::move(lanes);
+  laneIndex_.clear();
+  for (uint32_t i = 0; i < store_.lanes_.size(); ++i) {
+    const Lane& l = store_.lanes_[i];
+    laneIndex_.emplace(LaneKey{l.kind, l.pid, l.tid}, i);
+  }
+  lastLane_ = kNoLane;
+
+  // Sort by (lane, start, -end): parents before children at equal start.
+  // Large stores: lanes split in two halves of about equal size, each half
+  // sorted on its own thread.
+  const auto byLaneStart = [](const Event& a, const Event& b) {
+    if (a.lane != b.lane) return a.lane < b.lane;
+    if (a.start != b.start) return a.start < b.start;
+    return a.dur > b.dur;
+  };
+  if (parallelBuild()) {
+    std::vector<size_t> counts(store_.lanes_.size(), 0);
+    for (const auto& e : ev) counts[e.lane]++;
+    const uint32_t k = splitLane(counts);
+    const auto mid = std::partition(ev.begin(), ev.end(), [k](const Event& e) { return e.lane < k; });
+    runBoth([&] { std::sort(ev.begin(), mid, byLaneStart); }, [&] { std::sort(mid, ev.end(), byLaneStart); });
+  } else {
+    std::sort(ev.begin(), ev.end(), byLaneStart);
+  }
+  for (auto& l : store_.lanes_) l.begin = l.end = 0;
+  store_.laneMaxDur_.assign(store_.lanes_.size(), 0);
+  EventId i = 0;
+  const auto n = static_cast<EventId>(ev.size());
+  while (i < n) {
+    const uint32_t ln = ev[i].lane;
+    EventId j = i;
+    int64_t maxDur = 0;
+    while (j < n && ev[j].lane == ln) {
+      maxDur = std::max(maxDur, ev[j].dur);
+      ++j;
+    }
+    store_.lanes_[ln].begin = i;
+    store_.lanes_[ln].end = j;
+    store_.laneMaxDur_[ln] = maxDur;
+    i = j;
+  }
+  if (!ev.empty()) {
+    int64_t lo = ev.front().start, hi = ev.front().end();
+    for (const auto& e : ev) {
+      lo = std::min(lo, e.start);
+      hi = std::max(hi, e.end());
+    }
+    store_.minTime_ = lo;
+    store_.maxTime_ = hi;
+  }
+}
+
+void EventStoreBuilder::computeNesting() {
+  // Per CPU lane, a stack of open intervals: an event is a child of the
+  // innermost open event that fully contains it. Partial overlaps do not
+  // nest (same rule as torch's _populate_cpu_children).
+  auto& ev = store_.events_;
+  auto nest = [&](uint32_t fromLane, uint32_t toLane) {
+    std::vector<EventId> stack;
+    for (uint32_t li = fromLane; li < toLane; ++li) {
+      Lane& lane = store_.lanes_[li];
+      if (lane.kind != LaneKind::CpuThread) continue;
+      stack.clear();
+      uint16_t maxDepth = 0;
+      for (EventId i = lane.begin; i < lane.end; ++i) {
+        Event& e = ev[i];
+        while (!stack.empty()) {
+          const Event& p = ev[stack.back()];
+          if (e.start >= p.end() && !(e.dur == 0 && e.start == p.start)) {
+            stack.pop_back();
+          } else if (e.end() > p.end()) {
+            stack.pop_back();
+          } else {
+            break;
+          }
+        }
+        e.parent = stack.empty() ? kNoEvent : stack.back();
+        e.depth = static_cast<uint16_t>(std::min<size_t>(stack.size(), 0xFFFF));
+        maxDepth = std::max(maxDepth, e.depth);
+        if (e.dur > 0) stack.push_back(i);
+      }
+      lane.maxDepth = maxDepth;
+    }
+  };
+  const auto lanes = static_cast<uint32_t>(store_.lanes_.size());
+  if (!parallelBuild()) {
+    nest(0, lanes);
+    return;
+  }
+  std::vector<size_t> counts(lanes);
+  for (uint32_t i = 0; i < lanes; ++i) counts[i] = store_.lanes_[i].end - store_.lanes_[i].begin;
+  const uint32_t k = splitLane(counts);
+  runBoth([&] { nest(0, k); }, [&] { nest(k, lanes); });
+}
+
+void EventStoreBuilder::bindFlows() {
+  // A flow end binds to the event on its lane that starts at its timestamp
+  // (or, with "bp":"e", the innermost event enclosing it).
+  auto& ev = store_.events_;
+  auto findOn = [&](uint32_t laneIdx, int64_t ts, bool enclosing) -> EventId {
+    const Lane& l = store_.lanes_[laneIdx];
+    const Event* b = ev.data() + l.begin;
+    const Event* e = ev.data() + l.end;
+    const Event* it =
+        std::upper_bound(b, e, ts, [](int64_t t, const Event& x) { return t < x.start; });
+    // Walk back over the events starting at or before ts: the latest one
+    // starting exactly at ts is the innermost (the launch itself, not its op);
+    // failing that, with "bp":"e", the innermost one enclosing ts.
+    EventId best = kNoEvent;
+    for (const Event* p = it; p != b;) {
+      --p;
+      if (p->start == ts && p->family != Family::Memory) {
+        best = static_cast<EventId>(p - ev.data());
+        break;
+      }
+      if (!enclosing) break;
+      if (p->end() >= ts && p->dur > 0) {
+        best = static_cast<EventId>(p - ev.data());
+        break;
+      }
+      if (it - p > 64) break;
+    }
+    return best;
+  };
+
+  struct Half {
+    EventId ev = kNoEvent;
+    bool seen = false;
+    uint64_t offset = 0;
+  };
+  std::unordered_map<int64_t, std::pair<Half, Half>> byId[3];
+  for (const auto& f : flows_) {
+    EventId target = kNoEvent;
+    for (LaneKind k : {LaneKind::CpuThread, LaneKind::GpuStream}) {
+      auto it = laneIndex_.find(LaneKey{k, f.pid, f.tid});
+      if (it == laneIndex_.end()) continue;
+      target = findOn(it->second, f.ts, f.bindEnclosing || !f.start);
+      if (target != kNoEvent) break;
+    }
+    auto& slot = byId[static_cast<int>(f.kind)][f.id];
+    Half& h = f.start ? slot.first : slot.second;
+    h.seen = true;
+    h.ev = target;
+    h.offset = f.offset;
+  }
+  for (int k = 0; k < 3; ++k) {
+    for (auto& [id, pr] : byId[k]) {
+      if (pr.first.ev != kNoEvent && pr.second.ev != kNoEvent) {
+        store_.links_.push_back({pr.first.ev, pr.second.ev, id, static_cast<LinkKind>(k)});
+      } else {
+        countBad(BadKind::DanglingFlow, pr.first.seen ? pr.first.offset : pr.second.offset,
+                 "flow id " + std::to_string(id) +
+                     (pr.first.seen && pr.second.seen ? " has an end with no event"
+                                                      : " has only one end"));
+      }
+    }
+  }
+  std::sort(store_.links_.begin(), store_.links_.end(),
+            [](const Link& a, const Link& b) { return a.from < b.from || (a.from == b.from && a.to < b.to); });
+}
+
+void EventStoreBuilder::buildIndexes() {
+  auto& ev = store_.events_;
+  for (EventId i = 0; i < ev.size(); ++i) {
+    if (ev[i].correlation != kNoId) store_.byCorr_.emplace_back(ev[i].correlation, i);
+    if (ev[i].externalId != kNoId) store_.byExt_.emplace_back(ev[i].externalId, i);
+  }
+  std::sort(store_.byCorr_.begin(), store_.byCorr_.end());
+  std::sort(store_.byExt_.begin(), store_.byExt_.end());
+  store_.corrIds_.resize(store_.byCorr_.size());
+  for (size_t i = 0; i < store_.byCorr_.size(); ++i) store_.corrIds_[i] = store_.byCorr_[i].second;
+  store_.extIds_.resize(store_.byExt_.size());
+  for (size_t i = 0; i < store_.byExt_.size(); ++i) store_.extIds_[i] = store_.byExt_[i].second;
+  // Per id, the first call / op in event order (the pairs are sorted by id, then event).
+  for (size_t i = 0; i < store_.byCorr_.size();) {
+    const int64_t id = store_.byCorr_[i].first;
+    EventId call = kNoEvent;
+    for (; i < store_.byCorr_.size() && store_.byCorr_[i].first == id; ++i) {
+      const Family f = ev[store_.byCorr_[i].second].family;
+      if (call == kNoEvent && (f == Family::CudaRuntime || f == Family::CudaDriver)) call = store_.byCorr_[i].second;
+    }
+    if (call != kNoEvent) store_.callByCorr_.emplace_back(id, call);
+  }
+  for (size_t i = 0; i < store_.byExt_.size();) {
+    const int64_t id = store_.byExt_[i].first;
+    EventId op = kNoEvent, annotation = kNoEvent;
+    for (; i < store_.byExt_.size() && store_.byExt_[i].first == id; ++i) {
+      const Family f = ev[store_.byExt_[i].second].family;
+      if (op == kNoEvent && f == Family::CpuOp) op = store_.byExt_[i].second;
+      if (annotation == kNoEvent && f == Family::UserAnnotation) annotation = store_.byExt_[i].second;
+    }
+    if (op != kNoEvent || annotation != kNoEvent) store_.opByExt_.emplace_back(id, op != kNoEvent ? op : annotation);
+  }
+}
+
+void EventStoreBuilder::labelLanes() {
+  const auto& meta = store_.meta_;
+  for (auto& l : store_.lanes_) {
+    if (l.kind == LaneKind::GpuStream) {
+      l.label = "GPU " + std::to_string(l.pid) + " / stream " + std::to_string(l.tid);
+    } else if (l.kind == LaneKind::CpuThread) {
+      if (l.pid == -1) {
+        l.label = "profiler overhead";
+        continue;
+      }
+      std::string proc = "process " + std::to_string(l.pid);
+      auto pit = meta.processNames.find(l.pid);
+      if (pit != meta.processNames.end()) proc = pit->second + " (" + std::to_string(l.pid) + ")";
+      std::string thr = "thread " + std::to_string(l.tid);
+      if (auto it = meta.threadNames.find(l.tid);
+          it != meta.threadNames.end() && !it->second.empty())
+        thr = it->second.find(std::to_string(l.tid)) != std::string::npos
+                  ? it->second
+                  : it->second + " (" + std::to_string(l.tid) + ")";
+      l.label = proc + " / " + thr;
+    } else {
+      auto name = [&](int64_t id) {
+        auto it = meta.processNames.find(id);
+        if (it == meta.processNames.end()) return std::to_string(id);
+        return it->second.empty() ? std::string("(unnamed)") : it->second;
+      };
+      l.label = name(l.pid) + " / " + name(l.tid);
+    }
+  }
+}
+
+}  // namespace attnscope

@@ -1,0 +1,318 @@
+#include "ui/panels/compare_view.h"
+
+#include <QApplication>
+#include <QComboBox>
+#include <QFutureWatcher>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPalette>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+#include <cmath>
+#include <functional>
+
+#include "core/tables/table_format.h"
+
+namespace attnscope::ui {
+namespace {
+
+QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+
+QString fmt(double v, bool time) {
+  if (!time) return QString::number(static_cast<qlonglong>(std::llround(v)));
+  return qs(formatTimeUs(v / 1000.0));
+}
+
+QString fmtDelta(double d, bool time) {
+  const QString sign = d > 0 ? QStringLiteral("+") : d < 0 ? QStringLiteral("−") : QString();
+  return sign + fmt(std::fabs(d), time);
+}
+
+QColor mix(const QColor& base, const QColor& tint, double a) {
+  return QColor::fromRgbF(static_cast<float>(base.redF() * (1 - a) + tint.redF() * a),
+                          static_cast<float>(base.greenF() * (1 - a) + tint.greenF() * a),
+                          static_cast<float>(base.blueF() * (1 - a) + tint.blueF() * a));
+}
+
+template <class T, class F>
+QVector<std::optional<double>> values(const std::optional<T>& side, const QVector<F>& getters) {
+  QVector<std::optional<double>> out;
+  for (const auto& g : getters) out << (side ? std::optional<double>(g(*side)) : std::nullopt);
+  return out;
+}
+
+template <class T, class F>
+QVector<CompareLine> joinLines(const std::vector<Pair<T>>& pairs, const QVector<F>& getters) {
+  QVector<CompareLine> lines;
+  for (const auto& p : pairs) {
+    CompareLine l;
+    l.key = qs(p.key);
+    l.inA = p.a.has_value();
+    l.inB = p.b.has_value();
+    l.a = values(p.a, getters);
+    l.b = values(p.b, getters);
+    lines << l;
+  }
+  return lines;
+}
+
+}  // namespace
+
+CompareModel::CompareModel(QObject* parent) : TableModelBase(parent) {}
+
+void CompareModel::setLines(QString keyTitle, QVector<Metric> metrics, QVector<CompareLine> lines) {
+  beginResetModel();
+  keyTitle_ = std::move(keyTitle);
+  metrics_ = std::move(metrics);
+  lines_ = std::move(lines);
+  endResetModel();
+}
+
+void CompareModel::setFromRows(const Comparison& c) {
+  using G = std::function<double(const KeyAverageRow&)>;
+  const QVector<G> getters = {
+      [](const KeyAverageRow& r) { return static_cast<double>(r.calls); },
+      [](const KeyAverageRow& r) { return static_cast<double>(r.selfCpuNs); },
+      [](const KeyAverageRow& r) { return static_cast<double>(r.cpuTotalNs); },
+      [](const KeyAverageRow& r) { return static_cast<double>(r.selfDeviceNs); },
+      [](const KeyAverageRow& r) { return static_cast<double>(r.deviceTotalNs); },
+  };
+  const QVector<CompareLine> lines = joinLines(c.rows, getters);
+  setLines(tr("Name"),
+           {{tr("Calls"), false}, {tr("Self CPU"), true}, {tr("CPU total"), true},
+            {tr("Self CUDA"), true}, {tr("CUDA total"), true}},
+           lines);
+}
+
+void CompareModel::setFromSteps(const Comparison& c) {
+  using G = std::function<double(const StepReport&)>;
+  const QVector<G> getters = {
+      [](const StepReport& s) { return static_cast<double>(s.hostEndNs - s.hostStartNs); },
+      [](const StepReport& s) { return static_cast<double>(s.gpuAttributedNs); },
+      [](const StepReport& s) { return static_cast<double>(s.gpuBusyInHostWindowNs); },
+      [](const StepReport& s) { return static_cast<double>(s.launches.size()); },
+  };
+  const QVector<CompareLine> lines = joinLines(c.steps, getters);
+  setLines(tr("Step"),
+           {{tr("Host window"), true}, {tr("GPU launched"), true}, {tr("GPU busy in window"), true},
+            {tr("Launches"), false}},
+           lines);
+}
+
+int CompareModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(lines_.size()); }
+int CompareModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : 1 + 3 * static_cast<int>(metrics_.size());
+}
+
+QVariant CompareModel::headerData(int section, Qt::Orientation o, int role) const {
+  if (o != Qt::Horizontal || section < 0 || section >= columnCount())
+    return TableModelBase::headerData(section, o, role);
+  if (role == Qt::DisplayRole) {
+    if (section == 0) return keyTitle_;
+    const Metric& m = metrics_[(section - 1) / 3];
+    switch ((section - 1) % 3) {
+      case 0: return tr("%1 A").arg(m.title);
+      case 1: return tr("%1 B").arg(m.title);
+      default: return tr("%1 Δ").arg(m.title);
+    }
+  }
+  if (role == Qt::TextAlignmentRole)
+    return QVariant::fromValue(Qt::Alignment((section == 0 ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter));
+  return {};
+}
+
+bool CompareModel::changed(int row, int metric) const {
+  const CompareLine& l = lines_[row];
+  if (!l.inA || !l.inB) return true;
+  const double a = l.a[metric].value_or(0), b = l.b[metric].value_or(0);
+  const double d = std::fabs(b - a);
+  const double floor = metrics_[metric].time ? 1000.0 : 0.5;  // 1 us, or any count change
+  return d >= floor && d >= 0.10 * std::max(std::fabs(a), std::fabs(b));
+}
+
+QVariant CompareModel::cell(int row, int col, int role) const {
+  const CompareLine& l = lines_[row];
+  if (col == 0) {
+    switch (role) {
+      case Qt::DisplayRole:
+        return l.key + (!l.inA ? tr("  (only in B)") : !l.inB ? tr("  (only in A)") : QString());
+      case SortRole: return l.key;
+      case Qt::ToolTipRole: return l.key;
+      case ChangedRole: return !l.inA || !l.inB;
+      case Qt::BackgroundRole:
+        if (!l.inA || !l.inB)
+          return mix(QApplication::palette().color(QPalette::Base), QColor(0xb2, 0x6a, 0x00), 0.18);
+        return {};
+      default: return {};
+    }
+  }
+  const int m = (col - 1) / 3;
+  const int which = (col - 1) % 3;
+  const std::optional<double> a = l.a[m], b = l.b[m];
+  std::optional<double> v = which == 0 ? a : which == 1 ? b : (a && b ? std::optional<double>(*b - *a) : std::nullopt);
+  switch (role) {
+    case Qt::DisplayRole:
+      if (!v) return QStringLiteral("—");
+      return which == 2 ? fmtDelta(*v, metrics_[m].time) : fmt(*v, metrics_[m].time);
+    case SortRole:
+      return v ? *v : 0.0;
+    case ChangedRole:
+      return which == 2 && changed(row, m);
+    case Qt::TextAlignmentRole:
+      return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
+    case Qt::FontRole:
+      if (which == 2 && changed(row, m)) {
+        QFont f;
+        f.setBold(true);
+        return f;
+      }
+      return {};
+    case Qt::BackgroundRole:
+      if (which == 2 && v && changed(row, m)) {
+        const QColor tint = *v > 0 ? QColor(0xc6, 0x28, 0x28) : QColor(0x2e, 0x7d, 0x32);
+        return mix(QApplication::palette().color(QPalette::Base), tint, 0.20);
+      }
+      return {};
+    default:
+      return {};
+  }
+}
+
+CompareView::CompareView(QWidget* parent)
+    : QWidget(parent), rows_(new CompareModel(this)), steps_(new CompareModel(this)), rowsProxy_(new QSortFilterProxyModel(this)) {
+  setObjectName(QStringLiteral("compareView"));
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(6, 6, 6, 6);
+  title_ = new QLabel(tr("Select two runs in the Runs list and press Compare."), this);
+  title_->setWordWrap(true);
+  title_->setTextFormat(Qt::RichText);
+  layout->addWidget(title_);
+  auto* opts = new QHBoxLayout;
+  attribution_ = new QComboBox(this);
+  attribution_->addItem(tr("torch attribution"), static_cast<int>(Attribution::Torch));
+  attribution_->addItem(tr("corrected attribution"), static_cast<int>(Attribution::Corrected));
+  groupBy_ = new QComboBox(this);
+  groupBy_->addItem(tr("by name"), static_cast<int>(GroupBy::Name));
+  groupBy_->addItem(tr("by input shape"), static_cast<int>(GroupBy::InputShape));
+  opts->addWidget(attribution_);
+  opts->addWidget(groupBy_);
+  opts->addStretch(1);
+  layout->addLayout(opts);
+  connect(attribution_, &QComboBox::currentIndexChanged, this, &CompareView::recompute);
+  connect(groupBy_, &QComboBox::currentIndexChanged, this, &CompareView::recompute);
+
+  perturbation_ = new QLabel(this);
+  perturbation_->setObjectName(QStringLiteral("perturbation"));
+  perturbation_->setWordWrap(true);
+  perturbation_->setTextFormat(Qt::RichText);
+  perturbation_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* tabs = new QTabWidget(this);
+  auto setup = [](QTableView* v) {
+    v->setSortingEnabled(true);
+    v->setSelectionBehavior(QAbstractItemView::SelectRows);
+    v->verticalHeader()->hide();
+    v->verticalHeader()->setDefaultSectionSize(v->fontMetrics().height() + 6);
+    v->setWordWrap(false);
+    v->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  };
+  rowsProxy_->setSourceModel(rows_);
+  rowsProxy_->setSortRole(TableModelBase::SortRole);
+  rowsView_ = new QTableView(tabs);
+  rowsView_->setModel(rowsProxy_);
+  setup(rowsView_);
+  stepsView_ = new QTableView(tabs);
+  stepsView_->setModel(steps_);
+  setup(stepsView_);
+  stepsView_->setSortingEnabled(false);
+  auto* summary = new QWidget(tabs);
+  auto* sl = new QVBoxLayout(summary);
+  sl->addWidget(perturbation_);
+  sl->addStretch(1);
+  tabs->addTab(summary, tr("Summary"));
+  tabs->addTab(stepsView_, tr("Steps"));
+  tabs->addTab(rowsView_, tr("Table rows"));
+  layout->addWidget(tabs, 1);
+}
+
+void CompareView::setMessage(const QString& text) { title_->setText(text); }
+
+void CompareView::compare(const QString& labelA, std::shared_ptr<const EventStore> a, const QString& labelB,
+                          std::shared_ptr<const EventStore> b) {
+  labelA_ = labelA;
+  labelB_ = labelB;
+  a_ = std::move(a);
+  b_ = std::move(b);
+  recompute();
+}
+
+void CompareView::recompute() {
+  if (!a_ || !b_) return;
+  const quint64 gen = ++generation_;
+  CompareOptions opt;
+  opt.attribution = static_cast<Attribution>(attribution_->currentData().toInt());
+  opt.groupBy = static_cast<GroupBy>(groupBy_->currentData().toInt());
+  title_->setText(tr("Comparing…"));
+  auto* w = new QFutureWatcher<std::shared_ptr<const Comparison>>(this);
+  connect(w, &QFutureWatcher<std::shared_ptr<const Comparison>>::finished, this, [this, w, gen] {
+    auto c = w->result();
+    w->deleteLater();
+    if (gen != generation_) return;
+    cmp_ = c;
+    if (!c) {
+      title_->setText(tr("The comparison failed."));
+      emit compared();
+      return;
+    }
+    title_->setText(tr("<b>A</b> %1<br><b>B</b> %2").arg(labelA_.toHtmlEscaped(), labelB_.toHtmlEscaped()));
+    rows_->setFromRows(*c);
+    steps_->setFromSteps(*c);
+    QString html;
+    if (c->perturbation.empty()) {
+      html = tr("No perturbation found between the two.");
+    } else {
+      html = tr("<b>What changed between A and B</b><ul style=\"margin-left:-20px\">");
+      for (const std::string& s : c->perturbation) html += QStringLiteral("<li>%1</li>").arg(qs(s).toHtmlEscaped());
+      html += QStringLiteral("</ul>");
+    }
+    int changedSteps = 0;
+    for (int r = 0; r < steps_->rowCount(); ++r)
+      for (int m = 0; m < 4; ++m)
+        if (steps_->changed(r, m)) {
+          ++changedSteps;
+          break;
+        }
+    html += tr("<p>%1 of %2 steps and %3 table rows differ notably (≥ 10% and ≥ 1 us); they are "
+               "highlighted in the Steps and Table rows tabs (red: B is larger, green: B is smaller).</p>")
+                .arg(changedSteps)
+                .arg(steps_->rowCount())
+                .arg([this] {
+                  int n = 0;
+                  for (int r = 0; r < rows_->rowCount(); ++r)
+                    for (int m = 0; m < 5; ++m)
+                      if (rows_->changed(r, m)) {
+                        ++n;
+                        break;
+                      }
+                  return n;
+                }());
+    perturbation_->setText(html);
+    emit compared();
+  });
+  auto a = a_, b = b_;
+  w->setFuture(QtConcurrent::run([a, b, opt]() -> std::shared_ptr<const Comparison> {
+    try {
+      return std::make_shared<const Comparison>(compareTraces(*a, *b, opt));
+    } catch (const std::exception&) {
+      return nullptr;
+    }
+  }));
+}
+
+QString CompareView::perturbationText() const { return perturbation_->text(); }
+
+}  // namespace attnscope::ui

@@ -1,0 +1,199 @@
+#include "ui/panels/plots_panel.h"
+
+#include <QLabel>
+#include <QTabWidget>
+#include <QVBoxLayout>
+#include <cmath>
+
+#include "ui/run/engine_meta.h"
+
+#ifdef ATTNSCOPE_HAVE_CHARTS
+#include <QtCharts/QBarCategoryAxis>
+#include <QtCharts/QBarSeries>
+#include <QtCharts/QBarSet>
+#include <QtCharts/QChart>
+#include <QtCharts/QChartView>
+#include <QtCharts/QLegend>
+#include <QtCharts/QValueAxis>
+#endif
+
+namespace attnscope::ui {
+namespace {
+
+void replaceContent(QWidget* tab, QWidget* content) {
+  auto* layout = static_cast<QVBoxLayout*>(tab->layout());
+  while (layout->count()) {
+    QLayoutItem* item = layout->takeAt(0);
+    delete item->widget();
+    delete item;
+  }
+  layout->addWidget(content);
+}
+
+QLabel* message(const QString& text) {
+  auto* l = new QLabel(text);
+  l->setWordWrap(true);
+  l->setAlignment(Qt::AlignCenter);
+  return l;
+}
+
+#ifdef ATTNSCOPE_HAVE_CHARTS
+QChartView* chartView(QChart* chart) {
+  chart->setBackgroundVisible(false);
+  chart->setMargins(QMargins(2, 2, 2, 2));
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  chart->setAnimationOptions(QChart::NoAnimation);
+  auto* v = new QChartView(chart);
+  v->setRenderHint(QPainter::Antialiasing);
+  v->setMinimumHeight(160);
+  return v;
+}
+
+void paletteAxis(QAbstractAxis* axis, const QPalette& pal) {
+  axis->setLabelsColor(pal.color(QPalette::WindowText));
+  axis->setTitleBrush(pal.color(QPalette::WindowText));
+  axis->setGridLineColor(pal.color(QPalette::Mid));
+  axis->setLinePenColor(pal.color(QPalette::Mid));
+}
+
+// A bar chart over categories, in the palette's colours.
+QChart* barChart(QBarSeries* series, const QStringList& categories, const QString& xTitle, const QString& yTitle,
+                 const QString& title, const QPalette& pal) {
+  auto* chart = new QChart;
+  chart->addSeries(series);
+  auto* x = new QBarCategoryAxis;
+  x->append(categories);
+  x->setTitleText(xTitle);
+  auto* y = new QValueAxis;
+  y->setTitleText(yTitle);
+  y->setLabelFormat(QStringLiteral("%.0f"));
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  series->attachAxis(x);
+  series->attachAxis(y);
+  y->applyNiceNumbers();
+  paletteAxis(x, pal);
+  paletteAxis(y, pal);
+  chart->legend()->setLabelColor(pal.color(QPalette::WindowText));
+  chart->setTitle(title);
+  chart->setTitleBrush(pal.color(QPalette::WindowText));
+  return chart;
+}
+#endif
+
+}  // namespace
+
+QVector<HistogramBin> kernelHistogram(const EventStore& store) {
+  // bin 0: < 1 us; bin k: [2^(k-1), 2^k) us
+  QVector<int> counts(40, 0);
+  for (const Event& e : store.events()) {
+    if (e.family != Family::Kernel) continue;
+    const double us = static_cast<double>(e.dur) / 1000.0;
+    int k = us < 1.0 ? 0 : 1 + static_cast<int>(std::floor(std::log2(us)));
+    counts[std::clamp(k, 0, 39)]++;
+  }
+  int first = 0, last = static_cast<int>(counts.size()) - 1;
+  while (first <= last && counts[first] == 0) ++first;
+  while (last >= first && counts[last] == 0) --last;
+  QVector<HistogramBin> bins;
+  for (int k = first; k <= last; ++k) {
+    HistogramBin b;
+    b.loUs = k == 0 ? 0.0 : std::ldexp(1.0, k - 1);
+    b.hiUs = std::ldexp(1.0, k);
+    b.count = counts[k];
+    bins << b;
+  }
+  return bins;
+}
+
+bool PlotsPanel::chartsAvailable() {
+#ifdef ATTNSCOPE_HAVE_CHARTS
+  return true;
+#else
+  return false;
+#endif
+}
+
+PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
+  setObjectName(QStringLiteral("plotsPanel"));
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(2, 2, 2, 2);
+  tabs_ = new QTabWidget(this);
+  stepsTab_ = new QWidget(tabs_);
+  stepsTab_->setLayout(new QVBoxLayout);
+  histTab_ = new QWidget(tabs_);
+  histTab_->setLayout(new QVBoxLayout);
+  tabs_->addTab(stepsTab_, tr("Steps by timing method"));
+  tabs_->addTab(histTab_, tr("Kernel durations"));
+  layout->addWidget(tabs_);
+  setStore(nullptr);
+}
+
+void PlotsPanel::setStore(std::shared_ptr<const EventStore> store) {
+  series_.clear();
+#ifndef ATTNSCOPE_HAVE_CHARTS
+  (void)store;
+  replaceContent(stepsTab_, message(tr("This build has no Qt Charts (install qt6-charts-dev and rebuild).")));
+  replaceContent(histTab_, message(tr("This build has no Qt Charts (install qt6-charts-dev and rebuild).")));
+#else
+  if (!store) {
+    replaceContent(stepsTab_, message(tr("No trace.")));
+    replaceContent(histTab_, message(tr("No trace.")));
+    return;
+  }
+  const QPalette pal = palette();
+  const auto meta = parseEngineMeta(store->meta().attnscopeJson);
+  if (!meta || meta->timing.isEmpty()) {
+    replaceContent(stepsTab_,
+                   message(tr("This trace has no per-method step timings: they come from engine "
+                              "runs (the Run panel), which time each step with CUPTI, CUDA events "
+                              "and the host clock.")));
+  } else {
+    auto* series = new QBarSeries;
+    for (const TimingSeries& t : meta->timing) {
+      auto* set = new QBarSet(t.method);
+      const QVector<double> mean = t.meanNs();
+      for (double v : mean) *set << (v < 0 ? 0.0 : v / 1000.0);
+      set->setLabel(t.method);
+      series->append(set);
+      series_ << t.method;
+    }
+    QStringList cats;
+    for (int k = 0; k < meta->stepNames.size(); ++k)
+      cats << meta->stepNames[k] + (k < meta->wrapped.size() && meta->wrapped[k] ? QStringLiteral("*") : QString());
+    QChart* chart = barChart(series, cats, QString(), tr("µs (mean over iterations)"),
+                             tr("The same four steps, timed four ways (* = wrapped)"), pal);
+    auto* box = new QWidget;
+    auto* bl = new QVBoxLayout(box);
+    bl->setContentsMargins(0, 0, 0, 0);
+    bl->addWidget(chartView(chart), 1);
+    QString legend;
+    for (const TimingSeries& t : meta->timing)
+      legend += QStringLiteral("<b>%1</b>: %2<br>").arg(t.method.toHtmlEscaped(), t.measures.toHtmlEscaped());
+    auto* l = new QLabel(legend);
+    l->setWordWrap(true);
+    l->setTextFormat(Qt::RichText);
+    bl->addWidget(l);
+    replaceContent(stepsTab_, box);
+  }
+  const QVector<HistogramBin> bins = kernelHistogram(*store);
+  if (bins.isEmpty()) {
+    replaceContent(histTab_, message(tr("This trace has no kernel records (no CUPTI, or a CPU run).")));
+  } else {
+    auto* set = new QBarSet(tr("kernels"));
+    QStringList cats;
+    for (const HistogramBin& b : bins) {
+      *set << b.count;
+      cats << (b.loUs == 0 ? QStringLiteral("<1") : QStringLiteral("%1–%2").arg(b.loUs).arg(b.hiUs));
+    }
+    auto* series = new QBarSeries;
+    series->append(set);
+    QChart* chart = barChart(series, cats, tr("kernel duration, µs"), tr("kernels"),
+                             tr("%1 kernels").arg(store->familyCount(Family::Kernel)), pal);
+    chart->legend()->hide();
+    replaceContent(histTab_, chartView(chart));
+  }
+#endif
+}
+
+}  // namespace attnscope::ui

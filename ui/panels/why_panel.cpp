@@ -1,0 +1,63 @@
+#include "ui/panels/why_panel.h"
+
+#include <QTextBrowser>
+#include <QUrl>
+#include <QVBoxLayout>
+
+#include "core/explain/why.h"
+
+namespace attnscope::ui {
+namespace {
+QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+
+QString sectionTitle(const std::string& s) {
+  if (s == "row") return QObject::tr("The row");
+  if (s == "own") return QObject::tr("Its own GPU work");
+  if (s == "children") return QObject::tr("Its children's GPU work");
+  if (s == "near") return QObject::tr("GPU work near it");
+  if (s == "span") return QObject::tr("Device-side span");
+  if (s == "launched_by") return QObject::tr("Launched by");
+  if (s == "summary") return QObject::tr("In short");
+  return qs(s);
+}
+}  // namespace
+
+WhyPanel::WhyPanel(QWidget* parent) : QWidget(parent) {
+  setObjectName(QStringLiteral("whyPanel"));
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(6, 6, 6, 6);
+  text_ = new QTextBrowser(this);
+  text_->setObjectName(QStringLiteral("whyText"));
+  text_->setOpenLinks(false);
+  text_->setPlaceholderText(tr("Select a table row to see where its GPU time is, or why it is zero."));
+  connect(text_, &QTextBrowser::anchorClicked, this,
+          [this](const QUrl& u) { emit glossaryRequested(u.fragment()); });
+  layout->addWidget(text_);
+}
+
+void WhyPanel::setStore(std::shared_ptr<const EventStore> store) {
+  store_ = std::move(store);
+  text_->clear();
+}
+
+void WhyPanel::showRow(const QString& name, const QString& glossaryText) {
+  if (!store_ || name.isEmpty()) {
+    text_->clear();
+    return;
+  }
+  const WhyReport r = whyRow(*store_, name.toStdString());
+  QString html = QStringLiteral("<h3>%1</h3>").arg(name.toHtmlEscaped());
+  if (!r.found) html += tr("<p>No event in this trace has that name.</p>");
+  for (const WhyItem& it : r.items) {
+    html += QStringLiteral("<p><b>%1.</b> %2</p>").arg(sectionTitle(it.section), qs(it.text).toHtmlEscaped());
+  }
+  if (!glossaryText.isEmpty())
+    html += QStringLiteral("<hr><p><i>%1</i> <a href=\"#%2\">%3</a></p>")
+                .arg(glossaryText.toHtmlEscaped(), QString::fromLatin1(QUrl::toPercentEncoding(name)),
+                     tr("(glossary)"));
+  text_->setHtml(html);
+}
+
+QString WhyPanel::plainText() const { return text_->toPlainText(); }
+
+}  // namespace attnscope::ui

@@ -1,0 +1,291 @@
+#include "ui/run/engine_runner.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTimer>
+
+namespace attnscope::ui {
+namespace {
+
+constexpr qsizetype kStderrCap = 256 * 1024;
+
+QString signalName(int sig) {
+  switch (sig) {
+    case SIGKILL: return QStringLiteral("SIGKILL");
+    case SIGTERM: return QStringLiteral("SIGTERM");
+    case SIGSEGV: return QStringLiteral("SIGSEGV");
+    case SIGABRT: return QStringLiteral("SIGABRT");
+    case SIGBUS: return QStringLiteral("SIGBUS");
+    case SIGFPE: return QStringLiteral("SIGFPE");
+    case SIGILL: return QStringLiteral("SIGILL");
+    case SIGINT: return QStringLiteral("SIGINT");
+    default: return QStringLiteral("signal %1").arg(sig);
+  }
+}
+
+QString lastLine(const QString& text) {
+  const QStringList lines = text.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+  return lines.isEmpty() ? QString() : lines.back().trimmed();
+}
+
+}  // namespace
+
+QString runStatusText(RunStatus s) {
+  switch (s) {
+    case RunStatus::Running: return QStringLiteral("running");
+    case RunStatus::Done: return QStringLiteral("done");
+    case RunStatus::Failed: return QStringLiteral("failed");
+    case RunStatus::OutOfMemory: return QStringLiteral("out of memory");
+    case RunStatus::Killed: return QStringLiteral("killed");
+    case RunStatus::Crashed: return QStringLiteral("crashed");
+    case RunStatus::Cancelled: return QStringLiteral("cancelled");
+    case RunStatus::NotStarted: return QStringLiteral("did not start");
+    case RunStatus::Opened: return QStringLiteral("opened");
+  }
+  return {};
+}
+
+EngineRunner::EngineRunner(QObject* parent)
+    : QObject(parent), program_(defaultProgram()), killTimer_(new QTimer(this)) {
+  qRegisterMetaType<RunOutcome>();
+  qRegisterMetaType<EngineAvailability>();
+  killTimer_->setSingleShot(true);
+  connect(killTimer_, &QTimer::timeout, this, [this] {
+    if (proc_ && proc_->state() != QProcess::NotRunning) {
+      const qint64 pid = proc_->processId();
+      if (pid > 0) ::kill(-static_cast<pid_t>(pid), SIGKILL);
+      proc_->kill();
+    }
+  });
+}
+
+EngineRunner::~EngineRunner() {
+  // Never leave an engine running behind the window.
+  for (QProcess* p : {proc_, probe_}) {
+    if (p && p->state() != QProcess::NotRunning) {
+      p->disconnect(this);
+      const qint64 pid = p->processId();
+      if (pid > 0) ::kill(-static_cast<pid_t>(pid), SIGKILL);
+      p->kill();
+      p->waitForFinished(2000);
+    }
+  }
+}
+
+QString EngineRunner::defaultProgram() {
+  const QString env = qEnvironmentVariable("ATTNSCOPE_CLI");
+  if (!env.isEmpty()) return env;
+  return QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("attnscope-cli"));
+}
+
+QStringList EngineRunner::runArguments(const RunConfig& cfg, const QString& outPath) {
+  RunConfig c = cfg;
+  c.out = outPath.toStdString();
+  c.progressJson = true;
+  c.pass.clear();
+  c.passOut.clear();
+  QStringList args{QStringLiteral("run")};
+  for (const std::string& a : toRunArgs(c)) args << QString::fromStdString(a);
+  return args;
+}
+
+QString EngineRunner::commandLine(const QString& program, const QStringList& args) {
+  auto quote = [](const QString& s) {
+    static const QString safe = QStringLiteral("-_./,=:+@%");
+    bool plain = !s.isEmpty();
+    for (QChar ch : s)
+      if (!ch.isLetterOrNumber() && !safe.contains(ch)) plain = false;
+    if (plain) return s;
+    QString q = s;
+    q.replace(QLatin1Char('\''), QStringLiteral("'\\''"));
+    return QLatin1Char('\'') + q + QLatin1Char('\'');
+  };
+  QStringList parts{quote(program)};
+  for (const QString& a : args) parts << quote(a);
+  return parts.join(QLatin1Char(' '));
+}
+
+bool EngineRunner::isRunning() const { return proc_ != nullptr; }
+qint64 EngineRunner::pid() const { return proc_ ? proc_->processId() : 0; }
+
+bool EngineRunner::start(const RunConfig& cfg, const QString& outPath) {
+  if (proc_) return false;
+  const QStringList args = runArguments(cfg, outPath);
+  proc_ = new QProcess(this);
+  // Its own process group, so Cancel reaches the per-method children too.
+  proc_->setChildProcessModifier([] { ::setpgid(0, 0); });
+  stdoutBuf_.clear();
+  stderrBuf_.clear();
+  outPath_ = outPath;
+  cancelled_ = false;
+  reported_ = false;
+  done_ = 0;
+  int passes = 1;  // the trace (cupti) pass always runs
+  for (int m = 1; m < kTimingMethodCount; ++m)
+    if (cfg.timing[m] && static_cast<TimingMethod>(m) != TimingMethod::Torch) ++passes;
+  total_ = std::max(1, passes * (cfg.warmup + cfg.iters));
+  connect(proc_, &QProcess::readyReadStandardOutput, this, &EngineRunner::readStdout);
+  connect(proc_, &QProcess::readyReadStandardError, this, [this] {
+    stderrBuf_ += proc_->readAllStandardError();
+    if (stderrBuf_.size() > kStderrCap) stderrBuf_ = stderrBuf_.right(kStderrCap);
+  });
+  connect(proc_, &QProcess::finished, this, &EngineRunner::onFinished);
+  connect(proc_, &QProcess::errorOccurred, this, &EngineRunner::onError);
+  clock_.start();
+  emit started(commandLine(program_, args));
+  emit progress(0, tr("starting %1").arg(QFileInfo(program_).fileName()));
+  proc_->start(program_, args, QIODevice::ReadOnly);
+  return true;
+}
+
+void EngineRunner::cancel(int graceMs) {
+  if (!proc_ || cancelled_) return;
+  cancelled_ = true;
+  const qint64 pid = proc_->processId();
+  if (pid > 0) ::kill(-static_cast<pid_t>(pid), SIGTERM);
+  proc_->terminate();
+  killTimer_->start(graceMs);
+}
+
+void EngineRunner::readStdout() {
+  stdoutBuf_ += proc_->readAllStandardOutput();
+  qsizetype nl;
+  while ((nl = stdoutBuf_.indexOf('\n')) >= 0) {
+    const QByteArray line = stdoutBuf_.left(nl).trimmed();
+    stdoutBuf_.remove(0, nl + 1);
+    if (line.isEmpty()) continue;
+    const QJsonObject o = QJsonDocument::fromJson(line).object();
+    if (o.isEmpty()) continue;
+    const QString phase = o.value(QStringLiteral("phase")).toString();
+    const QString message = o.value(QStringLiteral("message")).toString();
+    if (phase == QLatin1String("warmup") || phase == QLatin1String("measure")) ++done_;
+    int pct = std::min(99, done_ * 100 / total_);
+    if (phase == QLatin1String("done")) pct = 100;
+    emit progress(pct, message.isEmpty() ? phase : message);
+  }
+}
+
+RunOutcome EngineRunner::classify(QProcess::ExitStatus status, int exitCode, bool cancelled,
+                                  const QString& stderrText, const QString& outPath) {
+  RunOutcome o;
+  o.exitCode = exitCode;
+  o.stderrText = stderrText;
+  const QString detail = lastLine(stderrText);
+  if (cancelled) {
+    o.status = RunStatus::Cancelled;
+    o.message = tr("Cancelled: the engine was stopped before it finished; nothing was written.");
+  } else if (status == QProcess::CrashExit) {
+    const bool killed = exitCode == SIGKILL || exitCode == SIGTERM || exitCode == SIGINT;
+    o.status = killed ? RunStatus::Killed : RunStatus::Crashed;
+    o.message = killed ? tr("The engine was killed by %1 (from outside; SIGKILL is often the "
+                            "kernel's out-of-memory killer).")
+                             .arg(signalName(exitCode))
+                       : tr("The engine crashed (%1).").arg(signalName(exitCode));
+  } else if (exitCode == 0) {
+    if (!QFileInfo(outPath).isFile()) {
+      o.status = RunStatus::Failed;
+      o.message = tr("The engine exited with 0 but wrote no trace to %1.").arg(outPath);
+    } else {
+      o.status = RunStatus::Done;
+      o.outPath = outPath;
+      o.message = tr("Done: wrote %1.").arg(outPath);
+    }
+  } else if (exitCode == 3) {
+    o.status = RunStatus::OutOfMemory;
+    o.message = tr("Out of memory (exit code 3): %1").arg(detail);
+  } else {
+    o.status = RunStatus::Failed;
+    o.message = tr("The engine failed with exit code %1: %2").arg(exitCode).arg(detail);
+  }
+  return o;
+}
+
+void EngineRunner::onFinished(int exitCode, QProcess::ExitStatus status) {
+  if (!proc_) return;
+  stderrBuf_ += proc_->readAllStandardError();
+  readStdout();
+  RunOutcome o = classify(status, exitCode, cancelled_, QString::fromUtf8(stderrBuf_), outPath_);
+  finish(o);
+}
+
+void EngineRunner::onError(QProcess::ProcessError error) {
+  if (!proc_ || error != QProcess::FailedToStart) return;  // others end in finished()
+  RunOutcome o;
+  o.status = RunStatus::NotStarted;
+  o.exitCode = -1;
+  o.message = tr("Could not start %1: %2").arg(program_, proc_->errorString());
+  finish(o);
+}
+
+void EngineRunner::finish(const RunOutcome& outcome) {
+  if (reported_) return;
+  reported_ = true;
+  killTimer_->stop();
+  RunOutcome o = outcome;
+  o.elapsedMs = clock_.elapsed();
+  if (o.status != RunStatus::Done) QFile::remove(outPath_);  // never a partial trace
+  QProcess* p = proc_;
+  proc_ = nullptr;
+  p->disconnect(this);
+  p->deleteLater();
+  emit finished(o);
+}
+
+void EngineRunner::probe() {
+  if (probe_) return;
+  avail_ = EngineAvailability{};
+  avail_.program = program_;
+  if (!QFileInfo(program_).isExecutable()) {
+    avail_.probed = true;
+    avail_.reason = tr("attnscope-cli not found at %1 (set ATTNSCOPE_CLI to its path)").arg(program_);
+    emit availabilityChanged(avail_);
+    return;
+  }
+  probe_ = new QProcess(this);
+  probe_->setChildProcessModifier([] { ::setpgid(0, 0); });
+  // Valid options that stop before any work: "no CUDA device" (engine, no
+  // GPU), "cannot write" (engine and GPU), "built without the engine".
+  const QStringList args{QStringLiteral("run"),     QStringLiteral("--device"),
+                         QStringLiteral("cuda"),    QStringLiteral("--shape"),
+                         QStringLiteral("1,1,1,1"), QStringLiteral("--warmup"),
+                         QStringLiteral("0"),       QStringLiteral("--timing"),
+                         QStringLiteral("host"),    QStringLiteral("--out"),
+                         QStringLiteral("/nonexistent-attnscope-probe/x.json")};
+  auto done = [this](bool started) {
+    const QString err = QString::fromUtf8(probe_->readAllStandardError());
+    avail_.probed = true;
+    avail_.cliFound = started;
+    if (!started) {
+      avail_.reason = tr("could not start %1: %2").arg(program_, probe_->errorString());
+    } else if (err.contains(QLatin1String("without the engine")) ||
+               err.contains(QLatin1String("unknown command 'run'"))) {
+      avail_.reason = tr("this attnscope-cli was built without the engine (LibTorch was not "
+                         "found); rebuild with ATTNSCOPE_ENGINE=ON scripts/build");
+    } else if (err.contains(QLatin1String("no CUDA device"))) {
+      avail_.engineBuilt = true;
+      avail_.reason = tr("no CUDA device or driver here: CPU runs only");
+    } else if (err.contains(QLatin1String("cannot write"))) {
+      avail_.engineBuilt = true;
+      avail_.gpu = true;
+    } else {
+      avail_.engineBuilt = true;
+      avail_.reason = tr("could not tell whether a GPU is present: %1").arg(lastLine(err));
+    }
+    probe_->deleteLater();
+    probe_ = nullptr;
+    emit availabilityChanged(avail_);
+  };
+  connect(probe_, &QProcess::finished, this, [done] { done(true); });
+  connect(probe_, &QProcess::errorOccurred, this, [this, done](QProcess::ProcessError e) {
+    if (e == QProcess::FailedToStart) done(false);
+  });
+  probe_->start(program_, args, QIODevice::ReadOnly);
+}
+
+}  // namespace attnscope::ui

@@ -1,0 +1,244 @@
+#include "ui/timeline/timeline_pane.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSignalBlocker>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "ui/shell/trace_loader.h"
+
+namespace attnscope::ui {
+namespace {
+
+QString dur(int64_t ns) { return QString::fromStdString(durationText(ns)); }
+
+QString swatch(const QColor& c, const QString& text, bool hatched = false) {
+  return QStringLiteral("<span style=\"background:%1; color:%1;%3\">&nbsp;&nbsp;&nbsp;</span>&nbsp;%2")
+      .arg(c.name(), text, hatched ? QStringLiteral(" border:1px solid #c62828;") : QString());
+}
+
+}  // namespace
+
+TimelinePanel::TimelinePanel(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(3);
+
+  auto* bar = new QHBoxLayout;
+  bar->setSpacing(6);
+  auto* explainLabel = new QLabel(tr("E&xplain:"), this);
+  steps_ = new QComboBox(this);
+  steps_->setObjectName(QStringLiteral("overlayStep"));
+  steps_->setMinimumContentsLength(28);
+  steps_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  steps_->setToolTip(tr("Shade a step's host window and the GPU window of the work it launched"));
+  explainLabel->setBuddy(steps_);
+  explainSel_ = new QToolButton(this);
+  explainSel_->setText(tr("Explain selection"));
+  explainSel_->setToolTip(tr("Overlay for the selected annotation or op (E)"));
+  explainSel_->setEnabled(false);
+  search_ = new QLineEdit(this);
+  search_->setObjectName(QStringLiteral("timelineSearch"));
+  search_->setPlaceholderText(tr("Search events…"));
+  search_->setClearButtonEnabled(true);
+  search_->setMinimumWidth(140);
+  search_->setMaximumWidth(260);
+  auto* prev = new QToolButton(this);
+  prev->setText(QStringLiteral("◀"));
+  prev->setToolTip(tr("Previous match (Shift+Enter)"));
+  auto* next = new QToolButton(this);
+  next->setText(QStringLiteral("▶"));
+  next->setToolTip(tr("Next match (Enter)"));
+  matchCount_ = new QLabel(this);
+  matchCount_->setMinimumWidth(80);
+  auto* fit = new QToolButton(this);
+  fit->setText(tr("Fit all"));
+  fit->setToolTip(tr("Show the whole trace (F)"));
+  auto* zoomSel = new QToolButton(this);
+  zoomSel->setText(tr("Zoom to selection"));
+  zoomSel->setToolTip(tr("The measured interval, else the selected event, else the overlay (Z)"));
+  auto* hint = new QLabel(tr("<a href=\"#\">keys</a>"), this);
+  hint->setToolTip(tr("Wheel or W/S: zoom at the cursor · drag or A/D: pan · Shift+wheel: pan\n"
+                      "Shift+drag or drag on the ruler: measure · click: select · double-click: zoom to it\n"
+                      "F: fit all · Z: zoom to selection · E: explain the selected annotation/op · Esc: clear\n"
+                      "Track names: click the triangle to collapse, drag to reorder, right-click for more"));
+  bar->addWidget(explainLabel);
+  bar->addWidget(steps_);
+  bar->addWidget(explainSel_);
+  bar->addSpacing(10);
+  bar->addWidget(search_);
+  bar->addWidget(prev);
+  bar->addWidget(next);
+  bar->addWidget(matchCount_);
+  bar->addSpacing(10);
+  bar->addWidget(fit);
+  bar->addWidget(zoomSel);
+  bar->addStretch(1);
+  bar->addWidget(hint);
+  layout->addLayout(bar);
+
+  legend_ = new QLabel(this);
+  legend_->setObjectName(QStringLiteral("overlayLegend"));
+  legend_->setWordWrap(true);
+  legend_->setTextFormat(Qt::RichText);
+  legend_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  legend_->setStyleSheet(QStringLiteral(
+      "QLabel { background: #fffdf3; border: 1px solid #e6dca8; border-radius: 3px; padding: 4px 6px; }"));
+  legend_->hide();
+  layout->addWidget(legend_);
+
+  view_ = new TimelineView(this);
+  layout->addWidget(view_, 1);
+
+  details_ = new QLabel(this);
+  details_->setObjectName(QStringLiteral("eventDetails"));
+  details_->setTextFormat(Qt::RichText);
+  details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  details_->setWordWrap(true);
+  details_->setText(tr("<span style=\"color:#777\">Click an event for its details.</span>"));
+  layout->addWidget(details_);
+
+  connect(steps_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    const int step = steps_->itemData(i).toInt();
+    if (step >= 0) explainStep(step);
+    else if (step == -1) clearOverlay();
+  });
+  connect(explainSel_, &QToolButton::clicked, this, [this] { explainEvent(view_->selectedEvent()); });
+  connect(view_, &TimelineView::explainRequested, this, &TimelinePanel::explainEvent);
+  connect(view_, &TimelineView::eventSelected, this, [this](EventId id) {
+    updateDetails(id);
+    emit eventSelected(id);
+  });
+  connect(search_, &QLineEdit::textChanged, this, &TimelinePanel::runSearch);
+  connect(search_, &QLineEdit::returnPressed, this, [this] { view_->nextMatch(true); });
+  connect(prev, &QToolButton::clicked, this, [this] { view_->nextMatch(false); });
+  connect(next, &QToolButton::clicked, this, [this] { view_->nextMatch(true); });
+  connect(fit, &QToolButton::clicked, view_, &TimelineView::fitAll);
+  connect(zoomSel, &QToolButton::clicked, view_, &TimelineView::zoomToSelection);
+}
+
+void TimelinePanel::setSnapshot(const std::shared_ptr<const TraceSnapshot>& snap) {
+  store_ = snap ? snap->store : nullptr;
+  // The loader analyzed the trace off the UI thread; snapshots made by hand
+  // (tests) may not carry it.
+  analysis_ = snap && snap->analysis ? snap->analysis
+              : std::make_shared<const Analysis>(store_ ? analyzeTrace(*store_) : Analysis{});
+  stepIndex_.reset();
+  if (store_) stepIndex_.emplace(*store_);
+  view_->setStore(store_);
+  legend_->hide();
+  updateDetails(kNoEvent);
+  const QSignalBlocker block(steps_);
+  steps_->clear();
+  steps_->addItem(tr("(no overlay)"), -1);
+  for (size_t i = 0; i < analysis_->steps.size(); ++i) {
+    const StepReport& st = analysis_->steps[i];
+    steps_->addItem(tr("%1 — CPU %2%3")
+                        .arg(QString::fromStdString(st.name), dur(st.hostEndNs - st.hostStartNs),
+                             st.gpuStartNs >= 0 ? tr(", GPU %1").arg(dur(st.gpuAttributedNs)) : tr(", no GPU work")),
+                    static_cast<int>(i));
+  }
+  if (!search_->text().isEmpty()) runSearch();
+}
+
+QStringList TimelinePanel::stepNames() const {
+  QStringList out;
+  for (const StepReport& st : analysis_->steps) out << QString::fromStdString(st.name);
+  return out;
+}
+
+void TimelinePanel::explainStep(int step) {
+  if (!store_ || step < 0 || step >= static_cast<int>(analysis_->steps.size())) return;
+  showOverlay(overlayForStep(*store_, *analysis_, step));
+  const QSignalBlocker block(steps_);
+  steps_->setCurrentIndex(steps_->findData(step));
+}
+
+void TimelinePanel::explainEvent(EventId id) {
+  if (!store_ || id == kNoEvent) return;
+  const Family f = store_->event(id).family;
+  if (f != Family::UserAnnotation && f != Family::CpuOp) return;
+  ExplainOverlay o = overlayForEvent(*store_, *analysis_, *stepIndex_, id);
+  const QSignalBlocker block(steps_);
+  const int step = findStepByName(*analysis_, o.name);
+  if (step >= 0 && analysis_->steps[static_cast<size_t>(step)].event == id) {
+    steps_->setCurrentIndex(steps_->findData(step));
+  } else {
+    // An ad-hoc entry for this event.
+    const int adhoc = steps_->findData(-2);
+    if (adhoc >= 0) steps_->removeItem(adhoc);
+    steps_->addItem(tr("%1 (selected event)").arg(QString::fromStdString(o.name)), -2);
+    steps_->setCurrentIndex(steps_->count() - 1);
+  }
+  showOverlay(std::move(o));
+}
+
+bool TimelinePanel::explainByName(const QString& name) {
+  if (!store_) return false;
+  const std::string n = name.toStdString();
+  const int step = findStepByName(*analysis_, n);
+  if (step >= 0) {
+    explainStep(step);
+    return true;
+  }
+  const EventId id = findAnnotationOrOp(*store_, n);
+  if (id != kNoEvent) {
+    explainEvent(id);
+    return true;
+  }
+  int first = -1, last = -1;
+  std::string note;
+  if (!findRegion(*analysis_, n, &first, &last, &note)) return false;
+  ExplainOverlay o = overlayForSteps(*store_, *analysis_, *stepIndex_, first, last, n, note);
+  const QSignalBlocker block(steps_);
+  const int adhoc = steps_->findData(-2);
+  if (adhoc >= 0) steps_->removeItem(adhoc);
+  steps_->addItem(tr("%1 (region)").arg(name), -2);
+  steps_->setCurrentIndex(steps_->count() - 1);
+  showOverlay(std::move(o));
+  return true;
+}
+
+void TimelinePanel::clearOverlay() {
+  view_->setOverlay(std::nullopt);
+  legend_->hide();
+  const QSignalBlocker block(steps_);
+  steps_->setCurrentIndex(0);
+}
+
+void TimelinePanel::showOverlay(ExplainOverlay o) {
+  const QString key =
+      swatch(QColor(59, 120, 194, 110), tr("host window")) + QStringLiteral(" &nbsp; ") +
+      swatch(QColor(232, 103, 12, 110), tr("GPU window of the work it launched")) + QStringLiteral(" &nbsp; ") +
+      swatch(QColor("#f6c9c9"), tr("sync wait (hatched) → the GPU work it waited for"), true);
+  legend_->setText(QStringLiteral("<b>%1</b><br>%2").arg(QString::fromStdString(o.legend).toHtmlEscaped(), key));
+  legend_->show();
+  view_->zoomToRange(o.extentStartNs, o.extentEndNs, 0.06);
+  view_->setOverlay(std::move(o));
+}
+
+QString TimelinePanel::legendText() const {
+  const auto& o = view_->overlay();
+  return o ? QString::fromStdString(o->legend) : QString();
+}
+
+void TimelinePanel::updateDetails(EventId id) {
+  if (id == kNoEvent) {
+    details_->setText(tr("<span style=\"color:#777\">Click an event for its details.</span>"));
+    explainSel_->setEnabled(false);
+    return;
+  }
+  details_->setText(view_->detailsFor(id).replace(QStringLiteral("<br>"), QStringLiteral(" · ")));
+  const Family f = store_->event(id).family;
+  explainSel_->setEnabled(f == Family::UserAnnotation || f == Family::CpuOp);
+}
+
+void TimelinePanel::runSearch() {
+  const int n = view_->setSearch(search_->text());
+  matchCount_->setText(search_->text().trimmed().isEmpty() ? QString() : tr("%1 matches").arg(n));
+}
+
+}  // namespace attnscope::ui

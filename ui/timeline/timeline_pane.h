@@ -1,0 +1,63 @@
+// The timeline with its controls: the explain-overlay selector (steps from
+// the analysis, or any annotation/op via "Explain selection"), the
+// overlay's legend in words, search with next/previous, fit / zoom to
+// selection, and a details line for the selected event.
+#pragma once
+
+#include <QWidget>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/explain/explanation.h"
+#include "ui/timeline/view.h"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QToolButton;
+
+namespace attnscope::ui {
+
+struct TraceSnapshot;
+
+class TimelinePanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit TimelinePanel(QWidget* parent = nullptr);
+
+  void setSnapshot(const std::shared_ptr<const TraceSnapshot>& snap);
+  TimelineView* view() const { return view_; }
+  const Analysis& analysis() const { return *analysis_; }
+
+  // Overlay: a step of the analysis, any annotation/op, or by name (a step
+  // first, then the first annotation or op so named). Zooms to it.
+  void explainStep(int step);
+  void explainEvent(EventId id);
+  bool explainByName(const QString& name);
+  void clearOverlay();
+  QString legendText() const;  // plain text of the legend shown
+  QStringList stepNames() const;
+
+ signals:
+  void eventSelected(attnscope::EventId id);
+
+ private:
+  void showOverlay(ExplainOverlay o);
+  void updateDetails(EventId id);
+  void runSearch();
+
+  TimelineView* view_ = nullptr;
+  QComboBox* steps_ = nullptr;
+  QToolButton* explainSel_ = nullptr;
+  QLineEdit* search_ = nullptr;
+  QLabel* matchCount_ = nullptr;
+  QLabel* legend_ = nullptr;
+  QLabel* details_ = nullptr;
+  std::shared_ptr<const EventStore> store_;
+  std::shared_ptr<const Analysis> analysis_ = std::make_shared<const Analysis>();
+  std::optional<StepIndex> stepIndex_;  // for overlays of events that are not steps
+};
+
+}  // namespace attnscope::ui

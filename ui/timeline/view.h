@@ -1,0 +1,161 @@
+// The timeline widget: tracks of CPU threads, GPU streams, GPU annotation
+// spans and profiler overhead drawn from the event store, with a ruler,
+// zoom/pan, measuring, hover tooltips, selection, search highlights, flow
+// arrows from launches to their GPU work, and the explain overlay.
+//
+// Mouse: wheel zooms at the cursor (Shift+wheel pans, wheel over the track
+// names scrolls), drag pans, Shift+drag or drag on the ruler measures,
+// click selects, double-click zooms to an event or a folded box. Track
+// names: click the triangle to collapse, drag to reorder, right-click for
+// more. Keys: W/S zoom, A/D pan, F fit all, Z zoom to selection (or to the
+// measured interval, or the overlay), E explain the selection, Esc clears.
+#pragma once
+
+#include <QAbstractScrollArea>
+#include <QElapsedTimer>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/store/event_store.h"
+#include "ui/timeline/axis.h"
+#include "ui/timeline/geometry.h"
+#include "ui/timeline/index.h"
+#include "ui/timeline/layout.h"
+#include "ui/timeline/overlay.h"
+#include "ui/timeline/palette.h"
+
+namespace attnscope::ui {
+
+class TimelineView : public QAbstractScrollArea {
+  Q_OBJECT
+
+ public:
+  static constexpr int kHeaderWidth = 230;  // track names column
+  static constexpr int kRulerHeight = 34;   // time axis + search-match strip
+
+  explicit TimelineView(QWidget* parent = nullptr);
+  ~TimelineView() override;
+
+  // Shows a store (nullptr clears). The view keeps it alive.
+  void setStore(std::shared_ptr<const EventStore> store);
+  const EventStore* store() const { return store_.get(); }
+  const TimelineIndex& index() const { return *index_; }
+  TimelineLayout& layout() { return layout_; }
+  TimeAxis& axis() { return axis_; }
+  const TimeAxis& axis() const { return axis_; }
+
+  // Window and zoom.
+  void fitAll();
+  void zoomToRange(int64_t t0, int64_t t1, double margin = 0.05);
+  void zoomToSelection();
+  void zoomBy(double factor);  // at the view centre
+  void panBy(double fraction);  // of the view width
+  void relayoutTracks();        // after changing layout() directly
+
+  // Selection (one event), highlights (the table's row), search matches.
+  void selectEvent(EventId id, bool reveal = false);
+  EventId selectedEvent() const { return selected_; }
+  void setHighlighted(std::vector<EventId> ids);
+  const std::vector<EventId>& highlighted() const { return highlighted_; }
+  int setSearch(const QString& text);  // returns the number of matches
+  const std::vector<EventId>& searchMatches() const { return matches_; }
+  EventId nextMatch(bool forward);     // selects and reveals it
+
+  void setOverlay(std::optional<ExplainOverlay> overlay);
+  const std::optional<ExplainOverlay>& overlay() const { return overlay_; }
+
+  // Measuring: the ruler interval (empty when none).
+  void setRuler(int64_t t0, int64_t t1);
+  std::pair<int64_t, int64_t> ruler() const { return {rulerA_, rulerB_}; }
+
+  struct Hit {
+    uint32_t track = 0;
+    uint32_t row = 0;
+    EventId event = kNoEvent;  // the event (first one of a fold)
+    uint32_t count = 0;        // events under the box (> 1: folded)
+    uint32_t rowFirst = 0;     // ids[rowFirst, rowFirst + count) of the row
+  };
+  // What is drawn under a viewport point (nullopt: nothing).
+  std::optional<Hit> hitTest(QPoint viewportPos);
+  // Viewport x of a time and back.
+  double xOf(int64_t t) const { return kHeaderWidth + axis_.x(t); }
+  // Viewport y of a track's row box top (-1 when the track is hidden).
+  int yOf(uint32_t track, uint32_t row) const;
+
+  const Geometry& geometry();  // current frame's geometry (built or cached)
+  uint64_t geometryBuilds() const { return geometryBuilds_; }
+  // Paints a frame of `size` (what paintEvent shows); used by the benchmark.
+  void renderFrame(QPainter& p, QSize size);
+  QString toolTipFor(const Hit& h) const;
+  QString detailsFor(EventId id) const;  // rich text
+
+ signals:
+  void eventSelected(attnscope::EventId id);  // kNoEvent when cleared
+  void explainRequested(attnscope::EventId id);
+  void rulerChanged(qint64 t0, qint64 t1);
+  void windowChanged();
+
+ protected:
+  void paintEvent(QPaintEvent* e) override;
+  void resizeEvent(QResizeEvent* e) override;
+  void wheelEvent(QWheelEvent* e) override;
+  void mousePressEvent(QMouseEvent* e) override;
+  void mouseMoveEvent(QMouseEvent* e) override;
+  void mouseReleaseEvent(QMouseEvent* e) override;
+  void mouseDoubleClickEvent(QMouseEvent* e) override;
+  void keyPressEvent(QKeyEvent* e) override;
+  void contextMenuEvent(QContextMenuEvent* e) override;
+  bool viewportEvent(QEvent* e) override;
+  void scrollContentsBy(int dx, int dy) override;
+
+ private:
+  enum class Drag { None, Pan, Ruler, Track };
+  void syncScrollBars();
+  void onHorizontalScroll(int value);
+  void changed();  // window or layout changed: repaint, scroll bars
+  int eventAreaWidth() const;
+  int contentTop() const;  // content y at the top of the track area
+  int64_t timeAtX(double viewportX) const { return axis_.time(viewportX - kHeaderWidth); }
+  void revealEvent(EventId id);
+  void toggleCollapsed(uint32_t track);
+
+  // Painting (timeline_paint.cpp).
+  void paintTracks(QPainter& p, QSize size);
+  void paintOverlayUnder(QPainter& p, const QRect& area);
+  void paintOverlayOver(QPainter& p, const QRect& area);
+  void paintHighlights(QPainter& p);
+  void paintFlows(QPainter& p, const QRect& area);
+  void paintHeader(QPainter& p, QSize size);
+  void paintRuler(QPainter& p, QSize size);
+  void paintArrow(QPainter& p, QPointF from, QPointF to, const QColor& c, qreal width);
+  QRectF eventRect(EventId id) const;  // viewport coordinates; empty when hidden
+
+  std::shared_ptr<const EventStore> store_;
+  std::unique_ptr<TimelineIndex> index_;
+  TimelineLayout layout_;
+  TimeAxis axis_;
+  TimelinePalette palette_;
+  LabelCache labels_;
+  std::optional<Geometry> geometry_;
+  uint64_t geometryBuilds_ = 0;
+
+  EventId selected_ = kNoEvent;
+  std::vector<EventId> highlighted_;  // sorted
+  std::vector<EventId> matches_;      // sorted by start time
+  std::vector<bool> matchName_;       // per interned name
+  std::optional<ExplainOverlay> overlay_;
+  int64_t rulerA_ = 0, rulerB_ = 0;
+
+  Drag drag_ = Drag::None;
+  QPoint pressPos_;
+  int64_t pressStart_ = 0;  // axis start at press (pan)
+  int pressScroll_ = 0;
+  bool dragMoved_ = false;
+  int dragTrack_ = -1;
+  int dropPosition_ = -1;
+  QPoint hoverPos_{-1, -1};
+  bool syncingScroll_ = false;
+};
+
+}  // namespace attnscope::ui
