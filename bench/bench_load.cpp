@@ -99,10 +99,10 @@ int benchLoad(const std::vector<std::string>& args) {
   bench::FileArgs fa;
   if (!bench::parseFileArgs(args, "load", "--no-python", &fa)) return 2;
   attnscope::ReaderLimits limits;
-  if (fa.window) limits.windowBytes = fa.window;
+  if (fa.chunk) limits.chunkBytes = fa.chunk;
   std::vector<double> total, read, dec, parse, build;
   size_t events = 0;
-  uint64_t jsonBytes = 0, windows = 0;
+  uint64_t jsonBytes = 0, chunks = 0;
   const double cpu0 = cpuSeconds();
   for (int i = 0; i < fa.repeat; ++i) {
     const auto t0 = Clock::now();
@@ -119,7 +119,7 @@ int benchLoad(const std::vector<std::string>& args) {
     build.push_back(r.timings.build);
     events = r.store->events().size();
     jsonBytes = r.jsonBytes;
-    windows = r.windows;
+    chunks = r.chunks;
   }
   const Times ours = summarize(total);
   const double cpu = (cpuSeconds() - cpu0) / fa.repeat;
@@ -131,10 +131,10 @@ int benchLoad(const std::vector<std::string>& args) {
               static_cast<double>(jsonBytes) / 1e6, walked, events);
   std::printf("                               best      median\n");
   std::printf("attnscope load:                %.4f s  %.4f s  (%d runs; %.4f s CPU each) [medians: read %.4f, "
-              "%s %.4f, parse %.4f, build %.4f; %llu windows]\n",
+              "%s %.4f, parse %.4f, build %.4f; %llu chunks]\n",
               ours.best, ours.median, fa.repeat, cpu, bench::median(read),
-              windows && gunzipS > 0 ? "inflate (alongside parse)" : "decompress", bench::median(dec),
-              bench::median(parse), bench::median(build), static_cast<unsigned long long>(windows));
+              chunks && gunzipS > 0 ? "inflate (alongside parse)" : "decompress", bench::median(dec),
+              bench::median(parse), bench::median(build), static_cast<unsigned long long>(chunks));
   std::printf("simdjson DOM parse + walk:     %.4f s  %.4f s  (text already in memory%s)\n", simd.best, simd.median,
               gunzipS > 0 ? ", inflated beforehand" : "");
   if (gunzipS > 0) std::printf("  (inflating it first took %.4f s with %s)\n", gunzipS, attnscope::gunzipBackend());

@@ -18,7 +18,7 @@ int benchTimeline(const std::vector<std::string>& args, int argc, char** argv);
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    std::cout << "usage: attnscope-bench load FILE [--repeat N] [--no-python] [--window BYTES]\n"
+    std::cout << "usage: attnscope-bench load FILE [--repeat N] [--no-python] [--chunk BYTES]\n"
                  "  load   our load time (read + decompress + parse + build the store) next to\n"
                  "         python3 json.loads and a raw simdjson DOM parse of the same text\n"
                  "  aggregate FILE [--repeat N] [--no-hta]\n"

@@ -189,7 +189,7 @@ int benchTimeline(const std::vector<std::string>& args, int argc, char** argv) {
     const auto span = static_cast<int64_t>(static_cast<double>(full) * std::pow(20'000.0 / full, level));
     rng = rng * 6364136223846793005ull + 1442695040888963407ull;
     const int64_t centre = lo + static_cast<int64_t>((rng >> 33) % static_cast<uint64_t>(full));
-    axis.setWindow(centre - span / 2, span);
+    axis.setVisibleRange(centre - span / 2, span);
     const auto a = Clock::now();
     {
       QPainter p(&image);

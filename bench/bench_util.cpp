@@ -26,7 +26,7 @@ bool parseFileArgs(const std::vector<std::string>& args, const char* bench, cons
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--repeat" && i + 1 < args.size()) out->repeat = std::max(1, std::atoi(args[++i].c_str()));
     else if (args[i] == noPeerFlag) out->peer = false;
-    else if (args[i] == "--window" && i + 1 < args.size()) out->window = std::strtoull(args[++i].c_str(), nullptr, 10);
+    else if (args[i] == "--chunk" && i + 1 < args.size()) out->chunk = std::strtoull(args[++i].c_str(), nullptr, 10);
     else out->path = args[i];
   }
   if (out->path.empty()) std::cerr << "attnscope-bench " << bench << ": missing FILE\n";

@@ -15,7 +15,7 @@ struct FileArgs {
   std::string path;
   int repeat = 5;
   bool peer = true;  // false when NO_PEER_FLAG was given
-  uint64_t window = 0;  // --window BYTES: the reader's window size (0: its default)
+  uint64_t chunk = 0;  // --chunk BYTES: the reader's chunk size (0: its default)
 };
 // Returns false (after a message on stderr) when FILE is missing.
 bool parseFileArgs(const std::vector<std::string>& args, const char* bench, const char* noPeerFlag,

@@ -30,7 +30,7 @@ int cmdExplain(Args& a) {
   const ReaderLimits limits = readerLimits(a);
   const auto pos = a.positionals(1, 1);
   const EventStore store = loadOrThrow(pos[0], limits);
-  const Analysis an = analyzeTrace(store);
+  const Explanation an = explainTrace(store);
   emit(out, json ? explainJson(store, an) : explainText(store, an));
   return kExitOk;
 }

@@ -114,7 +114,7 @@ StepGpu gpuOfWindow(const EventStore& s, int64_t t0, int64_t t1) {
   return g;
 }
 
-std::string stepsArray(const PassResult& r) {
+std::string stepsArray(const MeasurementResult& r) {
   std::string s = "[";
   for (size_t i = 0; i < r.stepNs.size(); ++i) {
     s += i ? ", [" : "[";
@@ -134,7 +134,7 @@ std::string deviceJson(int dev) {
 
 int childMain(const RunConfig& cfg, at::Device device) {
   RunCapture cap;
-  PassResult r;
+  MeasurementResult r;
   TimingMethod m = TimingMethod::Count;
   for (int i = 0; i < kTimingMethodCount; ++i)
     if (cfg.pass == timingName(static_cast<TimingMethod>(i))) m = static_cast<TimingMethod>(i);
@@ -142,7 +142,7 @@ int childMain(const RunConfig& cfg, at::Device device) {
     std::cerr << "attnscope-cli: run: unknown --internal-pass '" << cfg.pass << "'\n";
     return kExitBad;
   }
-  r = runPass(m, cfg, device, &cap, cfg.passOut + ".torch-trace.json");
+  r = runMeasurement(m, cfg, device, &cap, cfg.passOut + ".torch-trace.json");
   r.child = true;
   std::string err;
   if (m == TimingMethod::Cupti) {
@@ -154,7 +154,7 @@ int childMain(const RunConfig& cfg, at::Device device) {
       return kExitBad;
     }
   }
-  if (!writeFileAtomic(cfg.passOut, passResultJson(r), &err)) {
+  if (!writeFileAtomic(cfg.passOut, measurementResultJson(r), &err)) {
     std::cerr << "attnscope-cli: " << err << "\n";
     return kExitBad;
   }
@@ -231,14 +231,14 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
 
     RunCapture cap;
     std::optional<EventStore> childStore;
-    std::vector<PassResult> results;
+    std::vector<MeasurementResult> results;
     std::vector<std::string> notes;
     const std::string tmpBase = out + ".pass-" + std::to_string(::getpid());
     for (TimingMethod m : methods) {
       const bool inChild = childPerMethod || m == TimingMethod::Torch;
       progress(cfg, "pass", 0, std::string(timingName(m)) + (inChild ? " pass (child process)" : " pass"));
       if (!inChild) {
-        results.push_back(runPass(m, cfg, device, &cap, ""));
+        results.push_back(runMeasurement(m, cfg, device, &cap, ""));
         continue;
       }
       const std::string passOut = tmpBase + "." + std::string(timingName(m)) + ".json";
@@ -255,9 +255,9 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
                   << "\n";
         return rc == kExitBad ? kExitBad : kExitInternal;
       }
-      PassResult r;
+      MeasurementResult r;
       std::string err;
-      const bool ok = parsePassResult(readFile(passOut), &r, &err);
+      const bool ok = parseMeasurementResult(readFile(passOut), &r, &err);
       ::unlink(passOut.c_str());
       if (!ok) {
         std::cerr << "attnscope-cli: run: " << err << "\n";
@@ -306,12 +306,12 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
     cap.cudaDriverVersion = driverVersion;
     // A child's trace pass counted its correlations when it assembled them.
     EventStore store = childStore ? std::move(*childStore) : assembleRunStore(cap, &results.front().collection.assembled);
-    const PassResult& trace = results.front();
+    const MeasurementResult& trace = results.front();
     const AssembleStats& st = trace.collection.assembled;
     // The GPU work each step window launched, found once per window.
     std::vector<StepGpu> windowGpu;
-    windowGpu.reserve(trace.windows.size());
-    for (const auto& w : trace.windows) windowGpu.push_back(gpuOfWindow(store, w.startNs, w.endNs));
+    windowGpu.reserve(trace.spans.size());
+    for (const auto& w : trace.spans) windowGpu.push_back(gpuOfWindow(store, w.startNs, w.endNs));
     // Per-step results of every method.
     std::string steps = "[";
     for (int k = 0; k < kStepCount; ++k) {
@@ -320,8 +320,8 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
       steps += "{\"name\": " + jsonString(kStepNames[k]) + ", \"key\": " + jsonString(kStepKeys[k]) +
                ", \"wrapped\": " + (wrapped ? "true" : "false") + ", \"iterations\": [";
       bool first = true;
-      for (size_t wi = 0; wi < trace.windows.size(); ++wi) {
-        const auto& w = trace.windows[wi];
+      for (size_t wi = 0; wi < trace.spans.size(); ++wi) {
+        const auto& w = trace.spans[wi];
         if (w.step != k) continue;
         const StepGpu& g = windowGpu[wi];
         steps += first ? "" : ", ";
@@ -346,12 +346,12 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
       if (r.method == TimingMethod::Cupti) {
         // CUPTI's number for a step: the GPU time of the work it launched.
         std::vector<std::array<int64_t, kStepCount>> gpu(r.stepNs.size(), {0, 0, 0, 0});
-        for (size_t wi = 0; wi < trace.windows.size(); ++wi) {
-          const auto& w = trace.windows[wi];
+        for (size_t wi = 0; wi < trace.spans.size(); ++wi) {
+          const auto& w = trace.spans[wi];
           if (w.iteration >= 0 && static_cast<size_t>(w.iteration) < gpu.size())
             gpu[w.iteration][w.step] = windowGpu[wi].gpuNs;
         }
-        PassResult tmp;
+        MeasurementResult tmp;
         tmp.stepNs = gpu;
         timing += stepsArray(tmp) + ", \"measures\": \"sum of the durations of the kernels, copies and memsets "
                                     "launched inside each step's host window (CUPTI activity + correlation)\"";

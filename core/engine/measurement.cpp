@@ -14,7 +14,7 @@
 
 namespace attnscope::engine {
 
-PassResult runTorchPass(const RunConfig& cfg, at::Device device, const std::string& tracePath);
+MeasurementResult runTorchMeasurement(const RunConfig& cfg, at::Device device, const std::string& tracePath);
 
 void progress(const RunConfig& cfg, std::string_view phase, int iteration, const std::string& message) {
   if (!cfg.progressJson || !cfg.pass.empty()) return;
@@ -26,11 +26,11 @@ void progress(const RunConfig& cfg, std::string_view phase, int iteration, const
 
 namespace {
 
-void fillStepTimes(PassResult* r, int iters) {
+void fillStepTimes(MeasurementResult* r, int iters) {
   r->stepNs.assign(static_cast<size_t>(iters), {0, 0, 0, 0});
   r->blockNs.assign(static_cast<size_t>(iters), 0);
   std::vector<int64_t> first(static_cast<size_t>(iters), -1), last(static_cast<size_t>(iters), 0);
-  for (const auto& w : r->windows) {
+  for (const auto& w : r->spans) {
     if (w.iteration < 0 || w.iteration >= iters) continue;
     r->stepNs[w.iteration][w.step] = w.endNs - w.startNs;
     auto& f = first[w.iteration];
@@ -42,10 +42,10 @@ void fillStepTimes(PassResult* r, int iters) {
 
 }  // namespace
 
-PassResult runPass(TimingMethod method, const RunConfig& cfg, at::Device device, RunCapture* cap,
+MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::Device device, RunCapture* cap,
                    const std::string& torchTracePath) {
-  if (method == TimingMethod::Torch) return runTorchPass(cfg, device, torchTracePath);
-  PassResult r;
+  if (method == TimingMethod::Torch) return runTorchMeasurement(cfg, device, torchTracePath);
+  MeasurementResult r;
   r.method = method;
   r.pid = ::getpid();
   const bool cuda = device.is_cuda();
@@ -94,7 +94,7 @@ PassResult runPass(TimingMethod method, const RunConfig& cfg, at::Device device,
   for (int i = 0; i < cfg.iters; ++i) {
     {
       const CallExternalId id(callIds, static_cast<uint64_t>(i) + 1);
-      w.call(i, &r.windows, method == TimingMethod::Events ? &hooks : nullptr, method == TimingMethod::HostSync);
+      w.call(i, &r.spans, method == TimingMethod::Events ? &hooks : nullptr, method == TimingMethod::HostSync);
     }
     progress(cfg, "measure", i, std::string(timingName(method)) + " pass: iteration " + std::to_string(i + 1));
   }
@@ -135,7 +135,7 @@ PassResult runPass(TimingMethod method, const RunConfig& cfg, at::Device device,
   return r;
 }
 
-std::string passResultJson(const PassResult& r) {
+std::string measurementResultJson(const MeasurementResult& r) {
   std::string s = "{\"method\": " + jsonString(timingName(r.method)) + ", \"pid\": " + std::to_string(r.pid);
   s += ", \"steps\": [";
   for (size_t i = 0; i < r.stepNs.size(); ++i) {
@@ -145,9 +145,9 @@ std::string passResultJson(const PassResult& r) {
   }
   s += "], \"block\": [";
   for (size_t i = 0; i < r.blockNs.size(); ++i) s += (i ? ", " : "") + std::to_string(r.blockNs[i]);
-  s += "], \"windows\": [";
-  for (size_t i = 0; i < r.windows.size(); ++i) {
-    const auto& w = r.windows[i];
+  s += "], \"spans\": [";
+  for (size_t i = 0; i < r.spans.size(); ++i) {
+    const auto& w = r.spans[i];
     s += (i ? ", [" : "[") + std::to_string(w.iteration) + ", " + std::to_string(w.step) + ", " +
          std::to_string(w.startNs) + ", " + std::to_string(w.endNs) + "]";
   }
@@ -173,7 +173,7 @@ std::string passResultJson(const PassResult& r) {
   return s;
 }
 
-bool parsePassResult(const std::string& json, PassResult* r, std::string* error) {
+bool parseMeasurementResult(const std::string& json, MeasurementResult* r, std::string* error) {
   simdjson::dom::parser p;
   simdjson::dom::element doc;
   if (auto e = p.parse(json).get(doc)) {
@@ -194,14 +194,14 @@ bool parsePassResult(const std::string& json, PassResult* r, std::string* error)
       r->stepNs.push_back(a);
     }
     for (auto v : doc["block"].get_array()) r->blockNs.push_back(v.get_int64());
-    for (auto it : doc["windows"].get_array()) {
-      StepWindow w;
+    for (auto it : doc["spans"].get_array()) {
+      StepSpan w;
       auto a = it.get_array();
       w.iteration = static_cast<int>(int64_t(a.at(0)));
       w.step = static_cast<int>(int64_t(a.at(1)));
       w.startNs = a.at(2);
       w.endNs = a.at(3);
-      r->windows.push_back(w);
+      r->spans.push_back(w);
     }
     for (auto it : doc["ops"].get_array()) {
       EventTiming t;

@@ -23,13 +23,13 @@ struct CollectionInfo {
   AssembleStats assembled;  // the trace pass's correlation counters (child or parent)
 };
 
-struct PassResult {
+struct MeasurementResult {
   TimingMethod method = TimingMethod::Cupti;
   int64_t pid = 0;
   bool child = false;
   std::vector<std::array<int64_t, kStepCount>> stepNs;  // per iteration
   std::vector<int64_t> blockNs;                         // whole block per iteration
-  std::vector<StepWindow> windows;
+  std::vector<StepSpan> spans;
   std::vector<EventTiming> eventOps;  // events pass: per op/scope
   CollectionInfo collection;
   std::string tracePath;  // torch pass: torch's own trace
@@ -37,11 +37,11 @@ struct PassResult {
 };
 
 // Runs `method` in this process. The trace pass (Cupti) also fills `cap`.
-PassResult runPass(TimingMethod method, const RunConfig& cfg, at::Device device, RunCapture* cap,
+MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::Device device, RunCapture* cap,
                    const std::string& torchTracePath);
 
-std::string passResultJson(const PassResult& r);
-bool parsePassResult(const std::string& json, PassResult* r, std::string* error);
+std::string measurementResultJson(const MeasurementResult& r);
+bool parseMeasurementResult(const std::string& json, MeasurementResult* r, std::string* error);
 
 // Emits a --progress json line (no-op otherwise).
 void progress(const RunConfig& cfg, std::string_view phase, int iteration, const std::string& message);

@@ -8,12 +8,12 @@
 
 namespace attnscope::engine {
 
-PassResult runTorchPass(const RunConfig& cfg, at::Device device, const std::string& tracePath) {
+MeasurementResult runTorchMeasurement(const RunConfig& cfg, at::Device device, const std::string& tracePath) {
   namespace prof = torch::autograd::profiler;
   using torch::profiler::impl::ActivityType;
   using torch::profiler::impl::ProfilerConfig;
   using torch::profiler::impl::ProfilerState;
-  PassResult r;
+  MeasurementResult r;
   r.method = TimingMethod::Torch;
   r.pid = ::getpid();
   Workload w(cfg, device);
@@ -24,7 +24,7 @@ PassResult runTorchPass(const RunConfig& cfg, at::Device device, const std::stri
   if (device.is_cuda()) acts.insert(ActivityType::CUDA);
   prof::prepareProfiler(pc, acts);
   prof::enableProfiler(pc, acts);
-  for (int i = 0; i < cfg.iters; ++i) w.call(i, &r.windows);
+  for (int i = 0; i < cfg.iters; ++i) w.call(i, &r.spans);
   // Python's torch.profiler synchronizes the device when it stops (its
   // __exit__), so no queued GPU work is lost: do the same.
   w.synchronize();
@@ -35,7 +35,7 @@ PassResult runTorchPass(const RunConfig& cfg, at::Device device, const std::stri
   }
   r.stepNs.assign(static_cast<size_t>(cfg.iters), {0, 0, 0, 0});
   r.blockNs.assign(static_cast<size_t>(cfg.iters), 0);
-  for (const auto& win : r.windows) r.stepNs[win.iteration][win.step] = win.endNs - win.startNs;
+  for (const auto& win : r.spans) r.stepNs[win.iteration][win.step] = win.endNs - win.startNs;
   return r;
 }
 

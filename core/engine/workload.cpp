@@ -53,7 +53,7 @@ void Workload::synchronize() {
   if (device_.is_cuda()) torch::cuda::synchronize();
 }
 
-at::Tensor Workload::call(int iteration, std::vector<StepWindow>* windows, const StepHooks* hooks,
+at::Tensor Workload::call(int iteration, std::vector<StepSpan>* spans, const StepHooks* hooks,
                           bool extraSync) {
   const int64_t d = cfg_.shape[3];
   const bool stepSync = cfg_.sync == SyncMode::Step || extraSync;
@@ -62,7 +62,7 @@ at::Tensor Workload::call(int iteration, std::vector<StepWindow>* windows, const
 
   at::Tensor qk, s, w, o;
   auto step = [&](int i, auto&& body) {
-    StepWindow win;
+    StepSpan win;
     win.iteration = iteration;
     win.step = i;
     win.startNs = static_cast<int64_t>(nowNs());
@@ -75,7 +75,7 @@ at::Tensor Workload::call(int iteration, std::vector<StepWindow>* windows, const
     }
     if (hooks && hooks->onStepEnd) hooks->onStepEnd(i);
     win.endNs = static_cast<int64_t>(nowNs());
-    if (windows) windows->push_back(win);
+    if (spans) spans->push_back(win);
   };
 
   step(0, [&] { qk = at::matmul(q_, k_.transpose(-2, -1)); });

@@ -13,7 +13,7 @@
 
 namespace attnscope::engine {
 
-struct StepWindow {
+struct StepSpan {
   int iteration = 0;
   int step = 0;
   int64_t startNs = 0;
@@ -30,9 +30,9 @@ class Workload {
  public:
   // Allocates q, k, v (seeded) on the device. Throws c10::Error on OOM.
   Workload(const RunConfig& cfg, at::Device device);
-  // One call of the block. `windows` (may be null) gets the 4 step windows;
+  // One call of the block. `spans` (may be null) gets the 4 steps' host spans;
   // `extraSync` adds a device sync as each step's last statement (host-sync).
-  at::Tensor call(int iteration, std::vector<StepWindow>* windows, const StepHooks* hooks = nullptr,
+  at::Tensor call(int iteration, std::vector<StepSpan>* spans, const StepHooks* hooks = nullptr,
                   bool extraSync = false);
   void synchronize();
   bool cuda() const { return device_.is_cuda(); }

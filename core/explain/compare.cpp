@@ -80,13 +80,13 @@ const Awaited* mainAwaited(const SyncWait& w) {
 
 std::string signedUs(int64_t ns) { return (ns >= 0 ? "+" : "-") + usText(ns >= 0 ? ns : -ns); }
 
-void perturbation(const EventStore& ea, const EventStore& eb, const Analysis& a, const Analysis& b, Comparison& c) {
+void perturbation(const EventStore& ea, const EventStore& eb, const Explanation& a, const Explanation& b, Comparison& c) {
   auto annotations = [](const EventStore& s) {
     uint64_t n = 0;
     for (const Event& e : s.events()) n += e.family == Family::UserAnnotation;
     return n;
   };
-  auto span = [](const Analysis& x) {
+  auto span = [](const Explanation& x) {
     return x.steps.empty() ? int64_t{0} : x.steps.back().hostEndNs - x.steps.front().hostStartNs;
   };
   const uint64_t na = annotations(ea), nb = annotations(eb);
@@ -183,8 +183,8 @@ Comparison compareTraces(const EventStore& ea, const EventStore& eb, const Compa
     return r.name + (r.deviceType == DeviceType::Cuda ? " [cuda]" : " [cpu]") +
            (r.inputShapes.empty() ? "" : " " + r.inputShapes);
   });
-  const Analysis a = analyzeTrace(ea);
-  const Analysis b = analyzeTrace(eb);
+  const Explanation a = explainTrace(ea);
+  const Explanation b = explainTrace(eb);
   c.steps = join(a.steps, b.steps, [](const StepReport& s) { return s.name; });
   c.syncWaits = join(a.syncWaits, b.syncWaits, [&](const SyncWait& w) {
     // Each side's events belong to its own store: find which one holds it.

@@ -61,7 +61,7 @@ std::string syncJson(const EventStore& s, const SyncWait& w, std::set<EventId>& 
   return out + "]}";
 }
 
-std::string stepJson(const EventStore& s, const Analysis& an, const StepReport& st, std::set<EventId>& cited) {
+std::string stepJson(const EventStore& s, const Explanation& an, const StepReport& st, std::set<EventId>& cited) {
   std::string out = "{\"name\": " + jsonString(st.name) + ", \"wrapped\": " + (st.wrapped ? "true" : "false");
   out += ", \"event\": " + (st.event == kNoEvent ? std::string("null") : std::to_string(st.event));
   if (st.event != kNoEvent) cited.insert(st.event);
@@ -105,7 +105,7 @@ std::string eventJson(const EventStore& s, EventId id) {
   return out + ", \"lane\": " + jsonString(s.lanes()[e.lane].label) + "}";
 }
 
-std::string explainJson(const EventStore& s, const Analysis& a) {
+std::string explainJson(const EventStore& s, const Explanation& a) {
   std::set<EventId> cited;
   std::string out = "{\"trace\": " + jsonString(s.meta().sourcePath) + ", \"step_source\": " + jsonString(a.stepSource);
   out += ", \"steps\": [";
@@ -145,7 +145,7 @@ std::string explainJson(const EventStore& s, const Analysis& a) {
   return out + "}}\n";
 }
 
-std::string explainText(const EventStore& s, const Analysis& a) {
+std::string explainText(const EventStore& s, const Explanation& a) {
   std::string out = "trace: " + s.meta().sourcePath + "\n";
   out += "steps (" + a.stepSource + "): " + std::to_string(a.steps.size()) + "\n";
   for (const auto& st : a.steps) {

@@ -18,7 +18,7 @@ namespace attnscope {
 
 // A step's host window given by the caller (our engine's metadata names the
 // four workload steps and says which were wrapped in a record_function).
-struct StepWindow {
+struct EngineStep {
   std::string name;
   bool wrapped = false;
   int64_t hostStartNs = 0;
@@ -61,8 +61,8 @@ struct SyncWait {
 struct StepReport {
   std::string name;
   bool wrapped = false;
-  EventId event = kNoEvent;  // the annotation or op the step comes from (none for StepWindow)
-  uint32_t lane = UINT32_MAX;  // its thread (UINT32_MAX for StepWindow); launches count from every thread
+  EventId event = kNoEvent;  // the annotation or op the step comes from (none for EngineStep)
+  uint32_t lane = UINT32_MAX;  // its thread (UINT32_MAX for EngineStep); launches count from every thread
   int64_t hostStartNs = 0;
   int64_t hostEndNs = 0;
   std::vector<Launch> launches;
@@ -72,7 +72,7 @@ struct StepReport {
   int64_t gpuBusyInHostWindowNs = 0;  // union of all GPU work clipped to the host window
   std::optional<int64_t> eventNs;   // CUDA-event time, when the trace carries it
   uint64_t cudaEventRecords = 0;    // cudaEventRecord calls inside the window
-  std::vector<int> syncWaits;       // indexes into Analysis::syncWaits
+  std::vector<int> syncWaits;       // indexes into Explanation::syncWaits
 };
 
 struct DoubleCount {
@@ -111,7 +111,7 @@ struct Verdict {
   std::vector<std::string> glossary;  // glossary keys it refers to
 };
 
-struct Analysis {
+struct Explanation {
   std::vector<StepReport> steps;
   std::vector<SyncWait> syncWaits;
   Ledger ledger;
@@ -122,10 +122,10 @@ struct Analysis {
 // `windows`: our engine's steps; when null, steps come from the user
 // annotations (and, inside the outermost annotation, from the top-level ops
 // that no annotation covers).
-Analysis analyzeTrace(const EventStore& store, const std::vector<StepWindow>* windows = nullptr);
+Explanation explainTrace(const EventStore& store, const std::vector<EngineStep>* windows = nullptr);
 
 // Pieces, for callers that need only one.
-std::vector<StepReport> findSteps(const EventStore& store, const std::vector<StepWindow>* windows,
+std::vector<StepReport> findSteps(const EventStore& store, const std::vector<EngineStep>* windows,
                                   std::string* source);
 // What per-step figures need, indexed once per store, so that a step costs
 // two binary searches plus its own launches whatever the trace holds
@@ -147,17 +147,17 @@ class StepIndex {
   std::vector<int64_t> busyStart_, busyEnd_, busyBefore_;
 };
 // Fills the step's launches (the calls starting in its host window, or up
-// to `scanEndNs` when that is earlier: analyzeTrace ends a step where the
+// to `scanEndNs` when that is earlier: explainTrace ends a step where the
 // next one starts, so overlapping steps do not each take every launch) and
 // its GPU figures. A correlation's GPU work goes with its first call.
 void fillStepFigures(const EventStore& store, const StepIndex& index, StepReport& step,
                      int64_t scanEndNs = INT64_MAX);
 std::vector<SyncWait> findSyncWaits(const EventStore& store);
 Ledger computeLedger(const EventStore& store);
-std::vector<Verdict> findVerdicts(const EventStore& store, const Analysis& a);
+std::vector<Verdict> findVerdicts(const EventStore& store, const Explanation& a);
 
-std::string explainText(const EventStore& store, const Analysis& a);
-std::string explainJson(const EventStore& store, const Analysis& a);
+std::string explainText(const EventStore& store, const Explanation& a);
+std::string explainJson(const EventStore& store, const Explanation& a);
 std::string ledgerText(const Ledger& l);
 // withEvents: add an "events" object describing every event id it cites.
 std::string ledgerJson(const EventStore& store, const Ledger& l, bool withEvents);

@@ -1,5 +1,5 @@
 // Steps (engine windows, user annotations or top-level ops) and their
-// per-step figures; analyzeTrace() puts the analysis together.
+// per-step figures; explainTrace() puts the analysis together.
 #include <algorithm>
 #include <unordered_map>
 
@@ -51,7 +51,7 @@ void makeNamesUnique(std::vector<StepReport>& steps) {
 
 }  // namespace
 
-std::vector<StepReport> findSteps(const EventStore& s, const std::vector<StepWindow>* windows,
+std::vector<StepReport> findSteps(const EventStore& s, const std::vector<EngineStep>* windows,
                                   std::string* source) {
   std::vector<StepReport> steps;
   if (windows) {
@@ -206,8 +206,8 @@ void fillStepFigures(const EventStore& s, const StepIndex& index, StepReport& st
   st.gpuBusyInHostWindowNs = index.gpuBusyWithin(st.hostStartNs, st.hostEndNs);
 }
 
-Analysis analyzeTrace(const EventStore& s, const std::vector<StepWindow>* windows) {
-  Analysis a;
+Explanation explainTrace(const EventStore& s, const std::vector<EngineStep>* windows) {
+  Explanation a;
   // Our engine's traces name their four steps and host windows: use them.
   const std::optional<EngineMetadata> engine = windows ? std::nullopt : readEngineMetadata(s);
   if (engine && !engine->windows.empty()) windows = &engine->windows;

@@ -22,17 +22,17 @@ std::string nameOf(const EventStore& s, EventId id) {
 std::string corrText(int64_t c) { return c > 0 ? "correlation " + std::to_string(c) : "no correlation"; }
 
 // Which step's host window holds time t on the step's thread: its name or "".
-std::string stepAt(const Analysis& a, int64_t t) {
+std::string stepAt(const Explanation& a, int64_t t) {
   for (const auto& st : a.steps)
     if (t >= st.hostStartNs && t < st.hostEndNs) return st.name;
   return "";
 }
 
-void finishStep(const EventStore& s, const Analysis& a, const StepReport& st,
+void finishStep(const EventStore& s, const Explanation& a, const StepReport& st,
                 const std::vector<OverheadOwnership>& overhead, const std::vector<EventId>& gpuIds,
                 std::vector<Verdict>& out);
 
-void stepVerdicts(const EventStore& s, const Analysis& a, const StepReport& st,
+void stepVerdicts(const EventStore& s, const Explanation& a, const StepReport& st,
                   const std::vector<OverheadOwnership>& overhead, std::vector<Verdict>& out) {
   const std::vector<EventId> self = st.event != kNoEvent ? std::vector<EventId>{st.event} : std::vector<EventId>{};
   const int64_t hostNs = st.hostEndNs - st.hostStartNs;
@@ -95,7 +95,7 @@ void stepVerdicts(const EventStore& s, const Analysis& a, const StepReport& st,
 }
 
 // The verdicts about overhead ownership and sync waits.
-void finishStep(const EventStore& s, const Analysis& a, const StepReport& st,
+void finishStep(const EventStore& s, const Explanation& a, const StepReport& st,
                 const std::vector<OverheadOwnership>& overhead, const std::vector<EventId>& gpuIds,
                 std::vector<Verdict>& out) {
   const std::vector<EventId> self = st.event != kNoEvent ? std::vector<EventId>{st.event} : std::vector<EventId>{};
@@ -150,7 +150,7 @@ void finishStep(const EventStore& s, const Analysis& a, const StepReport& st,
   }
 }
 
-void traceVerdicts(const EventStore& s, const Analysis& a, std::vector<Verdict>& out) {
+void traceVerdicts(const EventStore& s, const Explanation& a, std::vector<Verdict>& out) {
   const Ledger& l = a.ledger;
   if (l.timing == "cuda_events") {
     std::map<int64_t, int> perExt;
@@ -232,7 +232,7 @@ void traceVerdicts(const EventStore& s, const Analysis& a, std::vector<Verdict>&
 
 }  // namespace
 
-std::vector<Verdict> findVerdicts(const EventStore& s, const Analysis& a) {
+std::vector<Verdict> findVerdicts(const EventStore& s, const Explanation& a) {
   std::vector<Verdict> out;
   const std::vector<OverheadOwnership> overhead = torchOverheadOwnership(s);
   for (const auto& st : a.steps) stepVerdicts(s, a, st, overhead, out);

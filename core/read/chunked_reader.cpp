@@ -109,22 +109,22 @@ bool cutBackward(const char* text, size_t from, size_t end, Cut* cut) {
   return false;
 }
 
-size_t windowTarget(const ReaderLimits& limits, uint64_t total) {
+size_t chunkTarget(const ReaderLimits& limits, uint64_t total) {
   return static_cast<size_t>(
-      std::max<uint64_t>(std::min<uint64_t>(limits.windowBytes, total / 8), 4096));
+      std::max<uint64_t>(std::min<uint64_t>(limits.chunkBytes, total / 8), 4096));
 }
 
 // ---------------------------------------------------------------------------
-// Windows over text in memory.
+// Chunks over text in memory.
 
-class TextWindows : public WindowSource {
+class TextWindows : public ChunkSource {
  public:
   TextWindows(char* text, size_t n, size_t skip, size_t open, size_t close, bool drop)
       : text_(text), n_(n), skip_(skip), open_(open), close_(close), drop_(drop) {}
 
   // Cuts every ~`target` bytes; false when some stretch has no place to cut.
   bool plan(size_t target) {
-    size_t begin = open_;  // the window's '[' (a blank turned '[' after the first)
+    size_t begin = open_;  // the chunk's '[' (a blank turned '[' after the first)
     size_t from = open_ + 1;
     while (close_ - from > target + target / 2) {
       Cut c;
@@ -141,7 +141,7 @@ class TextWindows : public WindowSource {
     return true;
   }
 
-  bool next(Window* w) override {
+  bool next(Chunk* w) override {
     const size_t i = next_.fetch_add(1);
     if (stopped_.load() || i >= spans_.size()) return false;
     const auto [b, e] = spans_[i];
@@ -155,7 +155,7 @@ class TextWindows : public WindowSource {
     return true;
   }
 
-  void release(const Window& w) override {
+  void release(const Chunk& w) override {
     const auto [b, e] = spans_[w.index];
     text_[b] = saved_[w.index].first;
     text_[e] = saved_[w.index].second;
@@ -163,7 +163,7 @@ class TextWindows : public WindowSource {
     done_[w.index] = true;
     while (frontier_ < done_.size() && done_[frontier_]) ++frontier_;
     if (!drop_) return;
-    // Pages wholly before the first window still in use go back to the
+    // Pages wholly before the first chunk still in use go back to the
     // kernel (a private file mapping: they would be read again from the
     // page cache, unchanged, if anything touched them).
     static const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
@@ -190,7 +190,7 @@ class TextWindows : public WindowSource {
   char* text_;
   size_t n_, skip_, open_, close_;
   bool drop_;
-  std::vector<std::pair<size_t, size_t>> spans_;  // [first, last] bytes of each window
+  std::vector<std::pair<size_t, size_t>> spans_;  // [first, last] bytes of each chunk
   std::vector<std::pair<char, char>> saved_;       // what '[' and ']' replaced
   std::atomic<size_t> next_{0};
   std::atomic<bool> stopped_{false};
@@ -201,26 +201,26 @@ class TextWindows : public WindowSource {
 };
 
 // ---------------------------------------------------------------------------
-// Windows inflated from a gzip stream by the parsing threads themselves: a
-// thread that needs a window inflates it (one at a time, in stream order)
+// Chunks inflated from a gzip stream by the parsing threads themselves: a
+// thread that needs a chunk inflates it (one at a time, in stream order)
 // into a buffer of a small pool, then parses it while the text is still in
 // its cache. No extra thread competes for the cores, and nothing waits on a
 // producer that the scheduler has not run yet.
 
-class GzipWindows : public WindowSource {
+class GzipWindows : public ChunkSource {
  public:
   GzipWindows(const char* data, size_t size, const ReaderLimits& limits)
       : z_(data, size, limits.maxDecompressedBytes) {
     const uint64_t hint = gzipSizeHint(data, size);
     expected_ = hint >= size ? hint : uint64_t{size} * 8;
-    window_ = windowTarget(limits, expected_);
-    // Each parsing thread holds at most one window when it asks for the next.
+    chunk_ = chunkTarget(limits, expected_);
+    // Each parsing thread holds at most one chunk when it asks for the next.
     const unsigned hw = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
     bufs_.resize(hw + 1);
     for (size_t i = 0; i < bufs_.size(); ++i) free_.push_back(i);
   }
 
-  bool next(Window* w) override {
+  bool next(Chunk* w) override {
     std::lock_guard<std::mutex> lock(inflateMu_);
     if (finished_ || stopped_.load()) return false;
     if (!headRead_ && !readHead()) {
@@ -236,7 +236,7 @@ class GzipWindows : public WindowSource {
     return true;
   }
 
-  void release(const Window& w) override { releaseSlot(w.slot); }
+  void release(const Chunk& w) override { releaseSlot(w.slot); }
 
   void stop() override {
     stopped_ = true;
@@ -296,7 +296,7 @@ class GzipWindows : public WindowSource {
   }
 
   // Everything up to the '[' of "traceEvents"; what follows is carried into
-  // the first window.
+  // the first chunk.
   bool readHead() {
     Buf head;
     size_t len = 0, open = kNone, skip = 0, first = 0;
@@ -316,12 +316,12 @@ class GzipWindows : public WindowSource {
     return true;
   }
 
-  // The next window into bufs_[slot]: '[', the carried start of its first
+  // The next chunk into bufs_[slot]: '[', the carried start of its first
   // event, fresh text up to the last cut, ']'.
-  bool inflateWindow(size_t slot, Window* w) {
+  bool inflateWindow(size_t slot, Chunk* w) {
     Buf& b = bufs_[slot];
     const uint64_t offset = carryOffset_ - 1;
-    size_t want = std::max(window_, carry_.size() + window_ / 4) + 1;
+    size_t want = std::max(chunk_, carry_.size() + chunk_ / 4) + 1;
     ensure(b, 0, want);
     b.p[0] = '[';
     std::memcpy(b.p.get() + 1, carry_.data(), carry_.size());
@@ -345,13 +345,13 @@ class GzipWindows : public WindowSource {
         *w = {b.p.get(), c.comma + 1, offset, index_++, slot};
         return true;
       }
-      want *= 2;  // an event longer than the window
+      want *= 2;  // an event longer than the chunk
     }
   }
 
   GunzipStream z_;
   uint64_t expected_ = 0;
-  size_t window_ = 0;
+  size_t chunk_ = 0;
   std::mutex inflateMu_;  // one thread inflates at a time; guards the stream state below
   bool headRead_ = false;
   bool finished_ = false;
@@ -369,8 +369,8 @@ class GzipWindows : public WindowSource {
 
 // ---------------------------------------------------------------------------
 
-// Parses one window into `p`; false when the text is not what we expect.
-bool parseWindow(od::parser& parser, size_t& capacity, const Window& w, Parser& p, const ReaderLimits& limits,
+// Parses one chunk into `p`; false when the text is not what we expect.
+bool parseWindow(od::parser& parser, size_t& capacity, const Chunk& w, Parser& p, const ReaderLimits& limits,
                  size_t* fixed, size_t* firstBad) {
   if (w.len > capacity) {
     // One level less: these arrays sit at the top, not inside an object.
@@ -431,7 +431,7 @@ bool parseMetadata(std::string md, Parser& mp, const ReaderLimits& limits) {
 
 }  // namespace
 
-std::unique_ptr<WindowSource> textWindows(char* text, size_t n, size_t skip, const ReaderLimits& limits,
+std::unique_ptr<ChunkSource> textWindows(char* text, size_t n, size_t skip, const ReaderLimits& limits,
                                           bool dropParsedPages) {
   size_t first = skip;
   while (first < n && isWs(text[first])) ++first;
@@ -441,22 +441,22 @@ std::unique_ptr<WindowSource> textWindows(char* text, size_t n, size_t skip, con
   const size_t close = findEventsClose(text, open, n);
   if (close == kNone) return nullptr;
   auto src = std::make_unique<TextWindows>(text, n, skip, open, close, dropParsedPages);
-  if (!src->plan(windowTarget(limits, close - open))) return nullptr;
+  if (!src->plan(chunkTarget(limits, close - open))) return nullptr;
   return src;
 }
 
-std::unique_ptr<WindowSource> gzipWindows(const char* data, size_t size, const ReaderLimits& limits) {
+std::unique_ptr<ChunkSource> gzipWindows(const char* data, size_t size, const ReaderLimits& limits) {
   return std::make_unique<GzipWindows>(data, size, limits);
 }
 
-std::optional<LoadResult> parseWindows(WindowSource& src, const std::string& path, const ReaderLimits& limits) {
+std::optional<LoadResult> parseWindows(ChunkSource& src, const std::string& path, const ReaderLimits& limits) {
   const auto t0 = std::chrono::steady_clock::now();
   struct Parsed {
     std::unique_ptr<Parser> p;
     std::vector<MetaOp> log;
   };
   std::mutex mu;
-  std::map<size_t, Parsed> pending;  // parsed windows waiting for their turn to merge
+  std::map<size_t, Parsed> pending;  // parsed chunks waiting for their turn to merge
   size_t nextMerge = 0;
   EventStoreBuilder b;
   // Kineto spends ~300-400 bytes of JSON per event: reserving for one per
@@ -464,14 +464,14 @@ std::optional<LoadResult> parseWindows(WindowSource& src, const std::string& pat
   const uint64_t expected = src.expectedBytes();
   b.reserve(static_cast<size_t>(expected / 128), static_cast<size_t>(expected / 256));
   std::vector<MetaOp> metaOps;
-  uint64_t seen = 0, utfFixed = 0, utfFirst = UINT64_MAX, windows = 0;
+  uint64_t seen = 0, utfFixed = 0, utfFirst = UINT64_MAX, chunks = 0;
   bool failed = false;
 
   auto worker = [&] {
     try {
       od::parser parser;
       size_t capacity = 0;
-      Window w;
+      Chunk w;
       while (src.next(&w)) {
         Parsed d;
         d.p = std::make_unique<Parser>(limits, w.text, w.offset);
@@ -500,7 +500,7 @@ std::optional<LoadResult> parseWindows(WindowSource& src, const std::string& pat
             metaOps.push_back(std::move(op));
           }
           seen += m.p->eventsSeen;
-          ++windows;
+          ++chunks;
         }
       }
     } catch (...) {
@@ -549,7 +549,7 @@ std::optional<LoadResult> parseWindows(WindowSource& src, const std::string& pat
   result.store.emplace(std::move(b).build());
   result.timings.build = secondsSince(tb);
   result.jsonBytes = src.jsonBytes();
-  result.windows = windows;
+  result.chunks = chunks;
   return result;
 }
 

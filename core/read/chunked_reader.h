@@ -1,13 +1,13 @@
-// Internal to the reader: the "traceEvents" array parsed in windows of whole
+// Internal to the reader: the "traceEvents" array parsed in chunks of whole
 // events on several threads, merged in text order into one store.
 //
-// A window is "[" + consecutive events + "]" (the ',' after its last event
+// A chunk is "[" + consecutive events + "]" (the ',' after its last event
 // becomes ']' and the white space before its first '{' becomes '['), cut
 // where "},\n  {" separates two events (a raw newline cannot be inside a
-// JSON string). Windows come from the text in memory (a mapped file: pages
+// JSON string). Chunks come from the text in memory (a mapped file: pages
 // already parsed are handed back to the kernel, so a huge file never needs
 // its whole text resident) or from a gzip stream that the parsing threads
-// inflate window by window into a few reused buffers (the decompressed text
+// inflate chunk by chunk into a few reused buffers (the decompressed text
 // never exists whole).
 // The object around the array is parsed at the end as a small document.
 // Anything unusual (a JSON error, no place to cut, ambiguous ids) makes
@@ -24,7 +24,7 @@
 
 namespace attnscope::reader {
 
-struct Window {
+struct Chunk {
   char* text = nullptr;  // "[...]" followed by SIMDJSON_PADDING readable bytes
   size_t len = 0;
   uint64_t offset = 0;  // of text[0] in the whole JSON text
@@ -32,17 +32,17 @@ struct Window {
   size_t slot = 0;      // the source's bookkeeping
 };
 
-class WindowSource {
+class ChunkSource {
  public:
-  virtual ~WindowSource() = default;
-  // Blocks until the next window is ready; false at the end, after stop()
+  virtual ~ChunkSource() = default;
+  // Blocks until the next chunk is ready; false at the end, after stop()
   // or when the source failed.
-  virtual bool next(Window* w) = 0;
+  virtual bool next(Chunk* w) = 0;
   // The parser is done with `w`: its bytes may be restored, reused or dropped.
-  virtual void release(const Window& w) = 0;
-  // A parser failed: hand out no more windows.
+  virtual void release(const Chunk& w) = 0;
+  // A parser failed: hand out no more chunks.
   virtual void stop() = 0;
-  // After next() returned false: did every window come out?
+  // After next() returned false: did every chunk come out?
   virtual bool complete() const = 0;
   // The trace object without its events ("traceEvents": []), after the end.
   virtual std::string metadataJson() const = 0;
@@ -54,16 +54,16 @@ class WindowSource {
   virtual uint64_t expectedBytes() const = 0;
 };
 
-// Windows over `text` (n bytes, object form, first non-blank byte at
+// Chunks over `text` (n bytes, object form, first non-blank byte at
 // `first`), or nullptr when it has no usable shape. With dropParsedPages,
 // `text` is a private file mapping whose parsed pages may be discarded.
-std::unique_ptr<WindowSource> textWindows(char* text, size_t n, size_t skip, const ReaderLimits& limits,
+std::unique_ptr<ChunkSource> textWindows(char* text, size_t n, size_t skip, const ReaderLimits& limits,
                                           bool dropParsedPages);
 
-// Windows over the decompressed text of a gzip stream.
-std::unique_ptr<WindowSource> gzipWindows(const char* data, size_t size, const ReaderLimits& limits);
+// Chunks over the decompressed text of a gzip stream.
+std::unique_ptr<ChunkSource> gzipWindows(const char* data, size_t size, const ReaderLimits& limits);
 
 // Nothing: use the one-pass reader. Otherwise the store, or a fatal error.
-std::optional<LoadResult> parseWindows(WindowSource& src, const std::string& path, const ReaderLimits& limits);
+std::optional<LoadResult> parseWindows(ChunkSource& src, const std::string& path, const ReaderLimits& limits);
 
 }  // namespace attnscope::reader

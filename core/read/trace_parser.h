@@ -1,6 +1,6 @@
 // Internal to the reader: one trace event (a simdjson On-Demand object) into
 // an EventStoreBuilder, plus the helpers that the one-pass reader
-// (trace_reader.cpp) and the windowed reader (trace_windows.cpp) share.
+// (trace_reader.cpp) and the chunked reader (trace_chunks.cpp) share.
 //
 // Every file that includes this must be compiled with the same SIMD flags
 // (core/CMakeLists.txt): simdjson::ondemand names the kernel they select.

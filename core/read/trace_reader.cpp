@@ -212,9 +212,9 @@ bool validUtf8(const char* p, size_t n, const ReaderLimits& limits) {
 }
 
 // Parses `text` (n bytes followed by SIMDJSON_PADDING writable bytes).
-// Large object-form texts go through the windowed reader first (`mapped`: the
+// Large object-form texts go through the chunked reader first (`mapped`: the
 // text is a private file mapping whose parsed pages may be dropped); the
-// one-pass reader takes anything else and whatever the windows could not.
+// one-pass reader takes anything else and whatever the chunks could not.
 LoadResult parseBuffer(char* text, size_t n, const std::string& path, const ReaderLimits& limits, bool mapped,
                        bool tryWindows = true) {
   // A UTF-8 byte order mark is allowed and skipped.
@@ -281,15 +281,15 @@ LoadResult parseBuffer(char* text, size_t n, const std::string& path, const Read
 }
 
 
-// A .gz: inflated as a stream into the windowed reader when large (the
-// whole text never exists at once); otherwise, or when the windows cannot
+// A .gz: inflated as a stream into the chunked reader when large (the
+// whole text never exists at once); otherwise, or when the chunks cannot
 // take it, decompressed whole for the one-pass reader.
 LoadResult parseGzip(const char* data, size_t size, const std::string& path, const ReaderLimits& limits,
                      LoadTimings tm) {
-  bool windowsTried = false;
+  bool chunksTried = false;
   const uint64_t hint = gzipSizeHint(data, size);
   if ((hint >= size ? hint : uint64_t{size} * 8) >= limits.parallelMinBytes && limits.maxDepth >= 2) {
-    windowsTried = true;
+    chunksTried = true;
     auto src = gzipWindows(data, size, limits);
     if (auto r = parseWindows(*src, path, limits)) {
       r->timings.read = tm.read;
@@ -303,7 +303,7 @@ LoadResult parseGzip(const char* data, size_t size, const std::string& path, con
   if (!gunzip(data, size, limits.maxDecompressedBytes, simdjson::SIMDJSON_PADDING, &out, &outSize, &err))
     return fail(path, err);
   tm.decompress = secondsSince(td);
-  LoadResult r = parseBuffer(out.data(), outSize, path, limits, false, !windowsTried);
+  LoadResult r = parseBuffer(out.data(), outSize, path, limits, false, !chunksTried);
   r.timings.read = tm.read;
   r.timings.decompress = tm.decompress;
   return r;

@@ -20,14 +20,14 @@ struct ReaderLimits {
   uint32_t maxDepth = 256;                     // JSON nesting
   uint32_t maxStringBytes = 1u << 20;          // one name or arg string
   uint64_t maxEvents = 200'000'000;
-  // Texts at least this large (object form) are parsed in windows of whole
+  // Texts at least this large (object form) are parsed in chunks of whole
   // events on several threads, gzip streams inflated as they are parsed;
   // anything unusual falls back to the one-pass reader.
   uint64_t parallelMinBytes = 4ull << 20;
-  // Window size: at most this, at least 4 KiB, about an eighth of the text
-  // below 8 MiB (enough windows to share between threads). Small windows
+  // Chunk size: at most this, at least 4 KiB, about an eighth of the text
+  // below 8 MiB (enough chunks to share between threads). Small chunks
   // keep each parser's buffers in cache and reused (fresh pages cost).
-  uint64_t windowBytes = 1ull << 20;
+  uint64_t chunkBytes = 1ull << 20;
 };
 
 struct LoadError {
@@ -51,7 +51,7 @@ struct LoadResult {
   // Non-fatal: e.g. "JSON ends early at byte 1234: kept the 120 events before it".
   std::string warning;
   uint64_t jsonBytes = 0;  // size of the (decompressed) JSON text
-  uint64_t windows = 0;    // windows the events were parsed in (0: one pass)
+  uint64_t chunks = 0;    // chunks the events were parsed in (0: one pass)
   bool ok() const { return store.has_value(); }
 };
 

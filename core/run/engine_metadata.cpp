@@ -27,7 +27,7 @@ std::optional<EngineMetadata> readEngineMetadata(const EventStore& store) {
       if (it["iteration"].get_int64().get(i) || it["host_start_ns"].get_int64().get(a) ||
           it["host_end_ns"].get_int64().get(b))
         continue;
-      StepWindow w;
+      EngineStep w;
       w.name = i == 0 ? std::string(name) : std::string(name) + " #" + std::to_string(i + 1);
       w.wrapped = wrapped;
       w.hostStartNs = a;
@@ -37,7 +37,7 @@ std::optional<EngineMetadata> readEngineMetadata(const EventStore& store) {
   }
   // Steps in time order (the metadata groups them by step).
   std::stable_sort(m.windows.begin(), m.windows.end(),
-                   [](const StepWindow& x, const StepWindow& y) { return x.hostStartNs < y.hostStartNs; });
+                   [](const EngineStep& x, const EngineStep& y) { return x.hostStartNs < y.hostStartNs; });
   simdjson::dom::object timing;
   if (!doc["timing"].get_object().get(timing)) {
     for (auto [method, v] : timing) {

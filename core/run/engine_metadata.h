@@ -16,7 +16,7 @@ namespace attnscope {
 
 struct EngineMetadata {
   std::string args;                 // the run's canonical command line options
-  std::vector<StepWindow> windows;  // every step of every iteration ("SCALE", "SCALE #2", ...)
+  std::vector<EngineStep> windows;  // every step of every iteration ("SCALE", "SCALE #2", ...)
   // method ("cupti", "events", "host", "host-sync", "torch") -> per iteration -> per step, ns
   std::map<std::string, std::vector<std::vector<int64_t>>> timing;
   std::map<std::string, std::string> measures;  // method -> what it measures, in words

@@ -19,7 +19,7 @@ enum class ScaleMode { DeviceTensor, HostScalar };
 enum class TimingMethod { Cupti, Events, Host, HostSync, Torch, Count };
 inline constexpr int kTimingMethodCount = static_cast<int>(TimingMethod::Count);
 
-// The question's four steps, in order.
+// The attention block's four steps, in order.
 inline constexpr int kStepCount = 4;
 inline constexpr std::array<std::string_view, kStepCount> kStepNames = {
     "QK MATMUL", "SCALE", "SOFTMAX PASS", "AV MATMUL"};

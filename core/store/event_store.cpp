@@ -170,7 +170,9 @@ EventId lookup(const std::vector<std::pair<int64_t, EventId>>& v, int64_t key) {
 }  // namespace
 
 EventId EventStore::callOfCorrelation(int64_t correlation) const { return lookup(callByCorr_, correlation); }
-EventId EventStore::opOfExternalId(int64_t externalId) const { return lookup(opByExt_, externalId); }
+EventId EventStore::opOfExternalId(int64_t externalId) const {
+  return externalId > 0 ? lookup(opByExt_, externalId) : kNoEvent;
+}
 
 std::pair<EventId, EventId> EventStore::visibleRange(uint32_t laneIdx, int64_t t0,
                                                       int64_t t1) const {

@@ -191,6 +191,7 @@ class EventStore {
   // carrying External id `externalId`; kNoEvent when there is none. Built
   // once: a hostile trace may give one id to thousands of events.
   EventId callOfCorrelation(int64_t correlation) const;
+  // The cpu_op (else user_annotation) carrying External id `externalId` (kNoEvent for ids <= 0).
   EventId opOfExternalId(int64_t externalId) const;
 
   // Events of a lane overlapping [t0, t1): binary search on start plus the

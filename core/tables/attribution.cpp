@@ -17,16 +17,15 @@ EventId enclosingOp(const EventStore& s, EventId ev) {
   return kNoEvent;
 }
 
-EventId opByExternalId(const EventStore& s, int64_t ext) { return ext > 0 ? s.opOfExternalId(ext) : kNoEvent; }
 
 GpuOwner gpuOwner(const EventStore& s, EventId gpu) {
   GpuOwner o;
   o.launch = launchOf(s, gpu);
   if (o.launch != kNoEvent) {
     o.op = enclosingOp(s, o.launch);
-    if (o.op == kNoEvent) o.op = opByExternalId(s, s.event(o.launch).externalId);
+    if (o.op == kNoEvent) o.op = s.opOfExternalId(s.event(o.launch).externalId);
   }
-  if (o.op == kNoEvent) o.op = opByExternalId(s, s.event(gpu).externalId);
+  if (o.op == kNoEvent) o.op = s.opOfExternalId(s.event(gpu).externalId);
   return o;
 }
 

@@ -19,8 +19,6 @@ bool isGpuWork(Family f);
 EventId launchOf(const EventStore& s, EventId gpu);
 // Innermost cpu_op or user_annotation enclosing `ev` on its thread, or kNoEvent.
 EventId enclosingOp(const EventStore& s, EventId ev);
-// The cpu_op (else user_annotation) carrying External id `ext`, or kNoEvent.
-EventId opByExternalId(const EventStore& s, int64_t ext);
 
 struct GpuOwner {
   EventId launch = kNoEvent;  // the runtime/driver call that queued it

@@ -551,7 +551,7 @@ std::vector<OverheadOwnership> torchOverheadOwnership(const EventStore& store) {
     if (ext <= 0 || !listed.insert(ext).second) continue;
     OverheadOwnership o;
     o.overhead = i;
-    o.op = opByExternalId(store, ext);
+    o.op = store.opOfExternalId(ext);
     for (EventId id : store.byExternalId(ext))
       if (isGpuWork(store.event(id).family)) o.gpu.push_back(id);
     if (!o.gpu.empty()) out.push_back(std::move(o));

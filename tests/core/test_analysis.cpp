@@ -1,4 +1,4 @@
-// Analysis on the real H200 captures: every expected figure below can be
+// Explanation on the real H200 captures: every expected figure below can be
 // checked by hand in the trace JSON (ts/dur in microseconds there).
 #include <QFile>
 #include <QtTest>
@@ -44,7 +44,7 @@ class AnalysisTest : public QObject {
   // 5367878834240.143 + 540.41 = 5367878834780.553, inside the wait.
   void scaleSyncAwaitsTheQkGemm() {
     const EventStore s = load("kineto/softmax_8x16x1024x64.json");
-    const Analysis a = analyzeTrace(s);
+    const Explanation a = explainTrace(s);
     const SyncWait* w = nullptr;
     for (const auto& x : a.syncWaits)
       if (x.api == "cudaStreamSynchronize") w = &x;
@@ -147,7 +147,7 @@ class AnalysisTest : public QObject {
 
   void stepsFromAnnotationsAndTopLevelOps() {
     const EventStore s = load("kineto/softmax_8x16x1024x64.json");
-    const Analysis a = analyzeTrace(s);
+    const Explanation a = explainTrace(s);
     QCOMPARE(a.stepSource, std::string("annotations"));
     QCOMPARE(a.steps.size(), size_t{10});
     const StepReport* sp = nullptr;
@@ -168,8 +168,8 @@ class AnalysisTest : public QObject {
   void engineWindowsAreUsedWhenGiven() {
     const EventStore s = load("kineto/softmax_8x16x1024x64.json");
     // The SOFTMAX PASS annotation's host window, given as an engine step.
-    const std::vector<StepWindow> w{{"SOFTMAX PASS", true, 5367878834984435, 5367878835138263}};
-    const Analysis a = analyzeTrace(s, &w);
+    const std::vector<EngineStep> w{{"SOFTMAX PASS", true, 5367878834984435, 5367878835138263}};
+    const Explanation a = explainTrace(s, &w);
     QCOMPARE(a.stepSource, std::string("engine"));
     QCOMPARE(a.steps.size(), size_t{1});
     QCOMPARE(a.steps[0].gpuAttributedNs, int64_t{259261});
@@ -179,7 +179,7 @@ class AnalysisTest : public QObject {
   void eventFallbackSaysWhatItsTimeMeasures() {
     for (const char* name : {"softmax_8x16x1024x64_w3", "none_8x16x1024x64_w3", "full+sync_8x16x1024x64_w3"}) {
       const EventStore s = load(QString("event-fallback/%1.json").arg(name));
-      const Analysis a = analyzeTrace(s);
+      const Explanation a = explainTrace(s);
       QCOMPARE(a.ledger.timing, std::string("cuda_events"));
       QCOMPARE(a.ledger.gpuActivities, uint64_t{0});
       QVERIFY(a.ledger.cudaEventRecords > 0);

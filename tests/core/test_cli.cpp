@@ -131,7 +131,7 @@ class CliTest : public QObject {
       QTest::newRow(qPrintable(f[0] + " — " + f[3])) << path << f[1].toInt() << f[2] << extra;
       ++n;
     }
-    QVERIFY2(n >= 30, "the hostile corpus needs at least 30 files (issue 8)");
+    QVERIFY2(n >= 30, "the hostile corpus needs at least 30 files");
   }
   void malformedCorpus() {
     QFETCH(QString, file);

@@ -94,7 +94,7 @@ class EngineFixturesTest : public QObject {
     QVERIFY2(qkHost < qkGpu / 4, "QK MATMUL's host time is launch cost");
     QVERIFY2(scaleHost > qkGpu / 2, "SCALE's host time is the QK GEMM's GPU time");
     QVERIFY2(host->timing.at("host")[0][1] < scaleHost / 5, "no hidden sync with a host scalar");
-    const Analysis an = analyzeTrace(load("softmax_none_8x16x1024x64.json"));
+    const Explanation an = explainTrace(load("softmax_none_8x16x1024x64.json"));
     QCOMPARE(an.stepSource, std::string("engine"));
     QCOMPARE(an.steps.size(), size_t{4});
     QCOMPARE(an.steps[1].name, std::string("SCALE"));

@@ -292,7 +292,7 @@ class ReaderTest : public QObject {
                              std::string(1u << 20, ' ') + "\n" + ev + "]}";
     ReaderLimits lim;
     lim.parallelMinBytes = 4096;
-    lim.windowBytes = 1u << 16;
+    lim.chunkBytes = 1u << 16;
     for (const std::string& input : {text, gzipOf(text)}) {
       QElapsedTimer t;
       t.start();
@@ -360,12 +360,12 @@ class ReaderTest : public QObject {
     seqLim.parallelMinBytes = UINT64_MAX;
     ReaderLimits parLim;
     parLim.parallelMinBytes = 1;
-    parLim.windowBytes = window;
+    parLim.chunkBytes = window;
     LoadResult a = loadTrace(path.toStdString(), seqLim);
     LoadResult b = loadTrace(path.toStdString(), parLim);
     QVERIFY(a.ok() && b.ok());
-    QCOMPARE(a.windows, uint64_t{0});
-    QVERIFY(b.windows >= (window < (1 << 20) ? 16u : 2u));
+    QCOMPARE(a.chunks, uint64_t{0});
+    QVERIFY(b.chunks >= (window < (1 << 20) ? 16u : 2u));
     QCOMPARE(b.warning, a.warning);
     QCOMPARE(b.jsonBytes, a.jsonBytes);
     const EventStore& x = *a.store;
@@ -408,13 +408,13 @@ class ReaderTest : public QObject {
     seq.parallelMinBytes = UINT64_MAX;
     ReaderLimits win;
     win.parallelMinBytes = 1;
-    win.windowBytes = 4096;
+    win.chunkBytes = 4096;
     for (bool gz : {false, true}) {
       const std::string text = gz ? gzipOf(t) : t;
       LoadResult a = parse(text, seq);
       LoadResult b = parse(text, win);
       QVERIFY(a.ok() && b.ok());
-      QVERIFY(b.windows > 20);
+      QVERIFY(b.chunks > 20);
       QCOMPARE(b.store->events().size(), size_t{2999});
       QCOMPARE(b.store->bad(BadKind::MissingField).count, uint64_t{1});
       QCOMPARE(b.store->bad(BadKind::MissingField).firstOffset, a.store->bad(BadKind::MissingField).firstOffset);
@@ -442,11 +442,11 @@ class ReaderTest : public QObject {
     t += "\n]}";
     ReaderLimits win;
     win.parallelMinBytes = 1;
-    win.windowBytes = 8192;
+    win.chunkBytes = 8192;
     const std::string gz = gzipOf(t);
     LoadResult whole = parse(gz, win);
     QVERIFY(whole.ok());
-    QVERIFY(whole.windows > 20);
+    QVERIFY(whole.chunks > 20);
     QCOMPARE(whole.store->events().size(), size_t{20000});
     LoadResult cut = parse(gz.substr(0, gz.size() * 2 / 3), win);
     QVERIFY(!cut.ok());

@@ -22,7 +22,7 @@ inline ReaderLimits fuzzLimits() {
   limits.maxStringBytes = 1u << 16;
   limits.maxEvents = 200000;
   limits.parallelMinBytes = 4096;  // reach the windowed path with small inputs too
-  limits.windowBytes = 1u << 16;   // and cut them often (a gzip's trailer may claim 4 GiB)
+  limits.chunkBytes = 1u << 16;   // and cut them often (a gzip's trailer may claim 4 GiB)
   return limits;
 }
 

@@ -107,7 +107,7 @@ class TestTimeline : public QObject {
     TimeAxis a;
     a.setBounds(start - 10 * span, start + 10 * span);
     a.setWidth(width);
-    a.setWindow(start, span);
+    a.setVisibleRange(start, span);
     QCOMPARE(a.start(), start);
     QCOMPARE(a.span(), span);
     QVERIFY(std::abs(a.x(t) - x) < 1e-6);
@@ -128,7 +128,7 @@ class TestTimeline : public QObject {
     TimeAxis a;
     a.setBounds(0, 100'000'000);
     a.setWidth(1000);
-    a.setWindow(20'000'000, 10'000'000);
+    a.setVisibleRange(20'000'000, 10'000'000);
     const int64_t before = a.time(x);
     a.zoomAt(x, factor);
     QVERIFY(std::abs(a.span() - static_cast<int64_t>(10'000'000 / factor)) <= 1);
@@ -152,7 +152,7 @@ class TestTimeline : public QObject {
     TimeAxis a;
     a.setBounds(0, span * 10);
     a.setWidth(1000);
-    a.setWindow(span, span);
+    a.setVisibleRange(span, span);
     const auto ticks = axisTicks(a, 0, 100);
     std::vector<int64_t> major;
     for (const Tick& t : ticks) {
@@ -273,7 +273,7 @@ class TestTimeline : public QObject {
     QVERIFY(loaded.wait(30000));
     const auto s = loaded.takeFirst().at(0).value<std::shared_ptr<const TraceSnapshot>>();
     panel.setSnapshot(s);
-    const Analysis& a = panel.analysis();
+    const Explanation& a = panel.analysis();
     const int softmax = findStepByName(a, "SOFTMAX PASS");
     QVERIFY(softmax >= 0);
     QVERIFY(panel.explainByName(QStringLiteral("SOFTMAX PASS")));

@@ -266,22 +266,22 @@ void TestWorkbench::runPanelPresets() {
   RunConfig base;
   base.shape = {2, 4, 128, 32};
   base.device = RunDevice::Cpu;
-  const RunConfig q = RunPanel::presetConfig(RunPreset::QuestionCode, base);
+  const RunConfig q = RunPanel::presetConfig(RunPreset::WrapSoftmaxOnly, base);
   QCOMPARE(q.wrap, (std::array<bool, 4>{false, false, true, false}));
   QVERIFY(q.wrapFull);
   QCOMPARE(q.sync, SyncMode::None);
   QCOMPARE(q.scale, ScaleMode::DeviceTensor);
   QCOMPARE(q.shape, base.shape);  // presets leave the workload size alone
   QCOMPARE(q.device, RunDevice::Cpu);
-  const RunConfig a = RunPanel::presetConfig(RunPreset::AnswerAdvice, base);
+  const RunConfig a = RunPanel::presetConfig(RunPreset::SyncAtEnd, base);
   QCOMPARE(a.wrap, (std::array<bool, 4>{false, false, false, false}));
   QVERIFY(a.wrapFull);
   QCOMPARE(a.sync, SyncMode::End);
-  const RunConfig e = RunPanel::presetConfig(RunPreset::EverythingWrapped, base);
+  const RunConfig e = RunPanel::presetConfig(RunPreset::WrapEveryStep, base);
   QCOMPARE(e.wrap, (std::array<bool, 4>{true, true, true, true}));
   QVERIFY(e.wrapFull);
   RunPanel panel;
-  panel.applyPreset(RunPreset::AnswerAdvice);
+  panel.applyPreset(RunPreset::SyncAtEnd);
   QVERIFY(panel.commandArguments(QStringLiteral("x.json")).join(QLatin1Char(' ')).contains(QStringLiteral("--wrap full --sync end")));
 }
 

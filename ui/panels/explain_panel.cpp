@@ -93,24 +93,24 @@ void ExplainPanel::setStore(std::shared_ptr<const EventStore> store) {
     return;
   }
   header_->setText(tr("Analyzing…"));
-  auto* watcher = new QFutureWatcher<std::shared_ptr<const Analysis>>(this);
-  connect(watcher, &QFutureWatcher<std::shared_ptr<const Analysis>>::finished, this,
+  auto* watcher = new QFutureWatcher<std::shared_ptr<const Explanation>>(this);
+  connect(watcher, &QFutureWatcher<std::shared_ptr<const Explanation>>::finished, this,
           [this, watcher, gen, store] {
             auto a = watcher->result();
             watcher->deleteLater();
             if (gen != generation_) return;
             showAnalysis(store, a);
           });
-  watcher->setFuture(QtConcurrent::run([store]() -> std::shared_ptr<const Analysis> {
+  watcher->setFuture(QtConcurrent::run([store]() -> std::shared_ptr<const Explanation> {
     try {
-      return std::make_shared<const Analysis>(analyzeTrace(*store));  // engine windows included
+      return std::make_shared<const Explanation>(explainTrace(*store));  // engine windows included
     } catch (const std::exception&) {
       return nullptr;
     }
   }));
 }
 
-void ExplainPanel::setAnalysis(std::shared_ptr<const EventStore> store, std::shared_ptr<const Analysis> a) {
+void ExplainPanel::setAnalysis(std::shared_ptr<const EventStore> store, std::shared_ptr<const Explanation> a) {
   ++generation_;
   showAnalysis(std::move(store), std::move(a));
 }
@@ -123,7 +123,7 @@ void ExplainPanel::clearCards() {
   }
 }
 
-QWidget* ExplainPanel::stepCard(const EventStore& s, const Analysis& a, const StepReport& st) {
+QWidget* ExplainPanel::stepCard(const EventStore& s, const Explanation& a, const StepReport& st) {
   QFrame* f = card(cards_);
   auto* g = new QVBoxLayout(f);
   g->setContentsMargins(8, 6, 8, 6);
@@ -214,7 +214,7 @@ QWidget* ExplainPanel::syncCard(const EventStore& s, const SyncWait& w, int inde
   return f;
 }
 
-void ExplainPanel::showAnalysis(std::shared_ptr<const EventStore> store, std::shared_ptr<const Analysis> a) {
+void ExplainPanel::showAnalysis(std::shared_ptr<const EventStore> store, std::shared_ptr<const Explanation> a) {
   clearCards();
   store_ = std::move(store);
   analysis_ = std::move(a);
@@ -223,7 +223,7 @@ void ExplainPanel::showAnalysis(std::shared_ptr<const EventStore> store, std::sh
     emit analyzed();
     return;
   }
-  const Analysis& an = *analysis_;
+  const Explanation& an = *analysis_;
   const Ledger& l = an.ledger;
   QString source;
   if (an.stepSource == "engine") source = tr("the engine's step windows");

@@ -2,8 +2,8 @@
 // window, the GPU work it launched and when that ran, GPU busy time in
 // its window, CUDA events) and the verdicts about it in plain words; every
 // sync wait with its op chain and the GPU work it waited for; the
-// accounting ledger and the trace-wide verdicts. Analysis runs off the UI
-// thread (core's analyzeTrace, with the engine's step windows when the
+// accounting ledger and the trace-wide verdicts. Explanation runs off the UI
+// thread (core's explainTrace, with the engine's step windows when the
 // trace has them).
 #pragma once
 
@@ -29,20 +29,20 @@ class ExplainPanel : public QWidget {
   // supersedes an older one that is still running.
   void setStore(std::shared_ptr<const EventStore> store);
   // Shows an analysis already made (the loader's); supersedes a running one.
-  void setAnalysis(std::shared_ptr<const EventStore> store, std::shared_ptr<const Analysis> a);
-  const Analysis* analysis() const { return analysis_.get(); }
+  void setAnalysis(std::shared_ptr<const EventStore> store, std::shared_ptr<const Explanation> a);
+  const Explanation* analysis() const { return analysis_.get(); }
   // The cards' text, for tests and copying.
   QString plainText() const;
 
   // Builds the cards synchronously (used by setStore on completion).
-  void showAnalysis(std::shared_ptr<const EventStore> store, std::shared_ptr<const Analysis> a);
+  void showAnalysis(std::shared_ptr<const EventStore> store, std::shared_ptr<const Explanation> a);
 
  signals:
   void analyzed();
   void glossaryRequested(const QString& key);
 
  private:
-  QWidget* stepCard(const EventStore& s, const Analysis& a, const StepReport& st);
+  QWidget* stepCard(const EventStore& s, const Explanation& a, const StepReport& st);
   QWidget* syncCard(const EventStore& s, const SyncWait& w, int index);
   void clearCards();
 
@@ -51,7 +51,7 @@ class ExplainPanel : public QWidget {
   QWidget* cards_;
   QVBoxLayout* cardsLayout_;
   std::shared_ptr<const EventStore> store_;
-  std::shared_ptr<const Analysis> analysis_;
+  std::shared_ptr<const Explanation> analysis_;
   quint64 generation_ = 0;
 };
 

@@ -52,7 +52,7 @@ std::optional<EngineMeta> parseEngineMeta(const std::string& json) {
     for (const QJsonValue iv : s.value(QStringLiteral("iterations")).toArray()) {
       const QJsonObject it = iv.toObject();
       const int i = it.value(QStringLiteral("iteration")).toInt();
-      StepWindow w;
+      EngineStep w;
       w.name = (i == 0 ? name : QStringLiteral("%1 #%2").arg(name).arg(i + 1)).toStdString();
       w.wrapped = wrapped;
       w.hostStartNs = static_cast<int64_t>(it.value(QStringLiteral("host_start_ns")).toDouble());
@@ -61,7 +61,7 @@ std::optional<EngineMeta> parseEngineMeta(const std::string& json) {
     }
   }
   std::stable_sort(m.windows.begin(), m.windows.end(),
-                   [](const StepWindow& a, const StepWindow& b) { return a.hostStartNs < b.hostStartNs; });
+                   [](const EngineStep& a, const EngineStep& b) { return a.hostStartNs < b.hostStartNs; });
   const QJsonObject timing = root.value(QStringLiteral("timing")).toObject();
   // Keep the engine's method order (cupti, events, host, host-sync, torch).
   for (int t = 0; t < kTimingMethodCount; ++t) {

@@ -31,7 +31,7 @@ struct EngineMeta {
   QString device;             // "cpu" or the GPU name
   QStringList stepNames;      // the four steps, in order
   QVector<bool> wrapped;
-  std::vector<StepWindow> windows;  // every step of every iteration, in time order
+  std::vector<EngineStep> windows;  // every step of every iteration, in time order
   QVector<TimingSeries> timing;
   QStringList notes;
   QString cupti;  // "ok" or why not

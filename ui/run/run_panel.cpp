@@ -79,9 +79,9 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
   auto* preset = new QComboBox(this);
   preset->setObjectName(QStringLiteral("preset"));
   preset->addItem(tr("Choose…"));
-  preset->addItem(tr("The question's code"), static_cast<int>(RunPreset::QuestionCode));
-  preset->addItem(tr("The answer's advice"), static_cast<int>(RunPreset::AnswerAdvice));
-  preset->addItem(tr("Everything wrapped"), static_cast<int>(RunPreset::EverythingWrapped));
+  preset->addItem(tr("Only SOFTMAX PASS wrapped, no sync"), static_cast<int>(RunPreset::WrapSoftmaxOnly));
+  preset->addItem(tr("Nothing wrapped, sync at the end"), static_cast<int>(RunPreset::SyncAtEnd));
+  preset->addItem(tr("Everything wrapped"), static_cast<int>(RunPreset::WrapEveryStep));
   preset->setItemData(1,
                       tr("SOFTMAX PASS and the whole block (MULTIHEAD_ATTENTION_FULL) in "
                          "record_function, no sync, scale by a device tensor: the shared H200 "
@@ -133,7 +133,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
   form->addRow(tr("S&ync:"), sync_);
   scale_ = new QComboBox(this);
   scale_->setObjectName(QStringLiteral("scale"));
-  scale_->addItem(tr("device tensor (as in the question)"), static_cast<int>(ScaleMode::DeviceTensor));
+  scale_->addItem(tr("device tensor: sqrt(tensor(d, device))"), static_cast<int>(ScaleMode::DeviceTensor));
   scale_->addItem(tr("host scalar"), static_cast<int>(ScaleMode::HostScalar));
   scale_->setToolTip(tr("qk / torch.sqrt(torch.tensor(d, device=cuda)) hides a host-to-device copy "
                         "and a cudaStreamSynchronize; a host scalar does not"));
@@ -341,19 +341,19 @@ RunConfig RunPanel::presetConfig(RunPreset p, const RunConfig& base) {
   RunConfig c = base;
   c.scale = ScaleMode::DeviceTensor;
   switch (p) {
-    case RunPreset::QuestionCode:
+    case RunPreset::WrapSoftmaxOnly:
       // The shared captures' "softmax" configuration (capture/kineto_traces.py):
       // MULTIHEAD_ATTENTION_FULL around the block, SOFTMAX PASS wrapped, no sync.
       c.wrap = {false, false, true, false};
       c.wrapFull = true;
       c.sync = SyncMode::None;
       break;
-    case RunPreset::AnswerAdvice:
+    case RunPreset::SyncAtEnd:
       c.wrap = {false, false, false, false};
       c.wrapFull = true;
       c.sync = SyncMode::End;
       break;
-    case RunPreset::EverythingWrapped:
+    case RunPreset::WrapEveryStep:
       c.wrap = {true, true, true, true};
       c.wrapFull = true;
       c.sync = SyncMode::None;

@@ -21,7 +21,7 @@ class QSpinBox;
 
 namespace attnscope::ui {
 
-enum class RunPreset { QuestionCode, AnswerAdvice, EverythingWrapped };
+enum class RunPreset { WrapSoftmaxOnly, SyncAtEnd, WrapEveryStep };
 
 class RunPanel : public QWidget {
   Q_OBJECT

@@ -124,7 +124,7 @@ MainWindow::MainWindow(QWidget* parent)
   // Only the sorted column keeps room for the arrow: refit when it moves.
   connect(header, &QHeaderView::sortIndicatorChanged, this, [this] { fitColumns(); });
   view_->viewport()->installEventFilter(this);
-  // The timeline on top, the table below (issue 6); selection shared.
+  // The timeline on top, the table below; selection shared.
   auto* split = new QSplitter(Qt::Vertical, central);
   split->setObjectName(QStringLiteral("timelineSplitter"));
   timeline_ = new TimelinePanel(split);

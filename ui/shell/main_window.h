@@ -44,7 +44,7 @@ class MainWindow : public QMainWindow {
 
   const std::shared_ptr<const TraceSnapshot>& snapshot() const { return snapshot_; }
   QTableView* tableView() const { return view_; }
-  TimelinePanel* timeline() const { return timeline_; }  // the central timeline (issue 6)
+  TimelinePanel* timeline() const { return timeline_; }
   KeyAveragesModel* model() const { return model_; }
   KeyAveragesProxy* proxy() const { return proxy_; }
 

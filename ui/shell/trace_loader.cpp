@@ -36,7 +36,7 @@ TraceLoadOutcome finish(LoadResult result, const QString& path, bool bundled,
   snap->byInputShape = std::make_shared<const KeyAverages>(std::move(torch.byInputShape));
   snap->correctedByName = std::make_shared<const KeyAverages>(std::move(corrected.byName));
   snap->correctedByInputShape = std::make_shared<const KeyAverages>(std::move(corrected.byInputShape));
-  snap->analysis = std::make_shared<const Analysis>(analyzeTrace(*store));
+  snap->analysis = std::make_shared<const Explanation>(explainTrace(*store));
   snap->store = std::move(store);
   snap->path = path;
   snap->displayName = QFileInfo(path).fileName();

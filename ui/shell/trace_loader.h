@@ -25,9 +25,9 @@ struct TraceSnapshot {
   // The same with Attribution::Corrected (each GPU activity owned by the op that launched it).
   std::shared_ptr<const KeyAverages> correctedByName;
   std::shared_ptr<const KeyAverages> correctedByInputShape;
-  // Steps, sync waits, verdicts (core's analyzeTrace), computed with the rest
+  // Steps, sync waits, verdicts (core's explainTrace), computed with the rest
   // off the UI thread and shared by the timeline and the explanation panel.
-  std::shared_ptr<const Analysis> analysis;
+  std::shared_ptr<const Explanation> analysis;
   QString path;         // the file, or the resource path of the bundled sample
   QString displayName;  // file name for titles
   QString warning;      // non-fatal reader warning ("JSON ends early ...")

@@ -343,9 +343,9 @@ void Workbench::buildMenus() {
   run->addAction(cancelAct_);
   run->addSeparator();
   QMenu* presets = run->addMenu(tr("&Presets"));
-  presets->addAction(tr("The &question's code"), this, [this] { runPanel_->applyPreset(RunPreset::QuestionCode); });
-  presets->addAction(tr("The &answer's advice"), this, [this] { runPanel_->applyPreset(RunPreset::AnswerAdvice); });
-  presets->addAction(tr("&Everything wrapped"), this, [this] { runPanel_->applyPreset(RunPreset::EverythingWrapped); });
+  presets->addAction(tr("Only &SOFTMAX PASS wrapped, no sync"), this, [this] { runPanel_->applyPreset(RunPreset::WrapSoftmaxOnly); });
+  presets->addAction(tr("&Nothing wrapped, sync at the end"), this, [this] { runPanel_->applyPreset(RunPreset::SyncAtEnd); });
+  presets->addAction(tr("&Everything wrapped"), this, [this] { runPanel_->applyPreset(RunPreset::WrapEveryStep); });
   run->addSeparator();
   run->addAction(compareAct_);
 

@@ -1,4 +1,4 @@
-// Everything around the main window's central area (issue 5): the docks
+// Everything around the main window's central area: the docks
 // (run panel, runs list, explanation, "why is this zero?", plots, compare,
 // glossary), the File menu's recent files / Save run / Export table /
 // Export trace, the Edit, Run, View and Help menus, the toolbars, the table

@@ -14,7 +14,7 @@ void TimeAxis::setBounds(int64_t lo, int64_t hi) {
 
 void TimeAxis::setWidth(int width) { width_ = std::max(1, width); }
 
-void TimeAxis::setWindow(int64_t start, int64_t span) {
+void TimeAxis::setVisibleRange(int64_t start, int64_t span) {
   start_ = start;
   span_ = span;
   clamp();

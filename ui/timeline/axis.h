@@ -20,11 +20,11 @@ class TimeAxis {
   int64_t boundsLo() const { return lo_; }
   int64_t boundsHi() const { return hi_; }
 
-  // The visible window [start, start + span).
+  // The visible range [start, start + span).
   int64_t start() const { return start_; }
   int64_t span() const { return span_; }
   int64_t end() const { return start_ + span_; }
-  void setWindow(int64_t start, int64_t span);  // clamped to the bounds (with a margin)
+  void setVisibleRange(int64_t start, int64_t span);  // clamped to the bounds (with a margin)
   void fitAll();
 
   double nsPerPixel() const { return static_cast<double>(span_) / width_; }
@@ -48,7 +48,7 @@ struct Tick {
   std::string label;  // major ticks only
 };
 
-// Ticks for the visible window: the step is 1, 2 or 5 x 10^k ns with about
+// Ticks for the visible range: the step is 1, 2 or 5 x 10^k ns with about
 // `minPixels` between labelled ticks, labels relative to `origin` in the
 // unit that suits the step (ns, us, ms, s).
 std::vector<Tick> axisTicks(const TimeAxis& axis, int64_t origin, int minPixels = 100);

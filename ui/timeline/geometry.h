@@ -1,5 +1,5 @@
 // What one frame of the timeline draws, computed from the index for a
-// visible time window, width and vertical band, and cached by the view
+// visible time range, width and vertical band, and cached by the view
 // until one of those changes. Each row becomes a list of items sorted by
 // x: an event box, or a fold (a run of events narrower than kFoldPixels,
 // drawn as one box that counts them). Fills are grouped by palette colour

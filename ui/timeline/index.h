@@ -1,7 +1,7 @@
 // The timeline's view of the event store: tracks (what the timeline draws
 // as one collapsible lane) made of rows, each row a start-sorted list of
 // event ids with a running maximum of their ends (the "end index"), so the
-// events of a row that overlap a time window are found by two binary
+// events of a row that overlap a time range are found by two binary
 // searches, never by walking the lane.
 //
 // Tracks: a CPU thread (rows = nesting depth: annotations, ops, runtime

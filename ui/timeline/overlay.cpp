@@ -43,7 +43,7 @@ std::string workNoun(const EventStore& s, const std::vector<Launch>& launches) {
 }
 
 // The step whose launches include GPU activity `gpu`, or "".
-std::string launchingStep(const Analysis& a, EventId gpu) {
+std::string launchingStep(const Explanation& a, EventId gpu) {
   for (const StepReport& st : a.steps) {
     for (const Launch& l : st.launches)
       if (l.gpu == gpu) return st.name;
@@ -51,7 +51,7 @@ std::string launchingStep(const Analysis& a, EventId gpu) {
   return {};
 }
 
-std::string syncSentence(const EventStore& s, const Analysis& a, const SyncWait& w,
+std::string syncSentence(const EventStore& s, const Explanation& a, const SyncWait& w,
                          int64_t hostNs) {
   std::string chain;
   for (size_t i = 0; i + 1 < w.opChain.size(); ++i) chain += (i ? " > " : "") + w.opChain[i];
@@ -74,7 +74,7 @@ std::string syncSentence(const EventStore& s, const Analysis& a, const SyncWait&
   return out;
 }
 
-void finish(const EventStore& s, const Analysis& a, ExplainOverlay& o) {
+void finish(const EventStore& s, const Explanation& a, ExplainOverlay& o) {
   for (const SyncWait& w : a.syncWaits) {
     if (w.startNs >= o.hostStartNs && w.startNs < o.hostEndNs) o.syncWaits.push_back(w);
   }
@@ -122,7 +122,7 @@ void finish(const EventStore& s, const Analysis& a, ExplainOverlay& o) {
 
 // The overlay of a step report (a step of the analysis or a window filled
 // by fillStepFigures).
-ExplainOverlay fromReport(const EventStore& s, const Analysis& a, StepReport&& r) {
+ExplainOverlay fromReport(const EventStore& s, const Explanation& a, StepReport&& r) {
   ExplainOverlay o;
   o.name = std::move(r.name);
   o.event = r.event;
@@ -139,13 +139,13 @@ ExplainOverlay fromReport(const EventStore& s, const Analysis& a, StepReport&& r
 
 }  // namespace
 
-ExplainOverlay overlayForStep(const EventStore& s, const Analysis& a, int step) {
+ExplainOverlay overlayForStep(const EventStore& s, const Explanation& a, int step) {
   if (step < 0 || step >= static_cast<int>(a.steps.size())) return {};
   StepReport r = a.steps[static_cast<size_t>(step)];
   return fromReport(s, a, std::move(r));
 }
 
-ExplainOverlay overlayForEvent(const EventStore& s, const Analysis& a, const StepIndex& index, EventId ev) {
+ExplainOverlay overlayForEvent(const EventStore& s, const Explanation& a, const StepIndex& index, EventId ev) {
   for (size_t i = 0; i < a.steps.size(); ++i) {
     if (a.steps[i].event == ev) return overlayForStep(s, a, static_cast<int>(i));
   }
@@ -160,7 +160,7 @@ ExplainOverlay overlayForEvent(const EventStore& s, const Analysis& a, const Ste
   return fromReport(s, a, std::move(r));
 }
 
-ExplainOverlay overlayForSteps(const EventStore& s, const Analysis& a, const StepIndex& index, int first,
+ExplainOverlay overlayForSteps(const EventStore& s, const Explanation& a, const StepIndex& index, int first,
                                int last, const std::string& name, const std::string& note) {
   if (first == last) {
     ExplainOverlay o = overlayForStep(s, a, first);
@@ -180,7 +180,7 @@ ExplainOverlay overlayForSteps(const EventStore& s, const Analysis& a, const Ste
   return o;
 }
 
-bool findRegion(const Analysis& a, std::string_view name, int* first, int* last, std::string* note) {
+bool findRegion(const Explanation& a, std::string_view name, int* first, int* last, std::string* note) {
   const auto n = static_cast<int>(a.steps.size());
   auto stepNamed = [&](std::string_view want, int from) {
     for (int i = std::max(from, 0); i < n; ++i)
@@ -194,7 +194,7 @@ bool findRegion(const Analysis& a, std::string_view name, int* first, int* last,
     *note = "";
     return *first >= 0 && *last >= *first;
   }
-  // The question workload's unwrapped steps, from the ops their code runs.
+  // The attention workload's unwrapped steps, from the ops their code runs.
   const std::string want = lower(name);
   const int qk = stepNamed("aten::matmul", 0);
   int softmax = stepNamed("SOFTMAX PASS", 0);
@@ -220,7 +220,7 @@ bool findRegion(const Analysis& a, std::string_view name, int* first, int* last,
   return true;
 }
 
-int findStepByName(const Analysis& a, std::string_view name) {
+int findStepByName(const Explanation& a, std::string_view name) {
   for (size_t i = 0; i < a.steps.size(); ++i)
     if (a.steps[i].name == name) return static_cast<int>(i);
   const std::string want = lower(name);

@@ -30,24 +30,24 @@ struct ExplainOverlay {
 };
 
 // A step of the analysis (index into a.steps).
-ExplainOverlay overlayForStep(const EventStore& s, const Analysis& a, int step);
+ExplainOverlay overlayForStep(const EventStore& s, const Explanation& a, int step);
 // Any user annotation or op; `index` is StepIndex(s).
-ExplainOverlay overlayForEvent(const EventStore& s, const Analysis& a, const StepIndex& index, EventId ev);
+ExplainOverlay overlayForEvent(const EventStore& s, const Explanation& a, const StepIndex& index, EventId ev);
 
 // Steps first..last (indexes into a.steps, inclusive) as one host window,
 // named `name`, with `note` said first in the legend.
-ExplainOverlay overlayForSteps(const EventStore& s, const Analysis& a, const StepIndex& index, int first,
+ExplainOverlay overlayForSteps(const EventStore& s, const Explanation& a, const StepIndex& index, int first,
                                int last, const std::string& name, const std::string& note);
 
 // A region by name when no step carries it: "A..B" (steps A through B), or
-// one of the question workload's steps (QK MATMUL, SCALE, SOFTMAX PASS, AV
+// one of the attention workload's steps (QK MATMUL, SCALE, SOFTMAX PASS, AV
 // MATMUL) left unwrapped in an imported trace, found from the ops its code
 // runs (SCALE: from the op after QK's aten::matmul up to the op before the
 // softmax). Returns false when it cannot be found; *note says how it was.
-bool findRegion(const Analysis& a, std::string_view name, int* first, int* last, std::string* note);
+bool findRegion(const Explanation& a, std::string_view name, int* first, int* last, std::string* note);
 
 // The step named `name` (exact, then case-insensitive), or -1.
-int findStepByName(const Analysis& a, std::string_view name);
+int findStepByName(const Explanation& a, std::string_view name);
 // The first user annotation (else op) named `name`, or kNoEvent.
 EventId findAnnotationOrOp(const EventStore& s, std::string_view name);
 

@@ -150,7 +150,7 @@ void TimelineView::paintHighlights(QPainter& p) {
       }
     }
   }
-  // The table's row: its events in the visible window.
+  // The table's row: its events in the visible range.
   if (!highlighted_.empty()) {
     p.setPen(QPen(kHighlight, 2));
     int drawn = 0;

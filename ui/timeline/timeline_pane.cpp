@@ -125,7 +125,7 @@ void TimelinePanel::setSnapshot(const std::shared_ptr<const TraceSnapshot>& snap
   // The loader analyzed the trace off the UI thread; snapshots made by hand
   // (tests) may not carry it.
   analysis_ = snap && snap->analysis ? snap->analysis
-              : std::make_shared<const Analysis>(store_ ? analyzeTrace(*store_) : Analysis{});
+              : std::make_shared<const Explanation>(store_ ? explainTrace(*store_) : Explanation{});
   stepIndex_.reset();
   if (store_) stepIndex_.emplace(*store_);
   view_->setStore(store_);

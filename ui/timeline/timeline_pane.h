@@ -29,7 +29,7 @@ class TimelinePanel : public QWidget {
 
   void setSnapshot(const std::shared_ptr<const TraceSnapshot>& snap);
   TimelineView* view() const { return view_; }
-  const Analysis& analysis() const { return *analysis_; }
+  const Explanation& analysis() const { return *analysis_; }
 
   // Overlay: a step of the analysis, any annotation/op, or by name (a step
   // first, then the first annotation or op so named). Zooms to it.
@@ -56,7 +56,7 @@ class TimelinePanel : public QWidget {
   QLabel* legend_ = nullptr;
   QLabel* details_ = nullptr;
   std::shared_ptr<const EventStore> store_;
-  std::shared_ptr<const Analysis> analysis_ = std::make_shared<const Analysis>();
+  std::shared_ptr<const Explanation> analysis_ = std::make_shared<const Explanation>();
   std::optional<StepIndex> stepIndex_;  // for overlays of events that are not steps
 };
 

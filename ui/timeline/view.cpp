@@ -71,7 +71,7 @@ int TimelineView::yOf(uint32_t track, uint32_t row) const {
 void TimelineView::changed() {
   syncScrollBars();
   viewport()->update();
-  emit windowChanged();
+  emit visibleRangeChanged();
 }
 
 void TimelineView::syncScrollBars() {
@@ -93,9 +93,9 @@ void TimelineView::syncScrollBars() {
 void TimelineView::onHorizontalScroll(int value) {
   if (syncingScroll_) return;
   const double full = static_cast<double>(axis_.boundsHi() - axis_.boundsLo());
-  axis_.setWindow(axis_.boundsLo() + static_cast<int64_t>(value * full / kScrollUnits), axis_.span());
+  axis_.setVisibleRange(axis_.boundsLo() + static_cast<int64_t>(value * full / kScrollUnits), axis_.span());
   viewport()->update();
-  emit windowChanged();
+  emit visibleRangeChanged();
 }
 
 void TimelineView::scrollContentsBy(int, int) { viewport()->update(); }
@@ -115,7 +115,7 @@ void TimelineView::zoomToRange(int64_t t0, int64_t t1, double margin) {
   if (t1 < t0) std::swap(t0, t1);
   const int64_t span = std::max<int64_t>(t1 - t0, TimeAxis::kMinSpanNs);
   const auto pad = static_cast<int64_t>(static_cast<double>(span) * margin);
-  axis_.setWindow(t0 - pad, span + 2 * pad);
+  axis_.setVisibleRange(t0 - pad, span + 2 * pad);
   changed();
 }
 
@@ -165,9 +165,9 @@ void TimelineView::revealEvent(EventId id) {
   const double w = axis_.x(e.end()) - axis_.x(e.start);
   if (w < 8 || axis_.span() < e.dur) {
     const int64_t span = std::max<int64_t>(e.dur * 3, 2000);
-    axis_.setWindow(e.start + e.dur / 2 - span / 2, span);
+    axis_.setVisibleRange(e.start + e.dur / 2 - span / 2, span);
   } else if (e.end() < axis_.start() || e.start > axis_.end()) {
-    axis_.setWindow(e.start + e.dur / 2 - axis_.span() / 2, axis_.span());
+    axis_.setVisibleRange(e.start + e.dur / 2 - axis_.span() / 2, axis_.span());
   }
   const int y = layout_.rowY(track, index_->rowOf(id));
   const int visibleH = viewport()->height() - kRulerHeight;
@@ -396,7 +396,7 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
   switch (drag_) {
     case Drag::Pan:
       if (dragMoved_) {
-        axis_.setWindow(pressStart_, axis_.span());
+        axis_.setVisibleRange(pressStart_, axis_.span());
         axis_.panPixels(pressPos_.x() - pos.x());
         verticalScrollBar()->setValue(pressScroll_ + pressPos_.y() - pos.y());
         changed();

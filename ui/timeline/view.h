@@ -45,7 +45,7 @@ class TimelineView : public QAbstractScrollArea {
   TimeAxis& axis() { return axis_; }
   const TimeAxis& axis() const { return axis_; }
 
-  // Window and zoom.
+  // Visible range and zoom.
   void fitAll();
   void zoomToRange(int64_t t0, int64_t t1, double margin = 0.05);
   void zoomToSelection();
@@ -94,7 +94,7 @@ class TimelineView : public QAbstractScrollArea {
   void eventSelected(attnscope::EventId id);  // kNoEvent when cleared
   void explainRequested(attnscope::EventId id);
   void rulerChanged(qint64 t0, qint64 t1);
-  void windowChanged();
+  void visibleRangeChanged();
 
  protected:
   void paintEvent(QPaintEvent* e) override;
