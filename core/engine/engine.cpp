@@ -22,7 +22,7 @@
 #include <sstream>
 
 #include "core/write/atomic_file.h"
-#include "core/write/json_out.h"
+#include "core/text/json_out.h"
 #include "core/run/run_capture.h"
 #include "core/read/trace_reader.h"
 #include "core/write/trace_writer.h"

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "core/write/json_out.h"
+#include "core/text/json_out.h"
 #include "core/engine/clock.h"
 #include "core/engine/cupti_collector.h"
 

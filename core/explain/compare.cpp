@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "core/write/json_out.h"
+#include "core/text/json_out.h"
 
 namespace attnscope {
 

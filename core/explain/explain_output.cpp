@@ -3,7 +3,7 @@
 
 #include "core/explain/explanation.h"
 #include "core/explain/glossary.h"
-#include "core/write/json_out.h"
+#include "core/text/json_out.h"
 
 namespace attnscope {
 

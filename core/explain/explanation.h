@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/store/event_store.h"
+#include "core/text/duration.h"
 
 namespace attnscope {
 
@@ -164,7 +165,6 @@ std::string ledgerJson(const EventStore& store, const Ledger& l, bool withEvents
 
 // Helpers the reports share: "298.889 us" style text and the JSON object
 // that lets a reader find an event in the trace file.
-std::string usText(int64_t ns);
 std::string eventJson(const EventStore& store, EventId id);
 // GPU activities (kernels, copies, memsets) sorted by start, and the
 // length of the union of their intervals inside [t0, t1).

@@ -7,7 +7,7 @@
 #include "core/explain/explanation.h"
 #include "core/run/engine_metadata.h"
 #include "core/tables/attribution.h"
-#include "core/write/json_out.h"
+#include "core/text/json_out.h"
 #include "core/tables/key_averages.h"
 
 namespace attnscope {
@@ -26,12 +26,6 @@ std::string idList(const std::vector<EventId>& ids) {
 }
 
 }  // namespace
-
-std::string usText(int64_t ns) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3f us", static_cast<double>(ns) / 1e3);
-  return buf;
-}
 
 Ledger computeLedger(const EventStore& s) {
   Ledger l;

@@ -6,7 +6,7 @@
 
 #include "core/explain/explanation.h"
 #include "core/tables/attribution.h"
-#include "core/write/json_out.h"
+#include "core/text/json_out.h"
 #include "core/tables/key_averages.h"
 
 namespace attnscope {

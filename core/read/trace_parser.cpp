@@ -1,6 +1,6 @@
 #include "core/read/trace_parser.h"
 
-#include "core/write/json_out.h"
+#include "core/text/json_out.h"
 
 #include <cctype>
 #include <charconv>

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "core/write/json_out.h"
+#include "core/text/json_out.h"
 
 namespace attnscope {
 

@@ -2,7 +2,8 @@
 
 #include <cstdio>
 
-#include "core/write/json_out.h"
+#include "core/text/duration.h"
+#include "core/text/json_out.h"
 
 namespace attnscope {
 
@@ -17,15 +18,6 @@ std::string withCommas(uint64_t v) {
     s.push_back(digits[i]);
   }
   return s;
-}
-
-std::string spanText(int64_t ns) {
-  char buf[64];
-  const double d = static_cast<double>(ns);
-  if (ns >= 1'000'000'000) std::snprintf(buf, sizeof buf, "%.3f s", d / 1e9);
-  else if (ns >= 1'000'000) std::snprintf(buf, sizeof buf, "%.3f ms", d / 1e6);
-  else std::snprintf(buf, sizeof buf, "%.3f us", d / 1e3);
-  return buf;
 }
 
 std::string_view laneKindName(LaneKind k) {
@@ -44,7 +36,7 @@ std::string traceSummaryLine(const EventStore& s) {
   for (int f = 0; f < kFamilyCount; ++f)
     if (isGpuFamily(static_cast<Family>(f))) gpu += s.familyCount(static_cast<Family>(f));
   return withCommas(s.events().size()) + " events (" + withCommas(gpu) + " on GPU) · " +
-         std::to_string(s.lanes().size()) + " lanes · " + spanText(s.maxTime() - s.minTime()) +
+         std::to_string(s.lanes().size()) + " lanes · " + spanDurationText(s.maxTime() - s.minTime()) +
          " · " + withCommas(s.badTotal()) + " bad";
 }
 
@@ -54,7 +46,7 @@ std::string traceInfoText(const EventStore& s) {
   out += "trace: " + m.sourcePath + "\n";
   out += "summary: " + traceSummaryLine(s) + "\n";
   out += "events: " + withCommas(s.events().size()) + "\n";
-  out += "span: " + spanText(s.maxTime() - s.minTime()) + "\n";
+  out += "span: " + spanDurationText(s.maxTime() - s.minTime()) + "\n";
   if (m.baseTimeNanoseconds) out += "baseTimeNanoseconds: " + std::to_string(m.baseTimeNanoseconds) + "\n";
   out += "events per family:\n";
   for (int f = 0; f < kFamilyCount; ++f) {

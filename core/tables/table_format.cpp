@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/write/json_out.h"
+#include "core/text/json_out.h"
 
 namespace attnscope {
 
@@ -45,12 +45,6 @@ bool iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
-std::string fmt3(double v, const char* unit) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3f%s", v, unit);
-  return buf;
-}
-
 double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
 std::string share(int64_t part, int64_t total) {
@@ -63,14 +57,14 @@ std::string cellText(const KeyAverages& ka, const KeyAverageRow& r, Column c) {
   switch (c) {
     case Column::Name: return r.name;
     case Column::SelfCpuPct: return share(r.selfCpuNs, ka.sumSelfCpuNs);
-    case Column::SelfCpu: return formatTimeUs(us(r.selfCpuNs));
+    case Column::SelfCpu: return torchTimeText(us(r.selfCpuNs));
     case Column::CpuTotalPct: return share(r.cpuTotalNs, ka.sumSelfCpuNs);
-    case Column::CpuTotal: return formatTimeUs(us(r.cpuTotalNs));
-    case Column::CpuAvg: return formatTimeUs(us(r.cpuTotalNs) / calls);
-    case Column::SelfDevice: return formatTimeUs(us(r.selfDeviceNs));
+    case Column::CpuTotal: return torchTimeText(us(r.cpuTotalNs));
+    case Column::CpuAvg: return torchTimeText(us(r.cpuTotalNs) / calls);
+    case Column::SelfDevice: return torchTimeText(us(r.selfDeviceNs));
     case Column::SelfDevicePct: return share(r.selfDeviceNs, ka.sumSelfDeviceNs);
-    case Column::DeviceTotal: return formatTimeUs(us(r.deviceTotalNs));
-    case Column::DeviceAvg: return formatTimeUs(us(r.deviceTotalNs) / calls);
+    case Column::DeviceTotal: return torchTimeText(us(r.deviceTotalNs));
+    case Column::DeviceAvg: return torchTimeText(us(r.deviceTotalNs) / calls);
     case Column::CpuMem: return formatMemory(r.cpuMemBytes);
     case Column::SelfCpuMem: return formatMemory(r.selfCpuMemBytes);
     case Column::DeviceMem: return formatMemory(r.deviceMemBytes);
@@ -161,8 +155,8 @@ std::string renderText(const KeyAverages& ka, const std::vector<const KeyAverage
     out += line + "\n";
   }
   out += sep + "\n";
-  out += "Self CPU time total: " + formatTimeUs(us(ka.sumSelfCpuNs)) + "\n";
-  out += "Self CUDA time total: " + formatTimeUs(us(ka.sumSelfDeviceNs)) + "\n";
+  out += "Self CPU time total: " + torchTimeText(us(ka.sumSelfCpuNs)) + "\n";
+  out += "Self CUDA time total: " + torchTimeText(us(ka.sumSelfDeviceNs)) + "\n";
   return out;
 }
 
@@ -339,12 +333,6 @@ std::string renderTable(const KeyAverages& ka, const TableOptions& opt) {
     case TableFormat::Markdown: return renderMarkdown(ka, rows);
   }
   return {};
-}
-
-std::string formatTimeUs(double t) {
-  if (t >= 1e6) return fmt3(t / 1e6, "s");
-  if (t >= 1e3) return fmt3(t / 1e3, "ms");
-  return fmt3(t, "us");
 }
 
 std::string formatMemory(int64_t bytes) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/tables/key_averages.h"
+#include "core/text/duration.h"
 
 namespace attnscope {
 
@@ -35,8 +36,7 @@ double columnValue(const KeyAverages& ka, const KeyAverageRow& r, Column c);
 
 std::string renderTable(const KeyAverages& ka, const TableOptions& opt);
 
-// torch's formatting helpers (_format_time, _format_memory, percentages).
-std::string formatTimeUs(double us);
+// torch's formatting helpers (_format_memory, percentages; _format_time is torchTimeText).
 std::string formatMemory(int64_t bytes);
 std::string formatPercent(double pct);
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/write/json_out.h"
+#include "core/text/json_out.h"
 
 namespace attnscope {
 

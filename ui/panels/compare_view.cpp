@@ -17,15 +17,15 @@
 #include <functional>
 
 #include "core/tables/table_format.h"
+#include "ui/common/text.h"
 
 namespace attnscope::ui {
 namespace {
 
-QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
 
 QString fmt(double v, bool time) {
   if (!time) return QString::number(static_cast<qlonglong>(std::llround(v)));
-  return qs(formatTimeUs(v / 1000.0));
+  return qs(torchTimeText(v / 1000.0));
 }
 
 QString fmtDelta(double d, bool time) {

@@ -1,4 +1,5 @@
 #include "ui/panels/explain_panel.h"
+#include "ui/common/text.h"
 
 #include <QFrame>
 #include <QFutureWatcher>
@@ -14,8 +15,6 @@
 namespace attnscope::ui {
 namespace {
 
-QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
-QString us(int64_t ns) { return qs(usText(ns)); }
 
 // HTML-escaped, with break opportunities inside long identifiers (kernel
 // names have no spaces) so a card never grows wider than its dock.
@@ -133,7 +132,7 @@ QWidget* ExplainPanel::stepCard(const EventStore& s, const Explanation& a, const
       st.wrapped ? badge(tr("record_function"), "#1565c0") : badge(tr("not wrapped"), "#757575"));
   g->addWidget(wrapLabel(title, f));
   QStringList facts;
-  facts << tr("Host window: <b>%1</b>").arg(us(host));
+  facts << tr("Host window: <b>%1</b>").arg(usQ(host));
   if (st.launches.empty()) {
     facts << tr("Launched no GPU work.");
   } else {
@@ -145,22 +144,22 @@ QWidget* ExplainPanel::stepCard(const EventStore& s, const Explanation& a, const
                  .arg(st.launches.size() == 1 ? QStringLiteral("y") : QStringLiteral("ies"))
                  .arg(kernels)
                  .arg(kernels == 1 ? QString() : QStringLiteral("s"))
-                 .arg(us(st.gpuAttributedNs));
+                 .arg(usQ(st.gpuAttributedNs));
     if (st.gpuEndNs > st.hostEndNs) {
       facts << tr("Its GPU work ran from %1 after the step started to %2 after it ended on the "
                   "host: a host timer around it does not see that time.")
-                   .arg(us(std::max<int64_t>(0, st.gpuStartNs - st.hostStartNs)), us(st.gpuEndNs - st.hostEndNs));
+                   .arg(usQ(std::max<int64_t>(0, st.gpuStartNs - st.hostStartNs)), usQ(st.gpuEndNs - st.hostEndNs));
     } else {
       facts << tr("Its GPU work finished inside the host window.");
     }
   }
-  facts << tr("GPU busy inside the host window (anyone's work): %1").arg(us(st.gpuBusyInHostWindowNs));
-  if (st.eventNs) facts << tr("CUDA-event time: %1").arg(us(*st.eventNs));
+  facts << tr("GPU busy inside the host window (anyone's work): %1").arg(usQ(st.gpuBusyInHostWindowNs));
+  if (st.eventNs) facts << tr("CUDA-event time: %1").arg(usQ(*st.eventNs));
   if (st.cudaEventRecords) facts << tr("cudaEventRecord calls in the window: %1").arg(st.cudaEventRecords);
   for (int w : st.syncWaits) {
     if (w < 0 || static_cast<size_t>(w) >= a.syncWaits.size()) continue;
     const SyncWait& sw = a.syncWaits[static_cast<size_t>(w)];
-    facts << tr("Waited <b>%1</b> in %2 (see sync wait %3 below)").arg(us(sw.durNs), qs(sw.api)).arg(w + 1);
+    facts << tr("Waited <b>%1</b> in %2 (see sync wait %3 below)").arg(usQ(sw.durNs), qs(sw.api)).arg(w + 1);
   }
   QString html = QStringLiteral("<div>") + facts.join(QStringLiteral("<br>")) + QStringLiteral("</div>");
   std::vector<const Verdict*> vs;
@@ -187,7 +186,7 @@ QWidget* ExplainPanel::syncCard(const EventStore& s, const SyncWait& w, int inde
   QString html = tr("<b>Sync wait %1</b> %2<br>%3 blocked the host for <b>%4</b> (%5).<br>"
                     "Op chain: %6")
                      .arg(index + 1)
-                     .arg(badge(tr("sync"), "#b26a00"), qs(w.api).toHtmlEscaped(), us(w.durNs), issuer,
+                     .arg(badge(tr("sync"), "#b26a00"), qs(w.api).toHtmlEscaped(), usQ(w.durNs), issuer,
                           chain.join(QStringLiteral(" &rsaquo; ")));
   if (w.awaited.empty()) {
     html += tr("<br>No GPU work was running while it waited.");
@@ -200,13 +199,13 @@ QWidget* ExplainPanel::syncCard(const EventStore& s, const SyncWait& w, int inde
       QString name = aw.gpu == kNoEvent ? QStringLiteral("?") : qs(s.name(s.event(aw.gpu)));
       if (name.size() > 90) name = name.left(87) + QStringLiteral("…");
       items << tr("%1 (%2, queued %3 before the wait)")
-                   .arg(breakable(name), us(aw.gpuEndNs - aw.gpuStartNs), us(w.startNs - aw.queuedNs));
+                   .arg(breakable(name), usQ(aw.gpuEndNs - aw.gpuStartNs), usQ(w.startNs - aw.queuedNs));
     }
     html += tr("<br>It waited for %1 GPU activit%2 queued before it (%3 of it while waiting):<ul "
                "style=\"margin-left:-20px\"><li>%4</li></ul>")
                 .arg(w.awaited.size())
                 .arg(w.awaited.size() == 1 ? QStringLiteral("y") : QStringLiteral("ies"))
-                .arg(us(total))
+                .arg(usQ(total))
                 .arg(items.join(QStringLiteral("</li><li>")));
   }
   auto* l = wrapLabel(html, f);
@@ -233,9 +232,9 @@ void ExplainPanel::showAnalysis(std::shared_ptr<const EventStore> store, std::sh
   header_->setText(tr("%1 steps, from %2. GPU activity: %3 in %4 records; torch's Self CUDA total "
                       "%5, every torch row added up %6, corrected %7.")
                        .arg(an.steps.size())
-                       .arg(source, us(l.gpuActivitySumNs))
+                       .arg(source, usQ(l.gpuActivitySumNs))
                        .arg(l.gpuActivities)
-                       .arg(us(l.torchSelfDeviceTotalNs), us(l.torchSelfDeviceAllRowsNs), us(l.correctedSelfDeviceNs)));
+                       .arg(usQ(l.torchSelfDeviceTotalNs), usQ(l.torchSelfDeviceAllRowsNs), usQ(l.correctedSelfDeviceNs)));
   int pos = 0;
   for (const StepReport& st : an.steps) cardsLayout_->insertWidget(pos++, stepCard(*store_, an, st));
   for (size_t i = 0; i < an.syncWaits.size(); ++i)

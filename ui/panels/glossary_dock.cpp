@@ -12,13 +12,13 @@
 #include <QVBoxLayout>
 
 #include "core/explain/glossary.h"
+#include "ui/common/text.h"
 
 static void initGlossaryResources() { Q_INIT_RESOURCE(glossary); }
 
 namespace attnscope::ui {
 namespace {
 
-QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
 
 QString categoryOfCoreKey(const QString& key) {
   static const QStringList columns = {QStringLiteral("Self CUDA"), QStringLiteral("CUDA total")};

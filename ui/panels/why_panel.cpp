@@ -5,10 +5,10 @@
 #include <QVBoxLayout>
 
 #include "core/explain/why.h"
+#include "ui/common/text.h"
 
 namespace attnscope::ui {
 namespace {
-QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
 
 QString sectionTitle(const std::string& s) {
   if (s == "row") return QObject::tr("The row");

@@ -1,4 +1,5 @@
 #include "ui/run/run_panel.h"
+#include "ui/common/text.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -26,7 +27,6 @@
 namespace attnscope::ui {
 namespace {
 
-QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
 
 const char* kTimingHelp[kTimingMethodCount] = {
     "CUPTI activity + correlation (what torch.profiler with ProfilerActivity.CUDA does): the "

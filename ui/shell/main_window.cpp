@@ -36,13 +36,11 @@
 #include "ui/table/two_line_header_view.h"
 #include "ui/timeline/timeline_pane.h"
 #include "ui/timeline/table_link.h"
+#include "ui/common/text.h"
 
 namespace attnscope::ui {
 namespace {
 
-QString qs(std::string_view s) {
-  return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
-}
 
 // Name and Input Shapes widths (pixels): never narrower than the minimum,
 // and not given more than the "want" cap while the other one is short.

@@ -1,4 +1,5 @@
 #include "ui/table/key_averages_model.h"
+#include "ui/common/text.h"
 
 #include <QApplication>
 #include <QColor>
@@ -11,9 +12,6 @@
 namespace attnscope::ui {
 namespace {
 
-QString qs(std::string_view s) {
-  return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()));
-}
 
 double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
@@ -146,21 +144,21 @@ QString KeyAveragesModel::displayText(const KeyAverages& ka, const KeyAverageRow
     case Column::SelfCpuPct:
       return share(r.selfCpuNs, ka.sumSelfCpuNs);
     case Column::SelfCpu:
-      return qs(formatTimeUs(us(r.selfCpuNs)));
+      return qs(torchTimeText(us(r.selfCpuNs)));
     case Column::CpuTotalPct:
       return share(r.cpuTotalNs, ka.sumSelfCpuNs);
     case Column::CpuTotal:
-      return qs(formatTimeUs(us(r.cpuTotalNs)));
+      return qs(torchTimeText(us(r.cpuTotalNs)));
     case Column::CpuAvg:
-      return qs(formatTimeUs(average(r.cpuTotalNs, r.calls)));
+      return qs(torchTimeText(average(r.cpuTotalNs, r.calls)));
     case Column::SelfDevice:
-      return qs(formatTimeUs(us(r.selfDeviceNs)));
+      return qs(torchTimeText(us(r.selfDeviceNs)));
     case Column::SelfDevicePct:
       return share(r.selfDeviceNs, ka.sumSelfDeviceNs);
     case Column::DeviceTotal:
-      return qs(formatTimeUs(us(r.deviceTotalNs)));
+      return qs(torchTimeText(us(r.deviceTotalNs)));
     case Column::DeviceAvg:
-      return qs(formatTimeUs(average(r.deviceTotalNs, r.calls)));
+      return qs(torchTimeText(average(r.deviceTotalNs, r.calls)));
     case Column::CpuMem:
       return qs(formatMemory(r.cpuMemBytes));
     case Column::SelfCpuMem:

@@ -62,35 +62,6 @@ int64_t niceStep(double raw) {
   return static_cast<int64_t>(std::llround(10 * p));
 }
 
-std::string tickText(int64_t ns, int64_t step) {
-  const char* unit = "ns";
-  double div = 1;
-  if (step >= 1'000'000'000) unit = "s", div = 1e9;
-  else if (step >= 1'000'000) unit = "ms", div = 1e6;
-  else if (step >= 1'000) unit = "us", div = 1e3;
-  // Decimals: enough to tell ticks `step` apart in this unit.
-  int decimals = 0;
-  for (double s = static_cast<double>(step) / div; s < 0.999 && decimals < 6; s *= 10) ++decimals;
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f %s", decimals, static_cast<double>(ns) / div, unit);
-  return buf;
-}
-
-std::string durationText(int64_t ns) {
-  const double a = std::abs(static_cast<double>(ns));
-  const char* unit = "ns";
-  double div = 1;
-  if (a >= 1e9) unit = "s", div = 1e9;
-  else if (a >= 1e6) unit = "ms", div = 1e6;
-  else if (a >= 1e3) unit = "us", div = 1e3;
-  const double v = static_cast<double>(ns) / div;
-  const double av = std::abs(v);
-  const int decimals = div == 1 ? 0 : av >= 100 ? 1 : av >= 10 ? 2 : 3;
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f %s", decimals, v, unit);
-  return buf;
-}
-
 std::vector<Tick> axisTicks(const TimeAxis& axis, int64_t origin, int minPixels) {
   std::vector<Tick> out;
   const int64_t major = niceStep(axis.nsPerPixel() * std::max(minPixels, 10));

@@ -3,6 +3,8 @@
 // the left edge of the event area.
 #pragma once
 
+#include "core/text/duration.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -53,9 +55,5 @@ struct Tick {
 // unit that suits the step (ns, us, ms, s).
 std::vector<Tick> axisTicks(const TimeAxis& axis, int64_t origin, int minPixels = 100);
 int64_t niceStep(double rawNs);
-// "12.5 us", "1.204 ms": a duration with 4 significant digits.
-std::string durationText(int64_t ns);
-// A tick label: `ns` in the unit of `step`, with just enough decimals.
-std::string tickText(int64_t ns, int64_t step);
 
 }  // namespace attnscope::ui

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "ui/timeline/view.h"
+#include "ui/common/text.h"
 
 namespace attnscope::ui {
 namespace {
@@ -22,8 +23,6 @@ const QColor kSelect(20, 20, 20);
 const QColor kHighlight(255, 140, 0);
 const QColor kMatch(250, 204, 21);
 
-QString dur(int64_t ns) { return QString::fromStdString(durationText(ns)); }
-QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
 
 QColor trackBadge(TrackKind k) {
   switch (k) {
@@ -325,7 +324,7 @@ void TimelineView::paintOverlayOver(QPainter& p, const QRect& area) {
     QString what;
     if (!w.awaited.empty()) what = tr(" for %1").arg(qs(s.name(s.event(w.awaited.front().gpu))).left(40));
     tag(p, QPointF(std::max<double>(r.left(), area.left() + 2), r.top() - 2),
-        tr("sync wait %1%2").arg(dur(w.durNs), what), kSync);
+        tr("sync wait %1%2").arg(durationQ(w.durNs), what), kSync);
   }
   // Labels of the windows and the gap.
   int hostY = -1, gpuY = -1;
@@ -341,13 +340,13 @@ void TimelineView::paintOverlayOver(QPainter& p, const QRect& area) {
   const double hx0 = std::max<double>(xOf(o.hostStartNs), area.left() + 2);
   if (hostY >= 0)
     tag(p, QPointF(hx0, hostY + TimelineLayout::kTitleHeight + 1),
-        tr("%1: host window %2").arg(QString::fromStdString(o.name), dur(o.hostEndNs - o.hostStartNs)),
+        tr("%1: host window %2").arg(QString::fromStdString(o.name), durationQ(o.hostEndNs - o.hostStartNs)),
         kHostLine, false);
   if (gpuY >= 0) {
     const double gx0 = std::max<double>(xOf(o.gpuStartNs), area.left() + 2);
     const uint32_t gt = index_->trackOf(o.launches.front().gpu);
     tag(p, QPointF(gx0, gpuY + layout_.trackHeight(gt) - TimelineLayout::kTrackGap),
-        tr("GPU window %1 (%2 of work)").arg(dur(o.gpuEndNs - o.gpuStartNs), dur(o.gpuAttributedNs)),
+        tr("GPU window %1 (%2 of work)").arg(durationQ(o.gpuEndNs - o.gpuStartNs), durationQ(o.gpuAttributedNs)),
         kGpuLine, false);
     // The gap: from the step's close on the CPU to the start (or end) of its GPU work.
     const bool after = o.gpuStartNs >= o.hostEndNs;
@@ -359,8 +358,8 @@ void TimelineView::paintOverlayOver(QPainter& p, const QRect& area) {
       p.drawLine(QPointF(xa, y), QPointF(xb, y));
       p.drawLine(QPointF(xa, y - 4), QPointF(xa, y + 4));
       p.drawLine(QPointF(xb, y - 4), QPointF(xb, y + 4));
-      const QString text = after ? tr("gap %1: GPU work starts after the step closed on the CPU").arg(dur(gapEnd - o.hostEndNs))
-                                 : tr("GPU runs %1 past the step's close").arg(dur(gapEnd - o.hostEndNs));
+      const QString text = after ? tr("gap %1: GPU work starts after the step closed on the CPU").arg(durationQ(gapEnd - o.hostEndNs))
+                                 : tr("GPU runs %1 past the step's close").arg(durationQ(gapEnd - o.hostEndNs));
       const QFontMetricsF fm(p.font());
       const double tw = fm.horizontalAdvance(text) + 10;
       double tx = (xa + xb) / 2 - tw / 2;
@@ -441,7 +440,7 @@ void TimelineView::paintRuler(QPainter& p, QSize size) {
   // Corner: the span shown.
   p.setPen(QColor(60, 60, 60));
   p.drawText(QRect(8, 0, kHeaderWidth - 12, 20), Qt::AlignLeft | Qt::AlignVCenter,
-             tr("view %1 · %2/px").arg(dur(axis_.span()), dur(static_cast<int64_t>(std::ceil(axis_.nsPerPixel())))));
+             tr("view %1 · %2/px").arg(durationQ(axis_.span()), durationQ(static_cast<int64_t>(std::ceil(axis_.nsPerPixel())))));
   p.save();
   p.setClipRect(QRect(kHeaderWidth, 0, size.width() - kHeaderWidth, kRulerHeight));
   if (rulerB_ > rulerA_)
@@ -469,7 +468,7 @@ void TimelineView::paintRuler(QPainter& p, QSize size) {
     }
   }
   if (rulerB_ > rulerA_) {
-    const QString text = tr("Δ %1").arg(dur(rulerB_ - rulerA_));
+    const QString text = tr("Δ %1").arg(durationQ(rulerB_ - rulerA_));
     const double mid = (xOf(rulerA_) + xOf(rulerB_)) / 2;
     const double w = fm.horizontalAdvance(text) + 10;
     const QRectF r(std::clamp(mid - w / 2, kHeaderWidth + 2.0, size.width() - w - 2.0), 12, w, fm.height() + 2);

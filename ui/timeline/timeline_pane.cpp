@@ -9,11 +9,11 @@
 #include <QVBoxLayout>
 
 #include "ui/shell/trace_loader.h"
+#include "ui/common/text.h"
 
 namespace attnscope::ui {
 namespace {
 
-QString dur(int64_t ns) { return QString::fromStdString(durationText(ns)); }
 
 QString swatch(const QColor& c, const QString& text, bool hatched = false) {
   return QStringLiteral("<span style=\"background:%1; color:%1;%3\">&nbsp;&nbsp;&nbsp;</span>&nbsp;%2")
@@ -137,8 +137,8 @@ void TimelinePanel::setSnapshot(const std::shared_ptr<const TraceSnapshot>& snap
   for (size_t i = 0; i < analysis_->steps.size(); ++i) {
     const StepReport& st = analysis_->steps[i];
     steps_->addItem(tr("%1 — CPU %2%3")
-                        .arg(QString::fromStdString(st.name), dur(st.hostEndNs - st.hostStartNs),
-                             st.gpuStartNs >= 0 ? tr(", GPU %1").arg(dur(st.gpuAttributedNs)) : tr(", no GPU work")),
+                        .arg(QString::fromStdString(st.name), durationQ(st.hostEndNs - st.hostStartNs),
+                             st.gpuStartNs >= 0 ? tr(", GPU %1").arg(durationQ(st.gpuAttributedNs)) : tr(", no GPU work")),
                     static_cast<int>(i));
   }
   if (!search_->text().isEmpty()) runSearch();

@@ -1,4 +1,5 @@
 #include "ui/timeline/view.h"
+#include "ui/common/text.h"
 
 #include <QContextMenuEvent>
 #include <QHelpEvent>
@@ -18,8 +19,6 @@ namespace {
 
 constexpr int kScrollUnits = 100000;  // horizontal scroll bar resolution over the whole trace
 
-QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
-QString dur(int64_t ns) { return QString::fromStdString(durationText(ns)); }
 
 }  // namespace
 
@@ -283,7 +282,7 @@ QString TimelineView::toolTipFor(const Hit& h) const {
               "from %3 over %4, %5 of event time<br>first: %6<br><i>double-click to zoom in</i>")
         .arg(QLocale().toString(h.count))
         .arg(kFoldPixels)
-        .arg(dur(a.start - s.minTime()), dur(end - a.start), dur(busy), qs(s.name(a)).toHtmlEscaped());
+        .arg(durationQ(a.start - s.minTime()), durationQ(end - a.start), durationQ(busy), qs(s.name(a)).toHtmlEscaped());
   }
   return detailsFor(h.event);
 }
@@ -295,7 +294,7 @@ QString TimelineView::detailsFor(EventId id) const {
   QStringList lines;
   lines << QStringLiteral("<b>%1</b>").arg(qs(s.name(e)).toHtmlEscaped());
   lines << tr("%1 · duration %2 · starts at %3")
-               .arg(qs(familyName(e.family)), dur(e.dur), dur(e.start - s.minTime()));
+               .arg(qs(familyName(e.family)), durationQ(e.dur), durationQ(e.start - s.minTime()));
   lines << tr("%1").arg(qs(s.lanes()[e.lane].label).toHtmlEscaped());
   if (const EventArgs* a = s.argsOf(e)) {
     if (a->inputDims) lines << tr("shapes %1").arg(qs(s.str(a->inputDims)).toHtmlEscaped());
@@ -320,7 +319,7 @@ QString TimelineView::detailsFor(EventId id) const {
       const int64_t lag = isGpuFamily(e.family) ? e.start - oe.start : oe.start - e.start;
       lines << (isGpuFamily(e.family) ? tr("launched by %1, %2 before it started")
                                       : tr("queues %1, which started %2 later"))
-                   .arg(qs(s.name(oe)).toHtmlEscaped(), dur(lag));
+                   .arg(qs(s.name(oe)).toHtmlEscaped(), durationQ(lag));
     }
   }
   if (e.parent != kNoEvent) lines << tr("inside %1").arg(qs(s.name(s.event(e.parent))).toHtmlEscaped());
@@ -331,7 +330,7 @@ bool TimelineView::viewportEvent(QEvent* e) {
   if (e->type() == QEvent::ToolTip) {
     auto* he = static_cast<QHelpEvent*>(e);
     if (he->pos().y() < kRulerHeight && rulerB_ > rulerA_) {
-      QToolTip::showText(he->globalPos(), tr("Measured: %1").arg(dur(rulerB_ - rulerA_)), viewport());
+      QToolTip::showText(he->globalPos(), tr("Measured: %1").arg(durationQ(rulerB_ - rulerA_)), viewport());
       return true;
     }
     const auto hit = hitTest(he->pos());

@@ -1,4 +1,4 @@
-#include "core/write/json_out.h"
+#include "core/text/json_out.h"
 
 #include <charconv>
 #include <cmath>
