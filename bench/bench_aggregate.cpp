@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "core/tables/key_averages.h"
-#include "core/read/trace_reader.h"
 #include "bench_util.h"
+#include "core/read/trace_reader.h"
+#include "core/tables/key_averages.h"
 
 using Clock = std::chrono::steady_clock;
 
@@ -67,19 +67,19 @@ int benchAggregate(const std::vector<std::string>& args) {
     shared.push_back(seconds(t0));
   }
   const double sharedMs = bench::median(shared) * 1e3;
-  std::printf("all four, both groupings per attribution from one pass: %.2f ms (median of %d)\n", sharedMs,
-              fa.repeat);
+  std::printf("all four, both groupings per attribution from one pass: %.2f ms (median of %d)\n", sharedMs, fa.repeat);
   std::printf("trace: %s (%zu events; loaded in %.3f s)\n", fa.path.c_str(), store.events().size(), loadS);
 
   // HTA: load the trace and compute the kernel breakdown, in a python3 child.
   double htaLoad = -1, htaBreakdown = -1;
   if (fa.peer) {
-    const std::string out =
-        bench::runPython(std::string(ATTNSCOPE_BENCH_DIR) + "/peer_hta.py", {fa.path});
+    const std::string out = bench::runPython(std::string(ATTNSCOPE_BENCH_DIR) + "/peer_hta.py", {fa.path});
     htaLoad = bench::keyValue(out, "hta_load_s");
     htaBreakdown = bench::keyValue(out, "hta_kernel_breakdown_s");
-    if (htaLoad < 0) std::printf("HTA: not measured (%s)\n", out.empty() ? "python3 failed" : out.c_str());
-    else std::printf("HTA load %.3f s, kernel breakdown %.3f s\n", htaLoad, htaBreakdown);
+    if (htaLoad < 0)
+      std::printf("HTA: not measured (%s)\n", out.empty() ? "python3 failed" : out.c_str());
+    else
+      std::printf("HTA load %.3f s, kernel breakdown %.3f s\n", htaLoad, htaBreakdown);
   }
   // Ours: load plus the four tables as the viewer computes them.
   const double ours = loadS + sharedMs / 1e3;

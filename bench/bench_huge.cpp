@@ -6,13 +6,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
-#include <iterator>
 #include <iostream>
+#include <iterator>
 #include <string>
 #include <vector>
 
-#include "core/read/gzip.h"
 #include "bench_util.h"
+#include "core/read/gzip.h"
 #include "trace_gen.h"
 
 namespace {
@@ -24,10 +24,14 @@ bool parseSize(const std::string& s, uint64_t* out) {
   const double v = std::strtod(s.c_str(), &end);
   double mult = 1;
   const std::string unit(end);
-  if (unit == "K" || unit == "KB") mult = 1e3;
-  else if (unit == "M" || unit == "MB") mult = 1e6;
-  else if (unit == "G" || unit == "GB") mult = 1e9;
-  else if (!unit.empty()) return false;
+  if (unit == "K" || unit == "KB")
+    mult = 1e3;
+  else if (unit == "M" || unit == "MB")
+    mult = 1e6;
+  else if (unit == "G" || unit == "GB")
+    mult = 1e9;
+  else if (!unit.empty())
+    return false;
   if (!(v > 0)) return false;
   *out = static_cast<uint64_t>(v * mult);
   return true;
@@ -53,10 +57,14 @@ int benchGen(const std::vector<std::string>& args) {
   uint64_t size = 1'000'000'000, reps = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     const bool more = i + 1 < args.size();
-    if (args[i] == "--source" && more) source = args[++i];
-    else if ((args[i] == "-o" || args[i] == "--out") && more) out = args[++i];
-    else if (args[i] == "--size" && more && parseSize(args[i + 1], &size)) ++i;
-    else if (args[i] == "--reps" && more) reps = std::stoull(args[++i]);
+    if (args[i] == "--source" && more)
+      source = args[++i];
+    else if ((args[i] == "-o" || args[i] == "--out") && more)
+      out = args[++i];
+    else if (args[i] == "--size" && more && parseSize(args[i + 1], &size))
+      ++i;
+    else if (args[i] == "--reps" && more)
+      reps = std::stoull(args[++i]);
     else {
       std::cerr << "usage: attnscope-bench gen -o OUT [--size 1G] [--reps K] [--source TRACE]\n";
       return 2;
@@ -71,23 +79,23 @@ int benchGen(const std::vector<std::string>& args) {
     std::cerr << "attnscope-bench gen: " << r.error << "\n";
     return 2;
   }
-  std::printf("source: %s (%llu events repeated, %llu written once, shift %.3f ms, id stride %lld)\n",
-              source.c_str(), static_cast<unsigned long long>(r.plan.bodyEvents),
-              static_cast<unsigned long long>(r.plan.onceEvents), static_cast<double>(r.plan.shiftNs) / 1e6,
-              static_cast<long long>(r.plan.idStride));
-  std::printf("out=%s bytes=%llu events=%llu repetitions=%llu\n", out.c_str(),
-              static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(r.events),
-              static_cast<unsigned long long>(r.repetitions));
+  std::printf("source: %s (%llu events repeated, %llu written once, shift %.3f ms, id stride %lld)\n", source.c_str(),
+              static_cast<unsigned long long>(r.plan.bodyEvents), static_cast<unsigned long long>(r.plan.onceEvents),
+              static_cast<double>(r.plan.shiftNs) / 1e6, static_cast<long long>(r.plan.idStride));
+  std::printf("out=%s bytes=%llu events=%llu repetitions=%llu\n", out.c_str(), static_cast<unsigned long long>(r.bytes),
+              static_cast<unsigned long long>(r.events), static_cast<unsigned long long>(r.repetitions));
   return 0;
 }
 
 int benchHuge(const std::vector<std::string>& args) {
   std::string path, cli = bench::selfDir() + "/attnscope-cli";
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--cli" && i + 1 < args.size()) cli = args[++i];
-    else path = args[i];
+    if (args[i] == "--cli" && i + 1 < args.size())
+      cli = args[++i];
+    else
+      path = args[i];
   }
-  struct stat st{};
+  struct stat st {};
   if (path.empty() || ::stat(path.c_str(), &st) != 0) {
     std::cerr << "usage: attnscope-bench huge TRACE.json [--cli PATH]  (make one with attnscope-bench gen)\n";
     return 2;

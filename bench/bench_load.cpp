@@ -2,17 +2,17 @@
 // same text, in the same run on the same machine.
 #include <simdjson.h>
 
+#include <sys/resource.h>
 #include <algorithm>
 #include <chrono>
-#include <sys/resource.h>
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "core/read/gzip.h"
 #include "core/read/trace_reader.h"
-#include "bench_util.h"
 
 using Clock = std::chrono::steady_clock;
 
@@ -40,7 +40,8 @@ Times pythonJsonLoads(const std::string& path, int repeat) {
       "b=[]\n"
       "for _ in range(int(sys.argv[2])):\n"
       "  t0=time.perf_counter(); json.loads(t); b.append(time.perf_counter()-t0)\n"
-      "b.sort(); print(b[0], b[len(b)//2])\" '" + path + "' " + std::to_string(repeat);
+      "b.sort(); print(b[0], b[len(b)//2])\" '" +
+      path + "' " + std::to_string(repeat);
   FILE* f = popen(cmd.c_str(), "r");
   if (!f) return {};
   char buf[128] = {};
@@ -64,8 +65,7 @@ Times simdjsonWalk(const std::string& path, int repeat, size_t* events, double* 
     std::vector<char> out;
     size_t n = 0;
     std::string err;
-    if (!attnscope::gunzip(text.data(), text.size(), 1ull << 36, simdjson::SIMDJSON_PADDING, &out, &n, &err))
-      return {};
+    if (!attnscope::gunzip(text.data(), text.size(), 1ull << 36, simdjson::SIMDJSON_PADDING, &out, &n, &err)) return {};
     simdjson::padded_string inflated(out.data(), n);
     text.swap(inflated);
     *gunzipS = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -87,7 +87,7 @@ Times simdjsonWalk(const std::string& path, int repeat, size_t* events, double* 
 }
 
 double cpuSeconds() {
-  struct rusage ru{};
+  struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
@@ -130,21 +130,23 @@ int benchLoad(const std::vector<std::string>& args) {
   std::printf("file: %s (%.1f MB of JSON, %zu trace events, %zu stored)\n", fa.path.c_str(),
               static_cast<double>(jsonBytes) / 1e6, walked, events);
   std::printf("                               best      median\n");
-  std::printf("attnscope load:                %.4f s  %.4f s  (%d runs; %.4f s CPU each) [medians: read %.4f, "
-              "%s %.4f, parse %.4f, build %.4f; %llu chunks]\n",
-              ours.best, ours.median, fa.repeat, cpu, bench::median(read),
-              chunks && gunzipS > 0 ? "inflate (alongside parse)" : "decompress", bench::median(dec),
-              bench::median(parse), bench::median(build), static_cast<unsigned long long>(chunks));
+  std::printf(
+      "attnscope load:                %.4f s  %.4f s  (%d runs; %.4f s CPU each) [medians: read %.4f, "
+      "%s %.4f, parse %.4f, build %.4f; %llu chunks]\n",
+      ours.best, ours.median, fa.repeat, cpu, bench::median(read),
+      chunks && gunzipS > 0 ? "inflate (alongside parse)" : "decompress", bench::median(dec), bench::median(parse),
+      bench::median(build), static_cast<unsigned long long>(chunks));
   std::printf("simdjson DOM parse + walk:     %.4f s  %.4f s  (text already in memory%s)\n", simd.best, simd.median,
               gunzipS > 0 ? ", inflated beforehand" : "");
   if (gunzipS > 0) std::printf("  (inflating it first took %.4f s with %s)\n", gunzipS, attnscope::gunzipBackend());
   if (fa.peer)
     std::printf("python3 json.loads:            %.4f s  %.4f s  (text already in memory)\n", py.best, py.median);
   auto ratio = [](double a, double b) { return a > 0 && b > 0 ? a / b : 0.0; };
-  std::printf("load_s=%.4f load_median_s=%.4f load_cpu_s=%.4f simdjson_walk_s=%.4f json_loads_s=%.4f "
-              "speedup_vs_json_loads=%.2f ratio_vs_simdjson=%.2f median_speedup_vs_json_loads=%.2f "
-              "median_ratio_vs_simdjson=%.2f events=%zu\n",
-              ours.best, ours.median, cpu, simd.best, py.best, ratio(py.best, ours.best), ratio(ours.best, simd.best),
-              ratio(py.median, ours.median), ratio(ours.median, simd.median), events);
+  std::printf(
+      "load_s=%.4f load_median_s=%.4f load_cpu_s=%.4f simdjson_walk_s=%.4f json_loads_s=%.4f "
+      "speedup_vs_json_loads=%.2f ratio_vs_simdjson=%.2f median_speedup_vs_json_loads=%.2f "
+      "median_ratio_vs_simdjson=%.2f events=%zu\n",
+      ours.best, ours.median, cpu, simd.best, py.best, ratio(py.best, ours.best), ratio(ours.best, simd.best),
+      ratio(py.median, ours.median), ratio(ours.median, simd.median), events);
   return 0;
 }

@@ -50,15 +50,24 @@ int benchOverhead(const std::vector<std::string>& args, const std::string& self)
   bool ablations = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const bool hasValue = i + 1 < args.size();
-    if (args[i] == "--ablations") ablations = true;
-    else if (!hasValue) break;
-    else if (args[i] == "--profiler") profiler = args[++i];
-    else if (args[i] == "--shape") shape = args[++i];
-    else if (args[i] == "--wrap") wrap = args[++i];
-    else if (args[i] == "--calls") calls = std::max(1, std::atoi(args[++i].c_str()));
-    else if (args[i] == "--batches") batches = std::max(1, std::atoi(args[++i].c_str()));
-    else if (args[i] == "--rounds") rounds = std::max(1, std::atoi(args[++i].c_str()));
-    else if (args[i] == "--device") device = args[++i];
+    if (args[i] == "--ablations")
+      ablations = true;
+    else if (!hasValue)
+      break;
+    else if (args[i] == "--profiler")
+      profiler = args[++i];
+    else if (args[i] == "--shape")
+      shape = args[++i];
+    else if (args[i] == "--wrap")
+      wrap = args[++i];
+    else if (args[i] == "--calls")
+      calls = std::max(1, std::atoi(args[++i].c_str()));
+    else if (args[i] == "--batches")
+      batches = std::max(1, std::atoi(args[++i].c_str()));
+    else if (args[i] == "--rounds")
+      rounds = std::max(1, std::atoi(args[++i].c_str()));
+    else if (args[i] == "--device")
+      device = args[++i];
   }
   RunConfig cfg;
   if (auto err = parseRunArgs({"--shape", shape, "--wrap", wrap, "--device", device}, &cfg)) {
@@ -95,8 +104,8 @@ int benchOverhead(const std::vector<std::string>& args, const std::string& self)
   for (int r = 0; r < rounds; ++r) {
     for (size_t v = 0; v < variants.size(); ++v) {
       const std::string cmd = (variants[v].env.empty() ? "" : "env " + variants[v].env + " ") + self +
-                              " overhead --profiler " + variants[v].profiler + " --shape " + shape + " --wrap " +
-                              wrap + " --device " + device + " --calls " + std::to_string(calls) + " --batches " +
+                              " overhead --profiler " + variants[v].profiler + " --shape " + shape + " --wrap " + wrap +
+                              " --device " + device + " --calls " + std::to_string(calls) + " --batches " +
                               std::to_string(batches) + " 2>/dev/null";
       FILE* f = popen(cmd.c_str(), "r");
       std::string text;
@@ -108,7 +117,8 @@ int benchOverhead(const std::vector<std::string>& args, const std::string& self)
       int o = -1;
       std::vector<double> b, p;
       while (in >> word) {
-        if (word == "ops") in >> o;
+        if (word == "ops")
+          in >> o;
         else if (word == "base" || word == "prof") {
           std::string line;
           std::getline(in, line);
@@ -129,9 +139,10 @@ int benchOverhead(const std::vector<std::string>& args, const std::string& self)
       perCall[v].push_back(median(diff));
     }
   }
-  std::printf("workload: attention %s on %s, --wrap %s; per profiler and round one process: %d pairs of batches of %d "
-              "calls without and with it; %d rounds; %d ops per call\n",
-              shape.c_str(), device.c_str(), wrap.c_str(), batches, calls, rounds, ops);
+  std::printf(
+      "workload: attention %s on %s, --wrap %s; per profiler and round one process: %d pairs of batches of %d "
+      "calls without and with it; %d rounds; %d ops per call\n",
+      shape.c_str(), device.c_str(), wrap.c_str(), batches, calls, rounds, ops);
   std::printf("%-34s %12s %12s %14s %22s\n", "profiler", "base us/call", "prof us/call", "overhead ns/op",
               "spread over rounds");
   std::vector<double> perOp(variants.size());
@@ -162,13 +173,14 @@ int benchOverhead(const std::vector<std::string>& args, const std::string& self)
   }
   const auto [pl, ph] = spread(paired);
   const auto [nl, nh] = spread(normalized);
-  std::printf("per round, ours/torch: median %.3f (%.3f..%.3f); as fractions of each process's baseline: median "
-              "%.3f (%.3f..%.3f)\n",
-              median(paired), pl, ph, median(normalized), nl, nh);
-  std::printf("ours_ns_per_op=%.0f torch_ns_per_op=%.0f ratio_ours_vs_torch=%.3f paired_ratio=%.3f "
-              "baseline_normalized_ratio=%.3f ops_per_call=%d rounds=%d\n",
-              perOp[0], perOp[1], perOp[1] > 0 ? perOp[0] / perOp[1] : 0.0, median(paired), median(normalized), ops,
-              rounds);
+  std::printf(
+      "per round, ours/torch: median %.3f (%.3f..%.3f); as fractions of each process's baseline: median "
+      "%.3f (%.3f..%.3f)\n",
+      median(paired), pl, ph, median(normalized), nl, nh);
+  std::printf(
+      "ours_ns_per_op=%.0f torch_ns_per_op=%.0f ratio_ours_vs_torch=%.3f paired_ratio=%.3f "
+      "baseline_normalized_ratio=%.3f ops_per_call=%d rounds=%d\n",
+      perOp[0], perOp[1], perOp[1] > 0 ? perOp[0] / perOp[1] : 0.0, median(paired), median(normalized), ops, rounds);
   return 0;
 #endif
 }

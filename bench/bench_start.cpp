@@ -27,8 +27,7 @@ long long nowNs() {
 }
 
 // Runs the GUI once; returns its stdout ("" on failure) and t0.
-std::string startOnce(const std::vector<std::string>& argv, const std::string& platform, bool verbose,
-                      long long* t0) {
+std::string startOnce(const std::vector<std::string>& argv, const std::string& platform, bool verbose, long long* t0) {
   int fds[2];
   if (pipe(fds) != 0) return {};
   std::vector<char*> cargv;
@@ -70,13 +69,19 @@ int benchStart(const std::vector<std::string>& args) {
   std::string platform = "offscreen", gui = bench::selfDir() + "/attnscope", trace;
   for (size_t i = 0; i < args.size(); ++i) {
     const bool more = i + 1 < args.size();
-    if (args[i] == "--runs" && more) runs = std::max(1, std::atoi(args[++i].c_str()));
-    else if (args[i] == "--platform" && more) platform = args[++i];
-    else if (args[i] == "--gui" && more) gui = args[++i];
-    else if (args[i] == "--verbose") verbose = true;
-    else if (!args[i].empty() && args[i][0] != '-') trace = args[i];
+    if (args[i] == "--runs" && more)
+      runs = std::max(1, std::atoi(args[++i].c_str()));
+    else if (args[i] == "--platform" && more)
+      platform = args[++i];
+    else if (args[i] == "--gui" && more)
+      gui = args[++i];
+    else if (args[i] == "--verbose")
+      verbose = true;
+    else if (!args[i].empty() && args[i][0] != '-')
+      trace = args[i];
     else {
-      std::cerr << "usage: attnscope-bench start [--runs N] [--platform offscreen|xcb] [--gui PATH] [--verbose] [TRACE]\n";
+      std::cerr
+          << "usage: attnscope-bench start [--runs N] [--platform offscreen|xcb] [--gui PATH] [--verbose] [TRACE]\n";
       return 2;
     }
   }
@@ -90,8 +95,8 @@ int benchStart(const std::vector<std::string>& args) {
     const double m = bench::keyValue(out, "main_ns"), f = bench::keyValue(out, "first_frame_ns"),
                  t = bench::keyValue(out, "trace_frame_ns");
     if (out.empty() || m <= 0 || f <= 0 || t <= 0) {
-      std::cerr << "attnscope-bench start: " << gui << " --startup-probe did not report a frame (platform "
-                << platform << "; --verbose shows its stderr)\n";
+      std::cerr << "attnscope-bench start: " << gui << " --startup-probe did not report a frame (platform " << platform
+                << "; --verbose shows its stderr)\n";
       return 1;
     }
     const double t0d = static_cast<double>(t0);
@@ -102,8 +107,9 @@ int benchStart(const std::vector<std::string>& args) {
                 firstMs.back(), traceMs.back());
   }
   const double worst = *std::max_element(traceMs.begin(), traceMs.end());
-  std::printf("platform=%s runs=%d main_ms_p50=%.1f first_frame_ms_p50=%.1f trace_frame_ms_p50=%.1f "
-              "trace_frame_ms_max=%.1f\n",
-              platform.c_str(), runs, bench::median(mainMs), bench::median(firstMs), bench::median(traceMs), worst);
+  std::printf(
+      "platform=%s runs=%d main_ms_p50=%.1f first_frame_ms_p50=%.1f trace_frame_ms_p50=%.1f "
+      "trace_frame_ms_max=%.1f\n",
+      platform.c_str(), runs, bench::median(mainMs), bench::median(firstMs), bench::median(traceMs), worst);
   return 0;
 }

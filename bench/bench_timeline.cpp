@@ -41,11 +41,13 @@ EventStore syntheticStore(uint64_t n) {
   const int kThreads = 4;
   const int kStreams = 2;
   const int kGroups = 50;  // op groups per step: 4 events each (+1 annotation, +1 GPU span)
-  const uint32_t names[] = {b.strings().intern("aten::linear"), b.strings().intern("aten::addmm"),
+  const uint32_t names[] = {b.strings().intern("aten::linear"),
+                            b.strings().intern("aten::addmm"),
                             b.strings().intern("cudaLaunchKernel"),
                             b.strings().intern("sm90_xmma_gemm_f32f32_tn_n_tilesize128x128x8"),
                             b.strings().intern("void at::native::elementwise_kernel<128, 2>"),
-                            b.strings().intern("aten::softmax"), b.strings().intern("aten::mul")};
+                            b.strings().intern("aten::softmax"),
+                            b.strings().intern("aten::mul")};
   const uint32_t stepName = b.strings().intern("train_step");
   const uint32_t overheadName = b.strings().intern("Activity Buffer Request");
   uint32_t cpuLane[kThreads], gpuLane[kStreams];
@@ -142,8 +144,10 @@ int benchTimeline(const std::vector<std::string>& args, int argc, char** argv) {
   uint64_t n = 3'000'000;
   int frames = 60;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--events" && i + 1 < args.size()) n = std::stoull(args[++i]);
-    else if (args[i] == "--frames" && i + 1 < args.size()) frames = std::max(1, std::stoi(args[++i]));
+    if (args[i] == "--events" && i + 1 < args.size())
+      n = std::stoull(args[++i]);
+    else if (args[i] == "--frames" && i + 1 < args.size())
+      frames = std::max(1, std::stoi(args[++i]));
     else {
       std::cerr << "usage: attnscope-bench timeline [--events N] [--frames N]\n";
       return 2;
@@ -210,8 +214,8 @@ int benchTimeline(const std::vector<std::string>& args, int argc, char** argv) {
     return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
   };
   const double perM = 1e6 / static_cast<double>(std::max<size_t>(events, 1));
-  std::printf("events=%zu store_build_ms=%.0f index_build_ms=%.0f frames=%d size=%dx%d max_items=%zu\n",
-              events, buildMs, indexMs, frames, size.width(), size.height(), maxItems);
+  std::printf("events=%zu store_build_ms=%.0f index_build_ms=%.0f frames=%d size=%dx%d max_items=%zu\n", events,
+              buildMs, indexMs, frames, size.width(), size.height(), maxItems);
   std::printf("store_mb_per_M_events=%.1f (rss) index_mb_per_M_events=%.1f (exact %.1f) event_record_bytes=%zu\n",
               (rss1 - rss0) * perM, (rss2 - rss1) * perM,
               static_cast<double>(view.index().memoryBytes()) / (1024.0 * 1024.0) * perM, sizeof(Event));

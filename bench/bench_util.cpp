@@ -21,13 +21,16 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-bool parseFileArgs(const std::vector<std::string>& args, const char* bench, const char* noPeerFlag,
-                   FileArgs* out) {
+bool parseFileArgs(const std::vector<std::string>& args, const char* bench, const char* noPeerFlag, FileArgs* out) {
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--repeat" && i + 1 < args.size()) out->repeat = std::max(1, std::atoi(args[++i].c_str()));
-    else if (args[i] == noPeerFlag) out->peer = false;
-    else if (args[i] == "--chunk" && i + 1 < args.size()) out->chunk = std::strtoull(args[++i].c_str(), nullptr, 10);
-    else out->path = args[i];
+    if (args[i] == "--repeat" && i + 1 < args.size())
+      out->repeat = std::max(1, std::atoi(args[++i].c_str()));
+    else if (args[i] == noPeerFlag)
+      out->peer = false;
+    else if (args[i] == "--chunk" && i + 1 < args.size())
+      out->chunk = std::strtoull(args[++i].c_str(), nullptr, 10);
+    else
+      out->path = args[i];
   }
   if (out->path.empty()) std::cerr << "attnscope-bench " << bench << ": missing FILE\n";
   return !out->path.empty();
@@ -80,14 +83,14 @@ ChildRun runChild(const std::vector<std::string>& argv, const std::string& stdou
   const pid_t pid = fork();
   if (pid < 0) return r;
   if (pid == 0) {
-    const int fd = ::open(stdoutPath.empty() ? "/dev/null" : stdoutPath.c_str(),
-                          O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int fd =
+        ::open(stdoutPath.empty() ? "/dev/null" : stdoutPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) ::dup2(fd, 1);
     ::execvp(cargv[0], cargv.data());
     _exit(127);
   }
   int status = 0;
-  struct rusage ru{};
+  struct rusage ru {};
   if (::wait4(pid, &status, 0, &ru) < 0) return r;
   r.wallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

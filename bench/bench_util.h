@@ -14,12 +14,11 @@ double median(std::vector<double> v);
 struct FileArgs {
   std::string path;
   int repeat = 5;
-  bool peer = true;  // false when NO_PEER_FLAG was given
+  bool peer = true;    // false when NO_PEER_FLAG was given
   uint64_t chunk = 0;  // --chunk BYTES: the reader's chunk size (0: its default)
 };
 // Returns false (after a message on stderr) when FILE is missing.
-bool parseFileArgs(const std::vector<std::string>& args, const char* bench, const char* noPeerFlag,
-                   FileArgs* out);
+bool parseFileArgs(const std::vector<std::string>& args, const char* bench, const char* noPeerFlag, FileArgs* out);
 
 // Runs `python3 SCRIPT ARGS...` (ATTNSCOPE_PYTHON overrides python3) and
 // returns its stdout ("" when it could not run or exited non-zero).

@@ -269,9 +269,12 @@ TraceGenResult generateTrace(const std::string& sourcePath, const std::string& o
         } else if (p.kind == Patch::Id) {
           v += idAdd;
         }
-        if (v == p.value) buf.append(e + p.offset, p.length);  // unchanged: the source's own text
-        else if (p.kind == Patch::Id) buf += std::to_string(v);
-        else appendNs(buf, v);
+        if (v == p.value)
+          buf.append(e + p.offset, p.length);  // unchanged: the source's own text
+        else if (p.kind == Patch::Id)
+          buf += std::to_string(v);
+        else
+          appendNs(buf, v);
       }
       buf.append(e + at, ev.length - at);
       res.events++;

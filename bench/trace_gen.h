@@ -16,11 +16,11 @@
 namespace bench {
 
 struct TraceGenPlan {
-  uint64_t bodyEvents = 0;    // events repeated K times
-  uint64_t onceEvents = 0;    // metadata and profiler events written once
-  uint64_t bodyBytes = 0;     // JSON text of one repetition
-  int64_t shiftNs = 0;        // time between repetitions
-  int64_t idStride = 0;       // added to every id per repetition
+  uint64_t bodyEvents = 0;  // events repeated K times
+  uint64_t onceEvents = 0;  // metadata and profiler events written once
+  uint64_t bodyBytes = 0;   // JSON text of one repetition
+  int64_t shiftNs = 0;      // time between repetitions
+  int64_t idStride = 0;     // added to every id per repetition
 };
 
 struct TraceGenResult {

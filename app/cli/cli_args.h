@@ -23,8 +23,7 @@ inline constexpr int kExitBadInput = 2;
 
 class Args {
  public:
-  Args(std::string command, std::vector<std::string> args)
-      : command_(std::move(command)), args_(std::move(args)) {}
+  Args(std::string command, std::vector<std::string> args) : command_(std::move(command)), args_(std::move(args)) {}
 
   bool flag(const std::string& name);  // --asc
   std::optional<std::string> value(const std::string& name, const std::string& alias = {});

@@ -1,8 +1,8 @@
 #include <iostream>
 
-#include "core/explain/compare.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "core/explain/compare.h"
 
 namespace attnscope::cli {
 
@@ -29,14 +29,20 @@ int cmdCompare(Args& a) {
   const std::string format = formatOption(a, "compare", {"text", "json", "csv"});
   CompareOptions opt;
   if (auto v = a.value("--attribution")) {
-    if (*v == "torch") opt.attribution = Attribution::Torch;
-    else if (*v == "corrected") opt.attribution = Attribution::Corrected;
-    else throw UsageError("compare: --attribution takes torch or corrected, got '" + *v + "'");
+    if (*v == "torch")
+      opt.attribution = Attribution::Torch;
+    else if (*v == "corrected")
+      opt.attribution = Attribution::Corrected;
+    else
+      throw UsageError("compare: --attribution takes torch or corrected, got '" + *v + "'");
   }
   if (auto g = a.value("--group-by")) {
-    if (*g == "name") opt.groupBy = GroupBy::Name;
-    else if (*g == "shape") opt.groupBy = GroupBy::InputShape;
-    else throw UsageError("compare: --group-by takes name or shape, got '" + *g + "'");
+    if (*g == "name")
+      opt.groupBy = GroupBy::Name;
+    else if (*g == "shape")
+      opt.groupBy = GroupBy::InputShape;
+    else
+      throw UsageError("compare: --group-by takes name or shape, got '" + *g + "'");
   }
   auto out = a.value("--output", "-o");
   const ReaderLimits limits = readerLimits(a);

@@ -1,8 +1,8 @@
 #include <iostream>
 
-#include "core/explain/explanation.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "core/explain/explanation.h"
 
 namespace attnscope::cli {
 

@@ -1,9 +1,9 @@
 #include <iostream>
 
-#include "core/explain/explanation.h"
-#include "core/store/trace_info.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "core/explain/explanation.h"
+#include "core/store/trace_info.h"
 
 namespace attnscope::cli {
 
@@ -23,8 +23,10 @@ int cmdInfo(Args& a) {
   }
   bool json = false;
   if (auto f = a.value("--format")) {
-    if (*f == "json") json = true;
-    else if (*f != "text") throw UsageError("info: --format takes text or json, got '" + *f + "'");
+    if (*f == "json")
+      json = true;
+    else if (*f != "text")
+      throw UsageError("info: --format takes text or json, got '" + *f + "'");
   }
   auto out = a.value("--output", "-o");
   const ReaderLimits limits = readerLimits(a);

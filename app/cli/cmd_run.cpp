@@ -9,9 +9,9 @@
 #include <cstring>
 #include <iostream>
 
-#include "core/run/run_config.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "core/run/run_config.h"
 
 namespace attnscope::cli {
 
@@ -39,9 +39,8 @@ int cmdRun(const std::vector<std::string>& args) {
   if (auto err = parseRunArgs(args, &cfg)) throw UsageError(*err);
   const std::string exe = engineExe();
   if (::access(exe.c_str(), X_OK) != 0)
-    throw UsageError(
-        "run: this attnscope-cli was built without the engine (LibTorch and CUPTI were not found; no " + exe +
-        "); rebuild with ATTNSCOPE_ENGINE=ON scripts/build");
+    throw UsageError("run: this attnscope-cli was built without the engine (LibTorch and CUPTI were not found; no " +
+                     exe + "); rebuild with ATTNSCOPE_ENGINE=ON scripts/build");
   std::vector<std::string> argvStore = {exe};
   argvStore.insert(argvStore.end(), args.begin(), args.end());
   std::vector<char*> argv;

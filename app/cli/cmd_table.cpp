@@ -1,9 +1,9 @@
 #include <iostream>
 
-#include "core/tables/key_averages.h"
-#include "core/tables/table_format.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "core/tables/key_averages.h"
+#include "core/tables/table_format.h"
 
 namespace attnscope::cli {
 
@@ -36,15 +36,21 @@ int cmdTable(Args& a) {
   }
   GroupBy group = GroupBy::Name;
   if (auto g = a.value("--group-by")) {
-    if (*g == "name") group = GroupBy::Name;
-    else if (*g == "shape" || *g == "input-shape" || *g == "shapes") group = GroupBy::InputShape;
-    else throw UsageError("table: --group-by takes name or shape, got '" + *g + "'");
+    if (*g == "name")
+      group = GroupBy::Name;
+    else if (*g == "shape" || *g == "input-shape" || *g == "shapes")
+      group = GroupBy::InputShape;
+    else
+      throw UsageError("table: --group-by takes name or shape, got '" + *g + "'");
   }
   Attribution attribution = Attribution::Torch;
   if (auto v = a.value("--attribution")) {
-    if (*v == "torch") attribution = Attribution::Torch;
-    else if (*v == "corrected") attribution = Attribution::Corrected;
-    else throw UsageError("table: --attribution takes torch or corrected, got '" + *v + "'");
+    if (*v == "torch")
+      attribution = Attribution::Torch;
+    else if (*v == "corrected")
+      attribution = Attribution::Corrected;
+    else
+      throw UsageError("table: --attribution takes torch or corrected, got '" + *v + "'");
   }
   TableOptions opt;
   if (auto s = a.value("--sort")) {
@@ -55,11 +61,16 @@ int cmdTable(Args& a) {
   opt.ascending = a.flag("--asc");
   if (auto n = a.number("--limit")) opt.limit = *n;
   if (auto f = a.value("--format")) {
-    if (*f == "text") opt.format = TableFormat::Text;
-    else if (*f == "csv") opt.format = TableFormat::Csv;
-    else if (*f == "json") opt.format = TableFormat::Json;
-    else if (*f == "md" || *f == "markdown") opt.format = TableFormat::Markdown;
-    else throw UsageError("table: --format takes text, csv, json or md, got '" + *f + "'");
+    if (*f == "text")
+      opt.format = TableFormat::Text;
+    else if (*f == "csv")
+      opt.format = TableFormat::Csv;
+    else if (*f == "json")
+      opt.format = TableFormat::Json;
+    else if (*f == "md" || *f == "markdown")
+      opt.format = TableFormat::Markdown;
+    else
+      throw UsageError("table: --format takes text, csv, json or md, got '" + *f + "'");
   }
   auto out = a.value("--output", "-o");
   const ReaderLimits limits = readerLimits(a);

@@ -1,8 +1,8 @@
 #include <iostream>
 
-#include "core/explain/why.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "core/explain/why.h"
 
 namespace attnscope::cli {
 

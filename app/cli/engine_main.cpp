@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/run/run_config.h"
 #include "core/engine/engine.h"
+#include "core/run/run_config.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);

@@ -24,8 +24,8 @@
 #include "startup_probe.h"
 #include "ui/panels/explain_panel.h"
 #include "ui/shell/main_window.h"
-#include "ui/timeline/timeline_pane.h"
 #include "ui/shell/workbench.h"
+#include "ui/timeline/timeline_pane.h"
 
 namespace {
 
@@ -51,9 +51,8 @@ bool savePng(const QImage& image, const QString& path, QString* error) {
     return false;
   }
   std::string why;
-  if (!attnscope::writeFileAtomic(
-          path.toStdString(), std::string_view(png.constData(), static_cast<size_t>(png.size())),
-          &why)) {
+  if (!attnscope::writeFileAtomic(path.toStdString(),
+                                  std::string_view(png.constData(), static_cast<size_t>(png.size())), &why)) {
     *error = QString::fromStdString(why);
     return false;
   }
@@ -77,20 +76,17 @@ int main(int argc, char* argv[]) {
   parser.addVersionOption();
   const QCommandLineOption screenshotOpt(
       QStringLiteral("screenshot"),
-      QStringLiteral(
-          "Render the window with the trace loaded, save it as a PNG to <FILE> and exit."),
+      QStringLiteral("Render the window with the trace loaded, save it as a PNG to <FILE> and exit."),
       QStringLiteral("FILE"));
-  const QCommandLineOption sizeOpt(
-      QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1280x800)."),
-      QStringLiteral("WxH"), QStringLiteral("1280x800"));
-  const QCommandLineOption groupOpt(
-      QStringLiteral("group-by"),
-      QStringLiteral("Initial grouping: name (default) or shape (name and input shapes), "
-                     "as attnscope-cli table --group-by."),
-      QStringLiteral("name|shape"), QStringLiteral("name"));
-  const QCommandLineOption filterOpt(QStringLiteral("filter"),
-                                     QStringLiteral("Initial name filter (a regular expression)."),
-                                     QStringLiteral("REGEX"));
+  const QCommandLineOption sizeOpt(QStringLiteral("size"),
+                                   QStringLiteral("Window size for --screenshot (default 1280x800)."),
+                                   QStringLiteral("WxH"), QStringLiteral("1280x800"));
+  const QCommandLineOption groupOpt(QStringLiteral("group-by"),
+                                    QStringLiteral("Initial grouping: name (default) or shape (name and input shapes), "
+                                                   "as attnscope-cli table --group-by."),
+                                    QStringLiteral("name|shape"), QStringLiteral("name"));
+  const QCommandLineOption filterOpt(
+      QStringLiteral("filter"), QStringLiteral("Initial name filter (a regular expression)."), QStringLiteral("REGEX"));
   const QCommandLineOption overlayOpt(
       QStringLiteral("overlay"),
       QStringLiteral("Explain overlay on the timeline for step NAME (or the first user annotation "
@@ -112,8 +108,7 @@ int main(int argc, char* argv[]) {
   }
   QSize size;
   if (!parseSize(parser.value(sizeOpt), &size)) {
-    fail(QStringLiteral("--size must be WxH between 320x240 and 8192x8192, got '%1'")
-             .arg(parser.value(sizeOpt)));
+    fail(QStringLiteral("--size must be WxH between 320x240 and 8192x8192, got '%1'").arg(parser.value(sizeOpt)));
     return 1;
   }
   const QString group = parser.value(groupOpt);
@@ -174,11 +169,10 @@ int main(int argc, char* argv[]) {
         QCoreApplication::exit(0);
       });
     });
-    QObject::connect(&window, &attnscope::ui::MainWindow::loadFailed, &app,
-                     [](const QString& message) {
-                       fail(message);
-                       QCoreApplication::exit(2);
-                     });
+    QObject::connect(&window, &attnscope::ui::MainWindow::loadFailed, &app, [](const QString& message) {
+      fail(message);
+      QCoreApplication::exit(2);
+    });
   } else {
     window.resize(1280, 800);
   }

@@ -45,58 +45,89 @@ std::string apiName(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   const char* n = nullptr;
   if (cuptiGetCallbackName(domain, cbid, &n) != CUPTI_SUCCESS || !n) return "cuda?";
   std::string s(n);
-  if (auto v = s.find("_v"); v != std::string::npos && v + 2 < s.size() && std::isdigit(static_cast<unsigned char>(s[v + 2])))
+  if (auto v = s.find("_v");
+      v != std::string::npos && v + 2 < s.size() && std::isdigit(static_cast<unsigned char>(s[v + 2])))
     s.resize(v);  // cudaLaunchKernel_v7000 -> cudaLaunchKernel
   return s;
 }
 
 const char* copyKindName(uint8_t k) {
   switch (k) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "HtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "DtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA: return "HtoA";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH: return "AtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA: return "AtoA";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD: return "AtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA: return "DtoA";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "DtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "HtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "PtoP";
-    default: return "?";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+      return "HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+      return "DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+      return "HtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+      return "AtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+      return "AtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+      return "AtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+      return "DtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+      return "DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+      return "HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+      return "PtoP";
+    default:
+      return "?";
   }
 }
 
 const char* memoryKindName(uint8_t k) {
   switch (k) {
-    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE: return "Pageable";
-    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return "Pinned";
-    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE: return "Device";
-    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY: return "Array";
-    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED: return "Managed";
-    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC: return "Device Static";
-    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC: return "Managed Static";
-    default: return "Unknown";
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE:
+      return "Pageable";
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED:
+      return "Pinned";
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE:
+      return "Device";
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY:
+      return "Array";
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+      return "Managed";
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+      return "Device Static";
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+      return "Managed Static";
+    default:
+      return "Unknown";
   }
 }
 
 const char* syncName(CUpti_ActivitySynchronizationType t) {
   switch (t) {
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: return "Event Sync";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: return "Stream Wait Event";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: return "Stream Sync";
-    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: return "Context Sync";
-    default: return "Sync";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
+      return "Event Sync";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
+      return "Stream Wait Event";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE:
+      return "Stream Sync";
+    case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE:
+      return "Context Sync";
+    default:
+      return "Sync";
   }
 }
 
 const char* overheadName(CUpti_ActivityOverheadKind k) {
   switch (k) {
-    case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER: return "Driver Compiler";
-    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH: return "Buffer Flush";
-    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION: return "Instrumentation";
-    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE: return "Resource";
-    case CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST: return "Activity Buffer Request";
-    default: return "CUPTI Overhead";
+    case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER:
+      return "Driver Compiler";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH:
+      return "Buffer Flush";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION:
+      return "Instrumentation";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE:
+      return "Resource";
+    case CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST:
+      return "Activity Buffer Request";
+    default:
+      return "CUPTI Overhead";
   }
 }
 
@@ -182,7 +213,7 @@ void decode(const CUpti_Activity* rec, Shared& s) {
       r.correlation = x->correlationId;
       r.externalId = x->externalId;
       r.kind = x->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1 ? ExternalCorrelationRecord::Kind::Call
-                                                                           : ExternalCorrelationRecord::Kind::Op;
+                                                                          : ExternalCorrelationRecord::Kind::Op;
       s.ext.push_back(r);
       return;
     }
@@ -236,10 +267,15 @@ void CUPTIAPI bufferCompleted(CUcontext ctx, uint32_t streamId, uint8_t* buffer,
   if (g && g->buffers.load() > 0) g->buffers.fetch_sub(1);
 }
 
-constexpr CUpti_ActivityKind kKinds[] = {
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME,  CUPTI_ACTIVITY_KIND_DRIVER,
-    CUPTI_ACTIVITY_KIND_MEMCPY,            CUPTI_ACTIVITY_KIND_MEMSET,   CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_OVERHEAD, CUPTI_ACTIVITY_KIND_MARKER};
+constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                         CUPTI_ACTIVITY_KIND_RUNTIME,
+                                         CUPTI_ACTIVITY_KIND_DRIVER,
+                                         CUPTI_ACTIVITY_KIND_MEMCPY,
+                                         CUPTI_ACTIVITY_KIND_MEMSET,
+                                         CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                         CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+                                         CUPTI_ACTIVITY_KIND_OVERHEAD,
+                                         CUPTI_ACTIVITY_KIND_MARKER};
 
 // Query-only API calls with no effect on the device. PyTorch makes dozens of
 // them per op (52 cudaGetDevice and 16 cuDevicePrimaryCtxGetState in one
@@ -270,22 +306,38 @@ constexpr CUpti_CallbackId kQuietRuntime[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_ptsz_v10000,
 };
 constexpr CUpti_CallbackId kQuietDriver[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,          CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice,
-    CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice_v2,        CUPTI_DRIVER_TRACE_CBID_cuCtxGetFlags,
-    CUPTI_DRIVER_TRACE_CBID_cuCtxGetId,               CUPTI_DRIVER_TRACE_CBID_cuCtxGetStreamPriorityRange,
-    CUPTI_DRIVER_TRACE_CBID_cuDeviceGet,              CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute,
-    CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount,         CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState,
-    CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion,       CUPTI_DRIVER_TRACE_CBID_cuFuncGetAttribute,
-    CUPTI_DRIVER_TRACE_CBID_cuFuncGetName,            CUPTI_DRIVER_TRACE_CBID_cuGetErrorName,
-    CUPTI_DRIVER_TRACE_CBID_cuGetErrorString,         CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress,
-    CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2,      CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute,
-    CUPTI_DRIVER_TRACE_CBID_cuKernelGetName,          CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttribute,
-    CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttributes,   CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo,
-    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v2, CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v2_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v3, CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v3_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCtx,           CUPTI_DRIVER_TRACE_CBID_cuStreamGetCtx_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCtx_v2_ptsz,   CUPTI_DRIVER_TRACE_CBID_cuStreamGetDevice,
-    CUPTI_DRIVER_TRACE_CBID_cuStreamGetId,            CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetFlags,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetId,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetStreamPriorityRange,
+    CUPTI_DRIVER_TRACE_CBID_cuDeviceGet,
+    CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount,
+    CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState,
+    CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion,
+    CUPTI_DRIVER_TRACE_CBID_cuFuncGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuFuncGetName,
+    CUPTI_DRIVER_TRACE_CBID_cuGetErrorName,
+    CUPTI_DRIVER_TRACE_CBID_cuGetErrorString,
+    CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress,
+    CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuKernelGetName,
+    CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttributes,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v3,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v3_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCtx,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCtx_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCtx_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetDevice,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetId,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing,
     CUPTI_DRIVER_TRACE_CBID_cuThreadExchangeStreamCaptureMode,
 };
 
@@ -350,7 +402,8 @@ CuptiCollector::CuptiCollector() {
     for (auto cbid : kQuietDriver) quiet += cuptiActivityEnableDriverApi(cbid, 0) == CUPTI_SUCCESS;
     filterNote_ = "CUPTI: " + std::to_string(quiet) +
                   " query-only runtime/driver APIs (cudaGetDevice, cudaGetLastError, cudaStreamIsCapturing, "
-                  "cuDevicePrimaryCtxGetState, cuKernelGetName, ...) are not recorded; ATTNSCOPE_CUPTI_ALL_API=1 records every API call";
+                  "cuDevicePrimaryCtxGetState, cuKernelGetName, ...) are not recorded; ATTNSCOPE_CUPTI_ALL_API=1 "
+                  "records every API call";
   }
   ok_ = true;
 }

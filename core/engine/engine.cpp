@@ -21,13 +21,13 @@
 #include <iostream>
 #include <sstream>
 
-#include "core/write/atomic_file.h"
-#include "core/text/json_out.h"
-#include "core/run/run_capture.h"
-#include "core/read/trace_reader.h"
-#include "core/write/trace_writer.h"
 #include "core/engine/cupti_collector.h"
 #include "core/engine/measurement.h"
+#include "core/read/trace_reader.h"
+#include "core/run/run_capture.h"
+#include "core/text/json_out.h"
+#include "core/write/atomic_file.h"
+#include "core/write/trace_writer.h"
 
 extern char** environ;
 
@@ -46,7 +46,7 @@ void onTerminate(int sig) {
 }
 
 void installSignalHandlers() {
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = onTerminate;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTERM, &sa, nullptr);
@@ -206,9 +206,9 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
       avail = static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(::sysconf(_SC_PAGE_SIZE));
     }
     if (avail && need > avail) {
-      std::cerr << "attnscope-cli: run: shape " << runSummary(cfg) << " needs about " << (need >> 20)
-                << " MiB but the " << (device.is_cuda() ? "GPU has" : "machine has") << " " << (avail >> 20)
-                << " MiB " << (device.is_cuda() ? "free" : "of memory") << "; refusing before allocating\n";
+      std::cerr << "attnscope-cli: run: shape " << runSummary(cfg) << " needs about " << (need >> 20) << " MiB but the "
+                << (device.is_cuda() ? "GPU has" : "machine has") << " " << (avail >> 20) << " MiB "
+                << (device.is_cuda() ? "free" : "of memory") << "; refusing before allocating\n";
       return kExitOom;
     }
 
@@ -251,7 +251,8 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
           return kExitOom;
         }
         std::cerr << "attnscope-cli: run: the " << timingName(m) << " pass "
-                  << (rc < 0 ? "was killed by signal " + std::to_string(-rc) : "failed with exit code " + std::to_string(rc))
+                  << (rc < 0 ? "was killed by signal " + std::to_string(-rc)
+                             : "failed with exit code " + std::to_string(rc))
                   << "\n";
         return rc == kExitBad ? kExitBad : kExitInternal;
       }
@@ -278,8 +279,10 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
                                          ? out.substr(0, out.size() - 5) + ".torch.json"
                                          : out + ".torch.json";
         if (std::rename(r.tracePath.c_str(), torchOut.c_str()) == 0) r.tracePath = torchOut;
-        notes.push_back("torch's own profiler ran in a separate child process (one CUPTI subscriber per process); "
-                        "its trace is " + torchOut);
+        notes.push_back(
+            "torch's own profiler ran in a separate child process (one CUPTI subscriber per process); "
+            "its trace is " +
+            torchOut);
       }
       results.push_back(std::move(r));
     }
@@ -305,7 +308,8 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
     cap.cudaRuntimeVersion = runtimeVersion;
     cap.cudaDriverVersion = driverVersion;
     // A child's trace pass counted its correlations when it assembled them.
-    EventStore store = childStore ? std::move(*childStore) : assembleRunStore(cap, &results.front().collection.assembled);
+    EventStore store =
+        childStore ? std::move(*childStore) : assembleRunStore(cap, &results.front().collection.assembled);
     const MeasurementResult& trace = results.front();
     const AssembleStats& st = trace.collection.assembled;
     // The GPU work each step window launched, found once per window.
@@ -326,10 +330,11 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
         const StepGpu& g = windowGpu[wi];
         steps += first ? "" : ", ";
         first = false;
-        steps += "{\"iteration\": " + std::to_string(w.iteration) + ", \"host_start_ns\": " + std::to_string(w.startNs) +
-                 ", \"host_end_ns\": " + std::to_string(w.endNs) + ", \"gpu_ns\": " + std::to_string(g.gpuNs) +
-                 ", \"gpu_start_ns\": " + std::to_string(g.gpuStart) + ", \"gpu_end_ns\": " + std::to_string(g.gpuEnd) +
-                 ", \"launches\": " + std::to_string(g.launches) + "}";
+        steps += "{\"iteration\": " + std::to_string(w.iteration) +
+                 ", \"host_start_ns\": " + std::to_string(w.startNs) + ", \"host_end_ns\": " + std::to_string(w.endNs) +
+                 ", \"gpu_ns\": " + std::to_string(g.gpuNs) + ", \"gpu_start_ns\": " + std::to_string(g.gpuStart) +
+                 ", \"gpu_end_ns\": " + std::to_string(g.gpuEnd) + ", \"launches\": " + std::to_string(g.launches) +
+                 "}";
       }
       steps += "]}";
     }
@@ -353,15 +358,17 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
         }
         MeasurementResult tmp;
         tmp.stepNs = gpu;
-        timing += stepsArray(tmp) + ", \"measures\": \"sum of the durations of the kernels, copies and memsets "
-                                    "launched inside each step's host window (CUPTI activity + correlation)\"";
+        timing += stepsArray(tmp) +
+                  ", \"measures\": \"sum of the durations of the kernels, copies and memsets "
+                  "launched inside each step's host window (CUPTI activity + correlation)\"";
       } else {
         timing += stepsArray(r);
         const char* what = r.method == TimingMethod::Events
                                ? "GPU-timeline distance between CUDA events recorded at the step's start and end"
-                           : r.method == TimingMethod::Host     ? "host clock around the step, no sync (launch cost)"
-                           : r.method == TimingMethod::HostSync ? "host clock around the step with a device sync as its last statement"
-                                                                : "host clock around the step while torch's profiler ran";
+                           : r.method == TimingMethod::Host ? "host clock around the step, no sync (launch cost)"
+                           : r.method == TimingMethod::HostSync
+                               ? "host clock around the step with a device sync as its last statement"
+                               : "host clock around the step while torch's profiler ran";
         timing += ", \"measures\": " + jsonString(what);
       }
       if (!r.eventOps.empty()) {
@@ -415,7 +422,8 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
       return kExitBad;
     }
     progress(cfg, "done", 0, "wrote " + out);
-    if (!cfg.progressJson) std::cout << "wrote " << out << " (" << store.events().size() << " events; cupti: " << ci.cupti << ")\n";
+    if (!cfg.progressJson)
+      std::cout << "wrote " << out << " (" << store.events().size() << " events; cupti: " << ci.cupti << ")\n";
     return kExitOk;
   } catch (const c10::OutOfMemoryError& e) {
     std::cerr << "attnscope-cli: run: out of memory: " << e.what_without_backtrace() << "\n";

@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <memory>
 
-#include "core/text/json_out.h"
 #include "core/engine/clock.h"
 #include "core/engine/cupti_collector.h"
+#include "core/text/json_out.h"
 
 namespace attnscope::engine {
 
@@ -43,7 +43,7 @@ void fillStepTimes(MeasurementResult* r, int iters) {
 }  // namespace
 
 MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::Device device, RunCapture* cap,
-                   const std::string& torchTracePath) {
+                                 const std::string& torchTracePath) {
   if (method == TimingMethod::Torch) return runTorchMeasurement(cfg, device, torchTracePath);
   MeasurementResult r;
   r.method = method;
@@ -154,9 +154,10 @@ std::string measurementResultJson(const MeasurementResult& r) {
   s += "], \"ops\": [";
   for (size_t i = 0; i < r.eventOps.size(); ++i) {
     const auto& o = r.eventOps[i];
-    s += (i ? ", " : "") + std::string("{\"name\": ") + jsonString(o.name) + ", \"user_scope\": " +
-         (o.userScope ? "true" : "false") + ", \"host_start_ns\": " + std::to_string(o.hostStartNs) +
-         ", \"host_end_ns\": " + std::to_string(o.hostEndNs) + ", \"elapsed_ns\": " + std::to_string(o.elapsedNs) + "}";
+    s += (i ? ", " : "") + std::string("{\"name\": ") + jsonString(o.name) +
+         ", \"user_scope\": " + (o.userScope ? "true" : "false") +
+         ", \"host_start_ns\": " + std::to_string(o.hostStartNs) + ", \"host_end_ns\": " + std::to_string(o.hostEndNs) +
+         ", \"elapsed_ns\": " + std::to_string(o.elapsedNs) + "}";
   }
   s += "], \"collection\": {\"cupti\": " + jsonString(r.collection.cupti) +
        ", \"dropped_records\": " + std::to_string(r.collection.droppedRecords) +

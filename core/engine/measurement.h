@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "core/run/run_capture.h"
-#include "core/run/run_config.h"
 #include "core/engine/op_recorder.h"
 #include "core/engine/workload.h"
+#include "core/run/run_capture.h"
+#include "core/run/run_config.h"
 
 namespace attnscope::engine {
 
@@ -38,7 +38,7 @@ struct MeasurementResult {
 
 // Runs `method` in this process. The trace pass (Cupti) also fills `cap`.
 MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::Device device, RunCapture* cap,
-                   const std::string& torchTracePath);
+                                 const std::string& torchTracePath);
 
 std::string measurementResultJson(const MeasurementResult& r);
 bool parseMeasurementResult(const std::string& json, MeasurementResult* r, std::string* error);

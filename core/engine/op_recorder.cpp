@@ -4,8 +4,8 @@
 #include <c10/core/Allocator.h>
 #include <c10/cuda/CUDAStream.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
-#include <cupti.h>
 #include <cuda_runtime_api.h>
+#include <cupti.h>
 #include <nvtx3/nvToolsExt.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -51,7 +51,16 @@ struct RawOp {
   bool user = false;
 };
 
-enum : int64_t { kEncTensor = 1, kEncUndefined, kEncScalar, kEncNone, kEncTensorList, kEncScalarList, kEncString, kEncOther };
+enum : int64_t {
+  kEncTensor = 1,
+  kEncUndefined,
+  kEncScalar,
+  kEncNone,
+  kEncTensorList,
+  kEncScalarList,
+  kEncString,
+  kEncOther
+};
 
 struct ThreadBuf {
   int64_t tid = 0;
@@ -70,7 +79,7 @@ struct State {
   RecordMode mode = RecordMode::Trace;
   bool cuda = false;
   ExtIds extIds = ExtIds::None;  // which External ids go to CUPTI
-  bool memory = false;  // c10 memory reports wanted
+  bool memory = false;           // c10 memory reports wanted
   bool nvtx = true;
   uint64_t generation = 0;
   std::atomic<int64_t> nextExt{1};
@@ -185,7 +194,10 @@ void decodeInputs(const std::vector<int64_t>& enc, uint32_t b, uint32_t e, std::
       }
       default:
         *dims += "[]";
-        *types += kind == kEncScalar ? "Scalar" : kind == kEncScalarList ? "ScalarList" : kind == kEncString ? "String" : "";
+        *types += kind == kEncScalar       ? "Scalar"
+                  : kind == kEncScalarList ? "ScalarList"
+                  : kind == kEncString     ? "String"
+                                           : "";
     }
     *types += "'";
   }
@@ -341,8 +353,7 @@ OpRecorder::OpRecorder(RecordMode mode, bool cuda, bool pushExternalIds) {
   g->nvtx = !std::getenv("ATTNSCOPE_NO_NVTX");
   auto cb = at::RecordFunctionCallback(onEnter, onExit)
                 .needsInputs(mode == RecordMode::Trace && !std::getenv("ATTNSCOPE_NO_SHAPES"))
-                .scopes({at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE,
-                         at::RecordScope::BACKWARD_FUNCTION});
+                .scopes({at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE, at::RecordScope::BACKWARD_FUNCTION});
   handle_ = at::addGlobalCallback(cb);
   g->memory = mode == RecordMode::Trace && !std::getenv("ATTNSCOPE_NO_MEMORY");
   if (g->memory)

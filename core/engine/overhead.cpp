@@ -2,11 +2,11 @@
 
 #include <torch/csrc/autograd/profiler_kineto.h>
 
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+#include <nvtx3/nvToolsExt.h>
 #include <array>
 #include <chrono>
-#include <cupti.h>
-#include <cuda_runtime_api.h>
-#include <nvtx3/nvToolsExt.h>
 #include <memory>
 #include <stdexcept>
 
@@ -58,8 +58,7 @@ OverheadSample measureOverhead(const std::string& profiler, const RunConfig& cfg
     std::unique_ptr<OpRecorder> rec;
     if (ours) {
       if (cuda && profiler != "recorder") cupti = std::make_unique<CuptiCollector>();
-      if (profiler != "cupti")
-        rec = std::make_unique<OpRecorder>(RecordMode::Trace, cuda, cupti && cupti->available());
+      if (profiler != "cupti") rec = std::make_unique<OpRecorder>(RecordMode::Trace, cuda, cupti && cupti->available());
     } else {
       prof::prepareProfiler(pc, acts);
       prof::enableProfiler(pc, acts);
@@ -99,7 +98,8 @@ std::vector<std::pair<std::string, double>> microCosts(bool cuda) {
 #if defined(__x86_64__)
   time("rdtsc", [&](int) { sink = sink + __rdtsc(); });
 #endif
-  time(gTscClock.enabled ? "nowNs() (TSC, calibrated)" : "nowNs() (CLOCK_MONOTONIC)", [&](int) { sink = sink + nowNs(); });
+  time(gTscClock.enabled ? "nowNs() (TSC, calibrated)" : "nowNs() (CLOCK_MONOTONIC)",
+       [&](int) { sink = sink + nowNs(); });
   time("heap context (make_unique + free)", [&](int) {
     auto p = std::make_unique<std::array<int64_t, 6>>();
     sink = sink + static_cast<uint64_t>((*p)[0]);

@@ -15,9 +15,12 @@ namespace {
 
 at::ScalarType scalarType(RunDType d) {
   switch (d) {
-    case RunDType::Float32: return at::kFloat;
-    case RunDType::Float16: return at::kHalf;
-    case RunDType::BFloat16: return at::kBFloat16;
+    case RunDType::Float32:
+      return at::kFloat;
+    case RunDType::Float16:
+      return at::kHalf;
+    case RunDType::BFloat16:
+      return at::kBFloat16;
   }
   return at::kFloat;
 }
@@ -53,8 +56,7 @@ void Workload::synchronize() {
   if (device_.is_cuda()) torch::cuda::synchronize();
 }
 
-at::Tensor Workload::call(int iteration, std::vector<StepSpan>* spans, const StepHooks* hooks,
-                          bool extraSync) {
+at::Tensor Workload::call(int iteration, std::vector<StepSpan>* spans, const StepHooks* hooks, bool extraSync) {
   const int64_t d = cfg_.shape[3];
   const bool stepSync = cfg_.sync == SyncMode::Step || extraSync;
   std::optional<UserScope> full;

@@ -21,23 +21,30 @@ std::string explainShift(int64_t hostDelta, int64_t waitDelta) {
          "moved too).";
 }
 
-
 // Metric values of each joined kind, in output order.
 using Metrics = std::vector<std::pair<const char*, int64_t>>;
 
 Metrics metricsOf(const KeyAverageRow& r) {
-  return {{"calls", static_cast<int64_t>(r.calls)}, {"self_cpu_ns", r.selfCpuNs}, {"cpu_total_ns", r.cpuTotalNs},
-          {"self_device_ns", r.selfDeviceNs}, {"device_total_ns", r.deviceTotalNs}};
+  return {{"calls", static_cast<int64_t>(r.calls)},
+          {"self_cpu_ns", r.selfCpuNs},
+          {"cpu_total_ns", r.cpuTotalNs},
+          {"self_device_ns", r.selfDeviceNs},
+          {"device_total_ns", r.deviceTotalNs}};
 }
 
 Metrics metricsOf(const StepReport& s) {
-  return {{"host_ns", s.hostEndNs - s.hostStartNs}, {"gpu_attributed_ns", s.gpuAttributedNs},
-          {"gpu_busy_in_host_window_ns", s.gpuBusyInHostWindowNs}, {"launches", static_cast<int64_t>(s.launches.size())},
-          {"gpu_end_after_host_ns", s.gpuEndNs < 0 ? 0 : s.gpuEndNs - s.hostEndNs}, {"sync_waits", static_cast<int64_t>(s.syncWaits.size())},
+  return {{"host_ns", s.hostEndNs - s.hostStartNs},
+          {"gpu_attributed_ns", s.gpuAttributedNs},
+          {"gpu_busy_in_host_window_ns", s.gpuBusyInHostWindowNs},
+          {"launches", static_cast<int64_t>(s.launches.size())},
+          {"gpu_end_after_host_ns", s.gpuEndNs < 0 ? 0 : s.gpuEndNs - s.hostEndNs},
+          {"sync_waits", static_cast<int64_t>(s.syncWaits.size())},
           {"cuda_event_records", static_cast<int64_t>(s.cudaEventRecords)}};
 }
 
-Metrics metricsOf(const SyncWait& w) { return {{"dur_ns", w.durNs}, {"awaited", static_cast<int64_t>(w.awaited.size())}}; }
+Metrics metricsOf(const SyncWait& w) {
+  return {{"dur_ns", w.durNs}, {"awaited", static_cast<int64_t>(w.awaited.size())}};
+}
 
 // Joins by key, occurrence by occurrence, in A's order then B's leftovers.
 template <class T, class KeyFn>
@@ -80,7 +87,8 @@ const Awaited* mainAwaited(const SyncWait& w) {
 
 std::string signedUs(int64_t ns) { return (ns >= 0 ? "+" : "-") + usText(ns >= 0 ? ns : -ns); }
 
-void perturbation(const EventStore& ea, const EventStore& eb, const Explanation& a, const Explanation& b, Comparison& c) {
+void perturbation(const EventStore& ea, const EventStore& eb, const Explanation& a, const Explanation& b,
+                  Comparison& c) {
   auto annotations = [](const EventStore& s) {
     uint64_t n = 0;
     for (const Event& e : s.events()) n += e.family == Family::UserAnnotation;
@@ -110,13 +118,12 @@ void perturbation(const EventStore& ea, const EventStore& eb, const Explanation&
            std::to_string(wa->correlation) + " / " + std::to_string(wb->correlation) + "), which ran " +
            usText(wa->gpuEndNs - wa->gpuStartNs) + " vs " + usText(wb->gpuEndNs - wb->gpuStartNs) +
            " on the GPU; host time from its launch to the sync was " + usText(hostA) + " in A vs " + usText(hostB) +
-           " in B. " +
-           explainShift(hostA - hostB, p.a->durNs - p.b->durNs);
+           " in B. " + explainShift(hostA - hostB, p.a->durNs - p.b->durNs);
     }
     c.perturbation.push_back(std::move(t));
   }
-  c.perturbation.push_back("CUDA-event markers: " + std::to_string(a.ledger.cudaEventRecords) + " cudaEventRecord in A, " +
-                           std::to_string(b.ledger.cudaEventRecords) + " in B" +
+  c.perturbation.push_back("CUDA-event markers: " + std::to_string(a.ledger.cudaEventRecords) +
+                           " cudaEventRecord in A, " + std::to_string(b.ledger.cudaEventRecords) + " in B" +
                            (a.ledger.cudaEventRecords || b.ledger.cudaEventRecords
                                 ? " (each op and record_function adds two; their GPU times are not in the files, so "
                                   "event-time shifts can only be counted, not measured, here)."
@@ -134,8 +141,8 @@ void metricsJson(std::string& out, const Pair<T>& p) {
     const std::string n = names[i].first;
     const std::string va = p.a ? std::to_string(ma[i].second) : "null";
     const std::string vb = p.b ? std::to_string(mb[i].second) : "null";
-    out += ", \"" + n + "_a\": " + va + ", \"" + n + "_b\": " + vb + ", \"" + n + "_delta\": " +
-           (p.a && p.b ? std::to_string(ma[i].second - mb[i].second) : "null");
+    out += ", \"" + n + "_a\": " + va + ", \"" + n + "_b\": " + vb + ", \"" + n +
+           "_delta\": " + (p.a && p.b ? std::to_string(ma[i].second - mb[i].second) : "null");
   }
   out += "}";
 }

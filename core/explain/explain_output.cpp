@@ -34,10 +34,14 @@ std::string idList(const std::vector<EventId>& ids, std::set<EventId>& cited) {
 
 std::string kindOf(const EventStore& s, EventId id) {
   switch (s.event(id).family) {
-    case Family::Kernel: return "kernel";
-    case Family::GpuMemcpy: return "memcpy";
-    case Family::GpuMemset: return "memset";
-    default: return std::string(familyName(s.event(id).family));
+    case Family::Kernel:
+      return "kernel";
+    case Family::GpuMemcpy:
+      return "memcpy";
+    case Family::GpuMemset:
+      return "memset";
+    default:
+      return std::string(familyName(s.event(id).family));
   }
 }
 
@@ -65,7 +69,8 @@ std::string stepJson(const EventStore& s, const Explanation& an, const StepRepor
   std::string out = "{\"name\": " + jsonString(st.name) + ", \"wrapped\": " + (st.wrapped ? "true" : "false");
   out += ", \"event\": " + (st.event == kNoEvent ? std::string("null") : std::to_string(st.event));
   if (st.event != kNoEvent) cited.insert(st.event);
-  out += ", \"host_start_ns\": " + std::to_string(st.hostStartNs) + ", \"host_end_ns\": " + std::to_string(st.hostEndNs);
+  out +=
+      ", \"host_start_ns\": " + std::to_string(st.hostStartNs) + ", \"host_end_ns\": " + std::to_string(st.hostEndNs);
   out += ", \"gpu_start_ns\": " + optNs(st.gpuStartNs) + ", \"gpu_end_ns\": " + optNs(st.gpuEndNs);
   out += ", \"gpu_attributed_ns\": " + std::to_string(st.gpuAttributedNs);
   out += ", \"gpu_busy_in_host_window_ns\": " + std::to_string(st.gpuBusyInHostWindowNs);
@@ -78,8 +83,8 @@ std::string stepJson(const EventStore& s, const Explanation& an, const StepRepor
     if (l.op != kNoEvent) cited.insert(l.op);
     out += (i ? ", " : "") + std::string("{\"api\": ") + jsonString(s.name(s.event(l.launch))) +
            ", \"name\": " + jsonString(s.name(s.event(l.gpu))) + ", \"kind\": " + jsonString(kindOf(s, l.gpu)) +
-           ", \"correlation\": " + std::to_string(l.correlation) + ", \"op\": " +
-           (l.op == kNoEvent ? std::string("null") : jsonString(s.name(s.event(l.op)))) +
+           ", \"correlation\": " + std::to_string(l.correlation) +
+           ", \"op\": " + (l.op == kNoEvent ? std::string("null") : jsonString(s.name(s.event(l.op)))) +
            ", \"launch_ns\": " + std::to_string(l.launchNs) + ", \"gpu_start_ns\": " + std::to_string(l.gpuStartNs) +
            ", \"gpu_end_ns\": " + std::to_string(l.gpuEndNs) + ", \"latency_ns\": " + std::to_string(l.latencyNs()) +
            ", \"launch_event\": " + std::to_string(l.launch) + ", \"gpu_event\": " + std::to_string(l.gpu) + "}";
@@ -150,7 +155,8 @@ std::string explainText(const EventStore& s, const Explanation& a) {
   out += "steps (" + a.stepSource + "): " + std::to_string(a.steps.size()) + "\n";
   for (const auto& st : a.steps) {
     out += "  " + st.name + (st.wrapped ? " [wrapped]" : "") + ": host " + usText(st.hostEndNs - st.hostStartNs);
-    if (st.launches.empty()) out += ", launched no GPU work";
+    if (st.launches.empty())
+      out += ", launched no GPU work";
     else
       out += ", launched " + std::to_string(st.launches.size()) + " GPU activities, " + usText(st.gpuAttributedNs) +
              " (GPU window " + usText(st.gpuEndNs - st.gpuStartNs) + ", ends " +

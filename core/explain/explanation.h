@@ -30,9 +30,9 @@ struct EngineStep {
 struct Launch {
   EventId launch = kNoEvent;  // runtime call (cudaLaunchKernel, ...), kNoEvent if none
   EventId gpu = kNoEvent;
-  EventId op = kNoEvent;      // the op that launched it (attribution.h)
+  EventId op = kNoEvent;  // the op that launched it (attribution.h)
   int64_t correlation = kNoId;
-  int64_t launchNs = 0;       // runtime call start (or GPU start when there is none)
+  int64_t launchNs = 0;  // runtime call start (or GPU start when there is none)
   int64_t gpuStartNs = 0;
   int64_t gpuEndNs = 0;
   int64_t latencyNs() const { return gpuStartNs - launchNs; }
@@ -49,12 +49,12 @@ struct Awaited {
 // A host call that blocks until GPU work finishes.
 struct SyncWait {
   EventId ev = kNoEvent;
-  std::string api;                  // cudaStreamSynchronize, ...
+  std::string api;  // cudaStreamSynchronize, ...
   int64_t startNs = 0;
   int64_t durNs = 0;
   std::vector<std::string> opChain;  // outermost ... innermost, then the call itself
   std::vector<EventId> chainEvents;  // the events behind opChain (same order)
-  std::string issuer;  // "op" (inside an op), "profiler", "user" (Python frame), "unknown"
+  std::string issuer;                // "op" (inside an op), "profiler", "user" (Python frame), "unknown"
   std::vector<Awaited> awaited;      // queued before it, finishing during it
   int step = -1;                     // index of the step whose window holds it
 };
@@ -62,18 +62,18 @@ struct SyncWait {
 struct StepReport {
   std::string name;
   bool wrapped = false;
-  EventId event = kNoEvent;  // the annotation or op the step comes from (none for EngineStep)
+  EventId event = kNoEvent;    // the annotation or op the step comes from (none for EngineStep)
   uint32_t lane = UINT32_MAX;  // its thread (UINT32_MAX for EngineStep); launches count from every thread
   int64_t hostStartNs = 0;
   int64_t hostEndNs = 0;
   std::vector<Launch> launches;
-  int64_t gpuStartNs = -1;  // first start of the work it launched (-1: none)
-  int64_t gpuEndNs = -1;    // last end
-  int64_t gpuAttributedNs = 0;       // sum of the durations of the work it launched
+  int64_t gpuStartNs = -1;            // first start of the work it launched (-1: none)
+  int64_t gpuEndNs = -1;              // last end
+  int64_t gpuAttributedNs = 0;        // sum of the durations of the work it launched
   int64_t gpuBusyInHostWindowNs = 0;  // union of all GPU work clipped to the host window
-  std::optional<int64_t> eventNs;   // CUDA-event time, when the trace carries it
-  uint64_t cudaEventRecords = 0;    // cudaEventRecord calls inside the window
-  std::vector<int> syncWaits;       // indexes into Explanation::syncWaits
+  std::optional<int64_t> eventNs;     // CUDA-event time, when the trace carries it
+  uint64_t cudaEventRecords = 0;      // cudaEventRecord calls inside the window
+  std::vector<int> syncWaits;         // indexes into Explanation::syncWaits
 };
 
 struct DoubleCount {
@@ -99,7 +99,7 @@ struct Ledger {
   std::vector<EventId> overheadOwnedGpu;
   int64_t overheadOwnedGpuNs = 0;
   uint64_t cudaEventRecords = 0;
-  uint64_t launchesWithoutGpuRecord = 0;  // runtime launches whose GPU work is not in the trace
+  uint64_t launchesWithoutGpuRecord = 0;   // runtime launches whose GPU work is not in the trace
   std::optional<uint64_t> droppedRecords;  // engine traces (not read from imported ones)
 };
 
@@ -126,8 +126,7 @@ struct Explanation {
 Explanation explainTrace(const EventStore& store, const std::vector<EngineStep>* windows = nullptr);
 
 // Pieces, for callers that need only one.
-std::vector<StepReport> findSteps(const EventStore& store, const std::vector<EngineStep>* windows,
-                                  std::string* source);
+std::vector<StepReport> findSteps(const EventStore& store, const std::vector<EngineStep>* windows, std::string* source);
 // What per-step figures need, indexed once per store, so that a step costs
 // two binary searches plus its own launches whatever the trace holds
 // (hostile ones overlap every step with every other, or give thousands of
@@ -151,8 +150,7 @@ class StepIndex {
 // to `scanEndNs` when that is earlier: explainTrace ends a step where the
 // next one starts, so overlapping steps do not each take every launch) and
 // its GPU figures. A correlation's GPU work goes with its first call.
-void fillStepFigures(const EventStore& store, const StepIndex& index, StepReport& step,
-                     int64_t scanEndNs = INT64_MAX);
+void fillStepFigures(const EventStore& store, const StepIndex& index, StepReport& step, int64_t scanEndNs = INT64_MAX);
 std::vector<SyncWait> findSyncWaits(const EventStore& store);
 Ledger computeLedger(const EventStore& store);
 std::vector<Verdict> findVerdicts(const EventStore& store, const Explanation& a);

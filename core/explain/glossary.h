@@ -8,7 +8,7 @@
 namespace attnscope {
 
 struct GlossaryEntry {
-  std::string_view key;   // an event name, a trace category or a column
+  std::string_view key;  // an event name, a trace category or a column
   std::string_view text;
 };
 

@@ -7,8 +7,8 @@
 #include "core/explain/explanation.h"
 #include "core/run/engine_metadata.h"
 #include "core/tables/attribution.h"
-#include "core/text/json_out.h"
 #include "core/tables/key_averages.h"
+#include "core/text/json_out.h"
 
 namespace attnscope {
 
@@ -62,9 +62,9 @@ Ledger computeLedger(const EventStore& s) {
   l.torchSelfDeviceTotalNs = torch.sumSelfDeviceNs;
   for (const auto& r : torch.rows) {
     l.torchSelfDeviceAllRowsNs += r.selfDeviceNs;
-    const double pct = torch.sumSelfDeviceNs ? 100.0 * static_cast<double>(r.selfDeviceNs) /
-                                                   static_cast<double>(torch.sumSelfDeviceNs)
-                                             : 0.0;
+    const double pct = torch.sumSelfDeviceNs
+                           ? 100.0 * static_cast<double>(r.selfDeviceNs) / static_cast<double>(torch.sumSelfDeviceNs)
+                           : 0.0;
     if (r.deviceType == DeviceType::Cuda && r.userAnnotation && r.selfDeviceNs > 0)
       l.doubleCounting.push_back({"gpu_user_annotation_as_self", r.name, r.selfDeviceNs, pct, r.events});
     if (pct > 100.0) l.doubleCounting.push_back({"self_device_pct_over_100", r.name, r.selfDeviceNs, pct, r.events});
@@ -97,8 +97,8 @@ std::string ledgerText(const Ledger& l) {
     char pct[32];
     std::snprintf(pct, sizeof pct, "%.2f%%", d.pct);
     if (d.kind == "gpu_user_annotation_as_self")
-      out += "  double count: gpu_user_annotation '" + d.name + "' span " + usText(d.ns) +
-             " counted as Self CUDA (" + pct + ")\n";
+      out += "  double count: gpu_user_annotation '" + d.name + "' span " + usText(d.ns) + " counted as Self CUDA (" +
+             pct + ")\n";
     else if (d.kind == "self_device_pct_over_100")
       out += "  double count: '" + d.name + "' Self CUDA % is " + pct + " (over 100)\n";
     else

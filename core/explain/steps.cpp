@@ -51,8 +51,7 @@ void makeNamesUnique(std::vector<StepReport>& steps) {
 
 }  // namespace
 
-std::vector<StepReport> findSteps(const EventStore& s, const std::vector<EngineStep>* windows,
-                                  std::string* source) {
+std::vector<StepReport> findSteps(const EventStore& s, const std::vector<EngineStep>* windows, std::string* source) {
   std::vector<StepReport> steps;
   if (windows) {
     *source = "engine";
@@ -106,8 +105,7 @@ std::vector<EventId> gpuWorkByStart(const EventStore& s) {
   std::vector<EventId> ids;
   for (EventId i = 0; i < s.events().size(); ++i)
     if (isGpuWork(s.event(i).family)) ids.push_back(i);
-  std::stable_sort(ids.begin(), ids.end(),
-                   [&](EventId a, EventId b) { return s.event(a).start < s.event(b).start; });
+  std::stable_sort(ids.begin(), ids.end(), [&](EventId a, EventId b) { return s.event(a).start < s.event(b).start; });
   return ids;
 }
 
@@ -167,7 +165,8 @@ std::span<const EventId> StepIndex::callsIn(int64_t t0, int64_t t1) const {
 int64_t StepIndex::gpuBusyWithin(int64_t t0, int64_t t1) const {
   // The intervals ending after t0 and starting before t1, clipped to the window.
   const size_t k0 = static_cast<size_t>(std::upper_bound(busyEnd_.begin(), busyEnd_.end(), t0) - busyEnd_.begin());
-  const size_t k1 = static_cast<size_t>(std::lower_bound(busyStart_.begin(), busyStart_.end(), t1) - busyStart_.begin());
+  const size_t k1 =
+      static_cast<size_t>(std::lower_bound(busyStart_.begin(), busyStart_.end(), t1) - busyStart_.begin());
   if (k0 >= k1) return 0;
   const int64_t last = busyEnd_[k1 - 1] - busyStart_[k1 - 1];
   int64_t busy = busyBefore_[k1 - 1] + last - busyBefore_[k0];
@@ -201,8 +200,9 @@ void fillStepFigures(const EventStore& s, const StepIndex& index, StepReport& st
     }
   }
   // Thread by thread, each by start (the store's order), as reports list them.
-  std::sort(st.launches.begin() + static_cast<std::ptrdiff_t>(first), st.launches.end(),
-            [](const Launch& a, const Launch& b) { return a.launch != b.launch ? a.launch < b.launch : a.gpu < b.gpu; });
+  std::sort(
+      st.launches.begin() + static_cast<std::ptrdiff_t>(first), st.launches.end(),
+      [](const Launch& a, const Launch& b) { return a.launch != b.launch ? a.launch < b.launch : a.gpu < b.gpu; });
   st.gpuBusyInHostWindowNs = index.gpuBusyWithin(st.hostStartNs, st.hostEndNs);
 }
 

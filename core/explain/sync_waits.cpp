@@ -11,9 +11,9 @@ namespace attnscope {
 
 namespace {
 
-constexpr std::array<std::string_view, 6> kSyncApis = {
-    "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
-    "cuStreamSynchronize",   "cuCtxSynchronize",      "cuEventSynchronize"};
+constexpr std::array<std::string_view, 6> kSyncApis = {"cudaStreamSynchronize", "cudaDeviceSynchronize",
+                                                       "cudaEventSynchronize",  "cuStreamSynchronize",
+                                                       "cuCtxSynchronize",      "cuEventSynchronize"};
 
 bool isMemcpyApi(std::string_view n) { return n.starts_with("cudaMemcpy") || n.starts_with("cuMemcpy"); }
 
@@ -68,8 +68,10 @@ void fillChain(const EventStore& s, SyncWait& w) {
   std::vector<EventId> ops, frames;
   for (EventId p = s.event(w.ev).parent; p != kNoEvent; p = s.event(p).parent) {
     const Family f = s.event(p).family;
-    if (f == Family::CpuOp || f == Family::UserAnnotation) ops.push_back(p);
-    else if (f == Family::PythonFunction) frames.push_back(p);
+    if (f == Family::CpuOp || f == Family::UserAnnotation)
+      ops.push_back(p);
+    else if (f == Family::PythonFunction)
+      frames.push_back(p);
   }
   bool profiler = false;
   for (EventId p : frames) {
@@ -81,8 +83,7 @@ void fillChain(const EventStore& s, SyncWait& w) {
   w.issuer = profiler ? "profiler" : !ops.empty() ? "op" : !frames.empty() ? "user" : "unknown";
   std::vector<EventId>& chain = ops.empty() ? frames : ops;
   std::reverse(chain.begin(), chain.end());
-  if (const EventId copy = precedingCopyCall(s, w.ev); copy != kNoEvent && !isMemcpyApi(w.api))
-    chain.push_back(copy);
+  if (const EventId copy = precedingCopyCall(s, w.ev); copy != kNoEvent && !isMemcpyApi(w.api)) chain.push_back(copy);
   chain.push_back(w.ev);
   for (EventId id : chain) {
     w.chainEvents.push_back(id);

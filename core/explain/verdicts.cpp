@@ -4,8 +4,8 @@
 #include <set>
 
 #include "core/explain/explanation.h"
-#include "core/tables/attribution.h"
 #include "core/explain/glossary.h"
+#include "core/tables/attribution.h"
 #include "core/tables/key_averages.h"
 
 namespace attnscope {
@@ -38,10 +38,14 @@ void stepVerdicts(const EventStore& s, const Explanation& a, const StepReport& s
   const int64_t hostNs = st.hostEndNs - st.hostStartNs;
   if (st.launches.empty()) {
     if (a.ledger.timing != "cupti") return;  // the event_timing verdict speaks for these traces
-    out.push_back({st.name, "no_kernel",
-                   st.name + " launched no GPU work: no kernel, copy or memset was queued by a runtime call "
-                             "inside its host window (" + usText(hostNs) + "). Its GPU time is 0 because it has none.",
-                   self, {"host window"}});
+    out.push_back({st.name,
+                   "no_kernel",
+                   st.name +
+                       " launched no GPU work: no kernel, copy or memset was queued by a runtime call "
+                       "inside its host window (" +
+                       usText(hostNs) + "). Its GPU time is 0 because it has none.",
+                   self,
+                   {"host window"}});
     return;
   }
   std::vector<EventId> gpuIds;
@@ -52,8 +56,8 @@ void stepVerdicts(const EventStore& s, const Explanation& a, const StepReport& s
     v.text = st.name + "'s GPU work (" + std::to_string(st.launches.size()) + " activities, " +
              usText(st.gpuAttributedNs) + ") ran from " + usText(st.gpuStartNs - st.hostStartNs) + " to " +
              usText(st.gpuEndNs - st.hostStartNs) + " after the step began on the CPU; its host window closed at " +
-             usText(hostNs) + ", so " + usText(st.gpuEndNs - st.hostEndNs) +
-             " of GPU time came after it. Only " + usText(st.gpuBusyInHostWindowNs) +
+             usText(hostNs) + ", so " + usText(st.gpuEndNs - st.hostEndNs) + " of GPU time came after it. Only " +
+             usText(st.gpuBusyInHostWindowNs) +
              " of GPU busy time (any step's) falls inside the window: a host timer around " + st.name +
              " without a sync measures launch cost, not its GPU time.";
     v.evidence.insert(v.evidence.end(), gpuIds.begin(), gpuIds.end());
@@ -70,8 +74,10 @@ void stepVerdicts(const EventStore& s, const Explanation& a, const StepReport& s
   if (byOp.size() == 1 && byOp.begin()->first == st.event) return finishStep(s, a, st, overhead, gpuIds, out);
   Verdict under{st.name, "under_op_rows", "", self, {"Self CUDA", "CUDA total"}};
   if (st.wrapped)
-    under.text = st.name + " is a record_function: its own row has Self CUDA 0 (it launches nothing itself) and "
-                           "CUDA total " + usText(st.gpuAttributedNs) + " from the ops inside it. The GPU time is under: ";
+    under.text = st.name +
+                 " is a record_function: its own row has Self CUDA 0 (it launches nothing itself) and "
+                 "CUDA total " +
+                 usText(st.gpuAttributedNs) + " from the ops inside it. The GPU time is under: ";
   else if (st.event != kNoEvent)
     under.text = st.name + "'s CUDA total (" + usText(st.gpuAttributedNs) +
                  ") is Self CUDA of the ops inside it that launched the work: ";
@@ -115,7 +121,8 @@ void finishStep(const EventStore& s, const Explanation& a, const StepReport& st,
              "): it ran while " + nameOf(s, o.op) + " (External id " +
              std::to_string(o.op == kNoEvent ? -1 : s.event(o.op).externalId) +
              ") was running on the main thread and took that op's External id. The corrected attribution gives "
-             "this time to " + nameOf(s, o.op) + " only.";
+             "this time to " +
+             nameOf(s, o.op) + " only.";
     v.evidence.push_back(o.overhead);
     if (o.op != kNoEvent) v.evidence.push_back(o.op);
     v.evidence.insert(v.evidence.end(), mine.begin(), mine.end());
@@ -180,8 +187,9 @@ void traceVerdicts(const EventStore& s, const Explanation& a, std::vector<Verdic
   }
   if (l.timing == "cupti" && !a.steps.empty()) {
     Verdict v{"", "per_step_cuda_time", "", {}, {"correlation", "Self CUDA"}};
-    v.text = "Every step's CUDA time, wrapped or not, is the GPU time of the work it launched, found by "
-             "correlation (gpu_attributed_ns per step here; per op in `table --attribution corrected`):";
+    v.text =
+        "Every step's CUDA time, wrapped or not, is the GPU time of the work it launched, found by "
+        "correlation (gpu_attributed_ns per step here; per op in `table --attribution corrected`):";
     for (const auto& st : a.steps) {
       if (st.launches.empty()) continue;
       v.text += " " + st.name + " " + usText(st.gpuAttributedNs) + ";";
@@ -204,8 +212,10 @@ void traceVerdicts(const EventStore& s, const Explanation& a, std::vector<Verdic
     v.text = std::to_string(a.syncWaits.size()) + " synchronizing calls:";
     for (const auto& [api, n] : byApi) v.text += " " + std::to_string(n) + " " + api + ",";
     v.text.back() = '.';
-    v.text += " " + std::to_string(byProfiler) + " issued by the profiler itself (a torch/profiler Python frame "
-              "encloses it); " + std::to_string(inAnnotation) +
+    v.text += " " + std::to_string(byProfiler) +
+              " issued by the profiler itself (a torch/profiler Python frame "
+              "encloses it); " +
+              std::to_string(inAnnotation) +
               " directly inside a record_function (the rest are inside ops or outside any op).";
     out.push_back(std::move(v));
   }
@@ -214,7 +224,8 @@ void traceVerdicts(const EventStore& s, const Explanation& a, std::vector<Verdic
   for (EventId i = 0; i < s.events().size(); ++i) {
     const Event& e = s.event(i);
     std::string_view key;
-    if (e.family == Family::GpuUserAnnotation) key = "gpu_user_annotation";
+    if (e.family == Family::GpuUserAnnotation)
+      key = "gpu_user_annotation";
     else if (e.family == Family::Overhead || e.family == Family::CudaRuntime || e.family == Family::CudaDriver)
       if (const GlossaryEntry* g = glossaryFor(s.name(e))) key = g->key;
     if (key.empty()) continue;

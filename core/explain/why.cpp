@@ -6,14 +6,16 @@
 
 #include "core/explain/explanation.h"
 #include "core/tables/attribution.h"
-#include "core/text/json_out.h"
 #include "core/tables/key_averages.h"
+#include "core/text/json_out.h"
 
 namespace attnscope {
 
 namespace {
 
-std::string nm(const EventStore& s, EventId id) { return id == kNoEvent ? "(no op)" : std::string(s.name(s.event(id))); }
+std::string nm(const EventStore& s, EventId id) {
+  return id == kNoEvent ? "(no op)" : std::string(s.name(s.event(id)));
+}
 
 // The first of `set` found walking up from `id` (inclusive), or kNoEvent.
 EventId ancestorIn(const EventStore& s, EventId id, const std::set<EventId>& set) {
@@ -64,8 +66,9 @@ void cpuItems(const EventStore& s, const std::set<EventId>& mine, WhyReport& r) 
   int64_t childNs = 0;
   for (const auto& [child, c] : children) {
     childNs += c.first;
-    r.items.push_back({"children", "launched by " + child + " inside it: " + std::to_string(c.second.size()) +
-                                       " GPU activities, " + usText(c.first),
+    r.items.push_back({"children",
+                       "launched by " + child + " inside it: " + std::to_string(c.second.size()) + " GPU activities, " +
+                           usText(c.first),
                        c.first, c.second});
   }
   if (!own.empty() || childNs > 0) return;
@@ -94,26 +97,33 @@ void cpuItems(const EventStore& s, const std::set<EventId>& mine, WhyReport& r) 
       }
   }
   if (near.empty()) {
-    r.items.push_back({"near", "no GPU work ran during or after it: it launched none and there was none to show", 0, {}});
+    r.items.push_back(
+        {"near", "no GPU work ran during or after it: it launched none and there was none to show", 0, {}});
     return;
   }
   for (EventId g : near) {
     const GpuOwner o = gpuOwner(s, g);
     std::string where;
-    if (!o.linked()) where = "unlinked (no runtime call and no op carries its ids)";
-    else if (o.op == kNoEvent) where = "launched by " + nm(s, o.launch) + " outside any op";
-    else if (s.event(o.op).lane != lane) where = "launched by " + nm(s, o.op) + " on another thread (" + s.lanes()[s.event(o.op).lane].label + ")";
-    else where = "launched by " + nm(s, o.op) + " (not inside it)";
+    if (!o.linked())
+      where = "unlinked (no runtime call and no op carries its ids)";
+    else if (o.op == kNoEvent)
+      where = "launched by " + nm(s, o.launch) + " outside any op";
+    else if (s.event(o.op).lane != lane)
+      where = "launched by " + nm(s, o.op) + " on another thread (" + s.lanes()[s.event(o.op).lane].label + ")";
+    else
+      where = "launched by " + nm(s, o.op) + " (not inside it)";
     if (overheadOwned.count(g)) where += "; in torch's table the profiler's overhead event also owns it";
     std::vector<EventId> ev{g};
     if (o.op != kNoEvent) ev.push_back(o.op);
-    r.items.push_back({"near", nm(s, g) + " (correlation " + std::to_string(s.event(g).correlation) + ", " +
-                                   usText(s.event(g).dur) + ", ran during or after it): " + where,
+    r.items.push_back({"near",
+                       nm(s, g) + " (correlation " + std::to_string(s.event(g).correlation) + ", " +
+                           usText(s.event(g).dur) + ", ran during or after it): " + where,
                        s.event(g).dur, ev});
   }
 }
 
-void deviceItems(const EventStore& s, const std::vector<EventId>& spans, const std::vector<EventId>& work, WhyReport& r) {
+void deviceItems(const EventStore& s, const std::vector<EventId>& spans, const std::vector<EventId>& work,
+                 WhyReport& r) {
   for (EventId sp : spans) {
     const Event& e = s.event(sp);
     int64_t inside = 0;
@@ -123,11 +133,12 @@ void deviceItems(const EventStore& s, const std::vector<EventId>& spans, const s
         inside += s.event(g).dur;
         ev.push_back(g);
       }
-    r.items.push_back({"span", "gpu_user_annotation: a device-side span of " + usText(e.dur) +
-                                   " from its first to its last GPU activity; " + std::to_string(ev.size() - 1) +
-                                   " activities inside it sum to " + usText(inside) +
-                                   ". torch counts the whole span as this row's Self CUDA, on top of the "
-                                   "kernels' own rows; the corrected table shows it as a total only.",
+    r.items.push_back({"span",
+                       "gpu_user_annotation: a device-side span of " + usText(e.dur) +
+                           " from its first to its last GPU activity; " + std::to_string(ev.size() - 1) +
+                           " activities inside it sum to " + usText(inside) +
+                           ". torch counts the whole span as this row's Self CUDA, on top of the "
+                           "kernels' own rows; the corrected table shows it as a total only.",
                        e.dur, ev});
   }
   std::map<std::string, std::pair<int64_t, std::vector<EventId>>> byOp;
@@ -138,9 +149,10 @@ void deviceItems(const EventStore& s, const std::vector<EventId>& spans, const s
     slot.second.push_back(g);
   }
   for (const auto& [op, slot] : byOp)
-    r.items.push_back({"launched_by", "GPU work launched by " + op + ": " + std::to_string(slot.second.size()) +
-                                          " runs, " + usText(slot.first),
-                       slot.first, slot.second});
+    r.items.push_back(
+        {"launched_by",
+         "GPU work launched by " + op + ": " + std::to_string(slot.second.size()) + " runs, " + usText(slot.first),
+         slot.first, slot.second});
 }
 
 }  // namespace
@@ -153,8 +165,10 @@ WhyReport whyRow(const EventStore& s, std::string_view name) {
   for (EventId i = 0; i < s.events().size(); ++i) {
     const Event& e = s.event(i);
     if (s.name(e) != name) continue;
-    if (e.family == Family::GpuUserAnnotation) spans.push_back(i);
-    else if (isGpuWork(e.family)) work.push_back(i);
+    if (e.family == Family::GpuUserAnnotation)
+      spans.push_back(i);
+    else if (isGpuWork(e.family))
+      work.push_back(i);
     else if (e.family == Family::CpuOp || e.family == Family::UserAnnotation || e.family == Family::CudaRuntime ||
              e.family == Family::CudaDriver || e.family == Family::Overhead)
       cpu.insert(i);
@@ -178,8 +192,8 @@ std::string whyJson(const EventStore& s, const WhyReport& r) {
   std::string out = "{\"name\": " + jsonString(r.name) + ", \"items\": [";
   for (size_t i = 0; i < r.items.size(); ++i) {
     const WhyItem& it = r.items[i];
-    out += (i ? ", " : "") + std::string("{\"section\": ") + jsonString(it.section) + ", \"text\": " +
-           jsonString(it.text) + ", \"ns\": " + std::to_string(it.ns) + ", \"evidence\": [";
+    out += (i ? ", " : "") + std::string("{\"section\": ") + jsonString(it.section) +
+           ", \"text\": " + jsonString(it.text) + ", \"ns\": " + std::to_string(it.ns) + ", \"evidence\": [";
     for (size_t k = 0; k < it.evidence.size(); ++k) {
       out += (k ? ", " : "") + std::to_string(it.evidence[k]);
       cited.insert(it.evidence[k]);

@@ -67,8 +67,7 @@ struct Cut {
 // of blanks around `nl`: every newline in it has the same answer, so the
 // callers step over the run (a text of a million newlines is one look, not
 // a million looks at a million blanks each).
-bool cutAtNewline(const char* text, size_t from, size_t nl, size_t end, Cut* cut,
-                  std::pair<size_t, size_t>* blanks) {
+bool cutAtNewline(const char* text, size_t from, size_t nl, size_t end, Cut* cut, std::pair<size_t, size_t>* blanks) {
   size_t c = nl;
   while (c > from && isWs(text[c - 1])) --c;
   size_t j = nl + 1;
@@ -110,8 +109,7 @@ bool cutBackward(const char* text, size_t from, size_t end, Cut* cut) {
 }
 
 size_t chunkTarget(const ReaderLimits& limits, uint64_t total) {
-  return static_cast<size_t>(
-      std::max<uint64_t>(std::min<uint64_t>(limits.chunkBytes, total / 8), 4096));
+  return static_cast<size_t>(std::max<uint64_t>(std::min<uint64_t>(limits.chunkBytes, total / 8), 4096));
 }
 
 // ---------------------------------------------------------------------------
@@ -191,7 +189,7 @@ class TextWindows : public ChunkSource {
   size_t n_, skip_, open_, close_;
   bool drop_;
   std::vector<std::pair<size_t, size_t>> spans_;  // [first, last] bytes of each chunk
-  std::vector<std::pair<char, char>> saved_;       // what '[' and ']' replaced
+  std::vector<std::pair<char, char>> saved_;      // what '[' and ']' replaced
   std::atomic<size_t> next_{0};
   std::atomic<bool> stopped_{false};
   std::mutex mu_;
@@ -209,8 +207,7 @@ class TextWindows : public ChunkSource {
 
 class GzipWindows : public ChunkSource {
  public:
-  GzipWindows(const char* data, size_t size, const ReaderLimits& limits)
-      : z_(data, size, limits.maxDecompressedBytes) {
+  GzipWindows(const char* data, size_t size, const ReaderLimits& limits) : z_(data, size, limits.maxDecompressedBytes) {
     const uint64_t hint = gzipSizeHint(data, size);
     expected_ = hint >= size ? hint : uint64_t{size} * 8;
     chunk_ = chunkTarget(limits, expected_);
@@ -432,7 +429,7 @@ bool parseMetadata(std::string md, Parser& mp, const ReaderLimits& limits) {
 }  // namespace
 
 std::unique_ptr<ChunkSource> textWindows(char* text, size_t n, size_t skip, const ReaderLimits& limits,
-                                          bool dropParsedPages) {
+                                         bool dropParsedPages) {
   size_t first = skip;
   while (first < n && isWs(text[first])) ++first;
   if (first >= n || text[first] != '{') return nullptr;

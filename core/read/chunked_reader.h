@@ -58,7 +58,7 @@ class ChunkSource {
 // `first`), or nullptr when it has no usable shape. With dropParsedPages,
 // `text` is a private file mapping whose parsed pages may be discarded.
 std::unique_ptr<ChunkSource> textWindows(char* text, size_t n, size_t skip, const ReaderLimits& limits,
-                                          bool dropParsedPages);
+                                         bool dropParsedPages);
 
 // Chunks over the decompressed text of a gzip stream.
 std::unique_ptr<ChunkSource> gzipWindows(const char* data, size_t size, const ReaderLimits& limits);

@@ -11,8 +11,7 @@
 namespace attnscope {
 
 bool isGzip(const char* data, size_t size) {
-  return size >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
-         static_cast<unsigned char>(data[1]) == 0x8b;
+  return size >= 2 && static_cast<unsigned char>(data[0]) == 0x1f && static_cast<unsigned char>(data[1]) == 0x8b;
 }
 
 uint64_t gzipSizeHint(const char* data, size_t size) {
@@ -110,20 +109,18 @@ bool GunzipStream::read(char* out, size_t cap, size_t* got) {
     const uint64_t allowed = maxOut_ - std::min(maxOut_, produced_) + 1;
     const size_t room = static_cast<size_t>(std::min<uint64_t>({cap - *got, kStepBytes, allowed}));
     size_t usedIn = 0, madeOut = 0;
-    const char* err = impl_->step(data_ + consumed_, std::min(size_ - consumed_, kStepBytes), out + *got, room,
-                                  &usedIn, &madeOut, &memberEnded_);
+    const char* err = impl_->step(data_ + consumed_, std::min(size_ - consumed_, kStepBytes), out + *got, room, &usedIn,
+                                  &madeOut, &memberEnded_);
     consumed_ += usedIn;
     *got += madeOut;
     produced_ += madeOut;
     if (produced_ > maxOut_)
       return fail("decompressed size exceeds the limit of " + std::to_string(maxOut_) +
                   " bytes (a gzip bomb, or raise --max-decompressed)");
-    if (*err)
-      return fail("gzip data is corrupt near compressed byte " + std::to_string(consumed_) + " (" + err + ")");
+    if (*err) return fail("gzip data is corrupt near compressed byte " + std::to_string(consumed_) + " (" + err + ")");
     if (!memberEnded_ && usedIn == 0 && madeOut == 0) {
       if (consumed_ >= size_)
-        return fail("gzip data ends early (truncated file) after " + std::to_string(consumed_) +
-                    " compressed bytes");
+        return fail("gzip data ends early (truncated file) after " + std::to_string(consumed_) + " compressed bytes");
       return fail("gzip data is corrupt near compressed byte " + std::to_string(consumed_));
     }
     if (memberEnded_ && consumed_ >= size_) done_ = true;
@@ -131,14 +128,14 @@ bool GunzipStream::read(char* out, size_t cap, size_t* got) {
   return true;
 }
 
-bool gunzip(const char* data, size_t size, uint64_t maxOut, size_t padding, std::vector<char>* out,
-            size_t* outSize, std::string* error) {
+bool gunzip(const char* data, size_t size, uint64_t maxOut, size_t padding, std::vector<char>* out, size_t* outSize,
+            std::string* error) {
   GunzipStream z(data, size, maxOut);
   // The trailer's size (exact for one member under 4 GiB) sizes the buffer
   // once; otherwise guess 6x and grow geometrically.
   const uint64_t hint = gzipSizeHint(data, size);
-  size_t cap = static_cast<size_t>(std::min<uint64_t>(
-      hint >= size ? hint + 1 : std::max<uint64_t>(uint64_t{size} * 6, 1 << 16), maxOut + 1));
+  size_t cap = static_cast<size_t>(
+      std::min<uint64_t>(hint >= size ? hint + 1 : std::max<uint64_t>(uint64_t{size} * 6, 1 << 16), maxOut + 1));
   out->resize(cap + padding);
   size_t produced = 0;
   while (true) {

@@ -53,7 +53,7 @@ class GunzipStream {
 // Decompresses a whole gzip stream into `out`, leaving `padding` zeroed
 // bytes after the data (simdjson needs them). On failure returns false with
 // `error` set as GunzipStream::error().
-bool gunzip(const char* data, size_t size, uint64_t maxOut, size_t padding, std::vector<char>* out,
-            size_t* outSize, std::string* error);
+bool gunzip(const char* data, size_t size, uint64_t maxOut, size_t padding, std::vector<char>* out, size_t* outSize,
+            std::string* error);
 
 }  // namespace attnscope

@@ -44,8 +44,10 @@ bool usTokenToNs(std::string_view tok, int64_t* out) {
     int n = 0;
     int roundDigit = -1;
     while (i < tok.size() && tok[i] >= '0' && tok[i] <= '9') {
-      if (n < 3) frac = frac * 10 + (tok[i] - '0');
-      else if (n == 3) roundDigit = tok[i] - '0';
+      if (n < 3)
+        frac = frac * 10 + (tok[i] - '0');
+      else if (n == 3)
+        roundDigit = tok[i] - '0';
       ++n;
       ++i;
     }
@@ -142,26 +144,40 @@ bool bareWord(od::value v) {
 
 std::string describe(simdjson::error_code ec) {
   switch (ec) {
-    case simdjson::DEPTH_ERROR: return "JSON nesting is too deep";
-    case simdjson::UTF8_ERROR: return "text is not valid UTF-8";
-    case simdjson::UNCLOSED_STRING: return "JSON ends early inside a string (file truncated?)";
-    case simdjson::INCOMPLETE_ARRAY_OR_OBJECT: return "JSON ends early (file truncated?)";
+    case simdjson::DEPTH_ERROR:
+      return "JSON nesting is too deep";
+    case simdjson::UTF8_ERROR:
+      return "text is not valid UTF-8";
+    case simdjson::UNCLOSED_STRING:
+      return "JSON ends early inside a string (file truncated?)";
+    case simdjson::INCOMPLETE_ARRAY_OR_OBJECT:
+      return "JSON ends early (file truncated?)";
     case simdjson::TAPE_ERROR:
-    case simdjson::TRAILING_CONTENT: return "not valid JSON";
-    case simdjson::CAPACITY: return "document too large for one parse";
-    case simdjson::EMPTY: return "file is empty";
-    default: return std::string("not valid JSON (") + simdjson::error_message(ec) + ")";
+    case simdjson::TRAILING_CONTENT:
+      return "not valid JSON";
+    case simdjson::CAPACITY:
+      return "document too large for one parse";
+    case simdjson::EMPTY:
+      return "file is empty";
+    default:
+      return std::string("not valid JSON (") + simdjson::error_message(ec) + ")";
   }
 }
 
 std::string typeName(od::json_type t) {
   switch (t) {
-    case od::json_type::array: return "an array";
-    case od::json_type::object: return "an object";
-    case od::json_type::number: return "a number";
-    case od::json_type::string: return "a string";
-    case od::json_type::boolean: return "a boolean";
-    case od::json_type::null: return "null";
+    case od::json_type::array:
+      return "an array";
+    case od::json_type::object:
+      return "an object";
+    case od::json_type::number:
+      return "a number";
+    case od::json_type::string:
+      return "a string";
+    case od::json_type::boolean:
+      return "a boolean";
+    case od::json_type::null:
+      return "null";
   }
   return "?";
 }
@@ -172,14 +188,14 @@ int64_t remapSyntheticId(int64_t v, const std::vector<uint32_t>& stringMap) {
   return id < stringMap.size() ? kSyntheticIdBase - stringMap[id] : v;
 }
 
-
 void Parser::noteNumericId(int64_t v) {
   if (metaLog && inSyntheticRange(v)) ambiguousId = true;
 }
 
 uint32_t Parser::nestingAt(uint64_t off) const {
   uint32_t d = 0;
-  for (const char* q = textBase + (off - textOffset); *q == '[' || *q == ' ' || *q == '\n' || *q == '\t' || *q == '\r'; ++q)
+  for (const char* q = textBase + (off - textOffset); *q == '[' || *q == ' ' || *q == '\n' || *q == '\t' || *q == '\r';
+       ++q)
     d += *q == '[';
   return d;
 }
@@ -286,9 +302,8 @@ bool Parser::pyRepr(od::value v, std::string& out, uint32_t depth) {
     }
     case od::json_type::number: {
       std::string_view tok = v.raw_json_token();
-      while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\n' || tok.back() == '\r' ||
-                              tok.back() == '\t' || tok.back() == ',' || tok.back() == ']' ||
-                              tok.back() == '}'))
+      while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\n' || tok.back() == '\r' || tok.back() == '\t' ||
+                              tok.back() == ',' || tok.back() == ']' || tok.back() == '}'))
         tok.remove_suffix(1);
       // On-Demand only looked at the number's first byte: check the rest.
       if (jsonNumberLength(tok) != tok.size()) return false;
@@ -359,8 +374,9 @@ bool Parser::event(od::document& doc, od::value item) {
       return true;
     }
     if (t == od::json_type::array && nestingAt(off) > limits.maxDepth) {
-      b.countBad(BadKind::TooDeep, off,
-                 "an element nested deeper than " + std::to_string(limits.maxDepth) + " levels (the --max-depth limit)");
+      b.countBad(
+          BadKind::TooDeep, off,
+          "an element nested deeper than " + std::to_string(limits.maxDepth) + " levels (the --max-depth limit)");
       return true;
     }
     b.countBad(BadKind::NotAnObject, off, "traceEvents element is " + typeName(t) + ", not an object");
@@ -413,8 +429,7 @@ bool Parser::event(od::document& doc, od::value item) {
         bool ok = false;
         if (t == od::json_type::number) {
           std::string_view tok = v.raw_json_token();
-          while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\n' ||
-                                  tok.back() == '\r' || tok.back() == '\t'))
+          while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\n' || tok.back() == '\r' || tok.back() == '\t'))
             tok.remove_suffix(1);
           ok = usTokenToNs(tok, &ns);
         }
@@ -479,7 +494,8 @@ bool Parser::argsObject(od::object a, Raw& r) {
       uint32_t* id = key == "Input Dims"   ? &r.args.inputDims
                      : key == "Input type" ? &r.args.inputTypes
                                            : &r.args.concreteInputs;
-      if (internRepr(v, id)) r.argsUsed = true;
+      if (internRepr(v, id))
+        r.argsUsed = true;
       else if (reprTooLong && longArg.empty())
         longArg = "argument \"" + std::string(key) + "\" (as text)";
     } else if (key == "bytes" || key == "Bytes") {
@@ -591,14 +607,16 @@ bool Parser::place(Raw& r, uint64_t off) {
   const bool known = familyOf(r.cat, &fam);
   if (ph != 'X') {
     fam = (r.name == "[memory]" || r.name == "[OutOfMemory]") ? Family::Memory
-          : (known && fam == Family::CpuInstant) ? Family::CpuInstant
-                                                 : Family::Other;
+          : (known && fam == Family::CpuInstant)              ? Family::CpuInstant
+                                                              : Family::Other;
   } else if (!known || fam == Family::CpuInstant) {
     fam = Family::Other;
   }
   LaneKind lk = LaneKind::Other;
-  if (isGpuFamily(fam)) lk = LaneKind::GpuStream;
-  else if (isCpuFamily(fam)) lk = LaneKind::CpuThread;
+  if (isGpuFamily(fam))
+    lk = LaneKind::GpuStream;
+  else if (isCpuFamily(fam))
+    lk = LaneKind::CpuThread;
   if (!r.hasPid || !r.hasTid) {
     if (lk != LaneKind::Other) {
       b.countBad(BadKind::MissingField, off, "no \"pid\"/\"tid\"");
@@ -654,8 +672,10 @@ void Parser::topMeta(std::string_view key, od::value v) {
     for (; *q && q - p0 < (int64_t{64} << 20); ++q) {
       const char c = *q;
       if (inString) {
-        if (c == '\\' && q[1]) ++q;
-        else if (c == '"') inString = false;
+        if (c == '\\' && q[1])
+          ++q;
+        else if (c == '"')
+          inString = false;
       } else if (c == '"') {
         inString = true;
       } else if (c == '{' || c == '[') {
@@ -680,11 +700,16 @@ void Parser::topMeta(std::string_view key, od::value v) {
           std::string_view s;
           if (!fv.get_string().get(s)) d.name = std::string(s.substr(0, 256));
         } else if (intArg(fv, &x)) {
-          if (k == "id") d.id = static_cast<int>(x);
-          else if (k == "totalGlobalMem") d.totalGlobalMem = x;
-          else if (k == "computeMajor") d.computeMajor = static_cast<int>(x);
-          else if (k == "computeMinor") d.computeMinor = static_cast<int>(x);
-          else if (k == "numSms") d.numSms = static_cast<int>(x);
+          if (k == "id")
+            d.id = static_cast<int>(x);
+          else if (k == "totalGlobalMem")
+            d.totalGlobalMem = x;
+          else if (k == "computeMajor")
+            d.computeMajor = static_cast<int>(x);
+          else if (k == "computeMinor")
+            d.computeMinor = static_cast<int>(x);
+          else if (k == "numSms")
+            d.numSms = static_cast<int>(x);
         }
       }
       m.devices.push_back(std::move(d));
@@ -699,17 +724,19 @@ size_t repairUtf8(char* p, size_t n, size_t* firstBad) {
   while (i < n) {
     const auto c = static_cast<unsigned char>(p[i]);
     size_t len = 0;
-    if (c < 0x80) len = 1;
-    else if (c >= 0xC2 && c <= 0xDF) len = cont(i + 1) ? 2 : 0;
+    if (c < 0x80)
+      len = 1;
+    else if (c >= 0xC2 && c <= 0xDF)
+      len = cont(i + 1) ? 2 : 0;
     else if (c >= 0xE0 && c <= 0xEF) {
       const auto c1 = static_cast<unsigned char>(i + 1 < n ? p[i + 1] : 0);
-      const bool ok1 = (c == 0xE0) ? (c1 >= 0xA0 && c1 <= 0xBF)
+      const bool ok1 = (c == 0xE0)   ? (c1 >= 0xA0 && c1 <= 0xBF)
                        : (c == 0xED) ? (c1 >= 0x80 && c1 <= 0x9F)
                                      : cont(i + 1);
       len = (ok1 && cont(i + 2)) ? 3 : 0;
     } else if (c >= 0xF0 && c <= 0xF4) {
       const auto c1 = static_cast<unsigned char>(i + 1 < n ? p[i + 1] : 0);
-      const bool ok1 = (c == 0xF0) ? (c1 >= 0x90 && c1 <= 0xBF)
+      const bool ok1 = (c == 0xF0)   ? (c1 >= 0x90 && c1 <= 0xBF)
                        : (c == 0xF4) ? (c1 >= 0x80 && c1 <= 0x8F)
                                      : cont(i + 1);
       len = (ok1 && cont(i + 2) && cont(i + 3)) ? 4 : 0;

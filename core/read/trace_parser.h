@@ -15,8 +15,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/store/event_store.h"
 #include "core/read/trace_reader.h"
+#include "core/store/event_store.h"
 
 namespace attnscope::reader {
 

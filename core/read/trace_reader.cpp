@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "core/read/chunked_reader.h"
 #include "core/read/gzip.h"
 #include "core/read/trace_parser.h"
-#include "core/read/chunked_reader.h"
 
 namespace attnscope {
 
@@ -27,8 +27,8 @@ struct Attempt {
   simdjson::error_code docError = simdjson::SUCCESS;  // set when the text itself is broken
 };
 
-Attempt parseOnce(char* text, size_t n, size_t skip, const std::string& path,
-                  const ReaderLimits& limits, std::string warning) {
+Attempt parseOnce(char* text, size_t n, size_t skip, const std::string& path, const ReaderLimits& limits,
+                  std::string warning) {
   Attempt at;
   const auto t0 = std::chrono::steady_clock::now();
   od::parser parser;
@@ -43,9 +43,9 @@ Attempt parseOnce(char* text, size_t n, size_t skip, const std::string& path,
   if (!ec) ec = doc.type().get(top);
   if (ec) {
     at.docError = ec;
-    at.result = fail(path, ec == simdjson::DEPTH_ERROR
-                               ? "JSON nesting is too deep (limit " + std::to_string(limits.maxDepth) + " levels, --max-depth)"
-                               : describe(ec));
+    at.result = fail(path, ec == simdjson::DEPTH_ERROR ? "JSON nesting is too deep (limit " +
+                                                             std::to_string(limits.maxDepth) + " levels, --max-depth)"
+                                                       : describe(ec));
     return at;
   }
 
@@ -125,9 +125,8 @@ Attempt parseOnce(char* text, size_t n, size_t skip, const std::string& path,
       }
     }
     if (!sawEvents) {
-      at.result = fail(path, docError.empty()
-                                 ? "not a trace: the JSON object has no \"traceEvents\" array"
-                                 : docError + " before any \"traceEvents\"");
+      at.result = fail(path, docError.empty() ? "not a trace: the JSON object has no \"traceEvents\" array"
+                                              : docError + " before any \"traceEvents\"");
       if (docError.empty()) at.docError = simdjson::SUCCESS;
       return at;
     }
@@ -167,8 +166,8 @@ Attempt parseOnce(char* text, size_t n, size_t skip, const std::string& path,
         const BadCount& bc = probe.bad(static_cast<BadKind>(k));
         if (bc.count == 0 || !EventStore::isError(static_cast<BadKind>(k))) continue;
         at.result = fail(path, "no event could be loaded: " + std::to_string(probe.badTotal()) +
-                                   " bad (first: " + std::string(badKindName(static_cast<BadKind>(k))) +
-                                   " at byte " + std::to_string(bc.firstOffset) + ": " + bc.firstDetail + ")");
+                                   " bad (first: " + std::string(badKindName(static_cast<BadKind>(k))) + " at byte " +
+                                   std::to_string(bc.firstOffset) + ": " + bc.firstDetail + ")");
         return at;
       }
     }
@@ -186,10 +185,8 @@ Attempt parseOnce(char* text, size_t n, size_t skip, const std::string& path,
   return at;
 }
 
-
 bool truncationLike(simdjson::error_code e) {
-  return e == simdjson::INCOMPLETE_ARRAY_OR_OBJECT || e == simdjson::UNCLOSED_STRING ||
-         e == simdjson::TAPE_ERROR;
+  return e == simdjson::INCOMPLETE_ARRAY_OR_OBJECT || e == simdjson::UNCLOSED_STRING || e == simdjson::TAPE_ERROR;
 }
 
 // simdjson::validate_utf8, on two threads for large texts: split after a
@@ -219,12 +216,11 @@ LoadResult parseBuffer(char* text, size_t n, const std::string& path, const Read
                        bool tryWindows = true) {
   // A UTF-8 byte order mark is allowed and skipped.
   size_t skip = 0;
-  if (n >= 3 && static_cast<unsigned char>(text[0]) == 0xEF &&
-      static_cast<unsigned char>(text[1]) == 0xBB && static_cast<unsigned char>(text[2]) == 0xBF)
+  if (n >= 3 && static_cast<unsigned char>(text[0]) == 0xEF && static_cast<unsigned char>(text[1]) == 0xBB &&
+      static_cast<unsigned char>(text[2]) == 0xBF)
     skip = 3;
   size_t first = skip;
-  while (first < n && (text[first] == ' ' || text[first] == '\n' || text[first] == '\r' ||
-                       text[first] == '\t'))
+  while (first < n && (text[first] == ' ' || text[first] == '\n' || text[first] == '\r' || text[first] == '\t'))
     ++first;
   if (first == n) return fail(path, n == 0 ? "file is empty" : "file is empty (only white space)");
   if (text[first] != '{' && text[first] != '[') {
@@ -280,7 +276,6 @@ LoadResult parseBuffer(char* text, size_t n, const std::string& path, const Read
   return std::move(at.result);
 }
 
-
 // A .gz: inflated as a stream into the chunked reader when large (the
 // whole text never exists at once); otherwise, or when the chunks cannot
 // take it, decompressed whole for the one-pass reader.
@@ -311,8 +306,7 @@ LoadResult parseGzip(const char* data, size_t size, const std::string& path, con
 
 }  // namespace
 
-LoadResult parseTrace(std::string_view json, const std::string& nameForErrors,
-                      const ReaderLimits& limits) {
+LoadResult parseTrace(std::string_view json, const std::string& nameForErrors, const ReaderLimits& limits) {
   if (isGzip(json.data(), json.size())) return parseGzip(json.data(), json.size(), nameForErrors, limits, {});
   std::vector<char> buf(json.size() + simdjson::SIMDJSON_PADDING, '\0');
   std::memcpy(buf.data(), json.data(), json.size());
@@ -324,7 +318,7 @@ LoadResult loadTrace(const std::string& path, const ReaderLimits& limits) {
   // it is not a regular file); reads of regular files do not care.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return fail(path, std::string("cannot open: ") + std::strerror(errno));
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
@@ -341,8 +335,8 @@ LoadResult loadTrace(const std::string& path, const ReaderLimits& limits) {
   const auto size = static_cast<uint64_t>(st.st_size);
   if (size > limits.maxFileBytes) {
     ::close(fd);
-    return fail(path, "file is " + std::to_string(size) + " bytes, over the limit of " +
-                          std::to_string(limits.maxFileBytes));
+    return fail(path,
+                "file is " + std::to_string(size) + " bytes, over the limit of " + std::to_string(limits.maxFileBytes));
   }
   const auto t0 = std::chrono::steady_clock::now();
   LoadTimings tm;

@@ -17,8 +17,8 @@ namespace attnscope {
 struct ReaderLimits {
   uint64_t maxDecompressedBytes = 8ull << 30;  // refuse .gz bombs beyond this
   uint64_t maxFileBytes = 16ull << 30;
-  uint32_t maxDepth = 256;                     // JSON nesting
-  uint32_t maxStringBytes = 1u << 20;          // one name or arg string
+  uint32_t maxDepth = 256;             // JSON nesting
+  uint32_t maxStringBytes = 1u << 20;  // one name or arg string
   uint64_t maxEvents = 200'000'000;
   // Texts at least this large (object form) are parsed in chunks of whole
   // events on several threads, gzip streams inflated as they are parsed;
@@ -51,7 +51,7 @@ struct LoadResult {
   // Non-fatal: e.g. "JSON ends early at byte 1234: kept the 120 events before it".
   std::string warning;
   uint64_t jsonBytes = 0;  // size of the (decompressed) JSON text
-  uint64_t chunks = 0;    // chunks the events were parsed in (0: one pass)
+  uint64_t chunks = 0;     // chunks the events were parsed in (0: one pass)
   bool ok() const { return store.has_value(); }
 };
 
@@ -64,7 +64,6 @@ bool microsecondsToNs(std::string_view token, int64_t* ns);
 LoadResult loadTrace(const std::string& path, const ReaderLimits& limits = {});
 
 // Parses trace JSON already in memory (used by tests and the fuzzer).
-LoadResult parseTrace(std::string_view json, const std::string& nameForErrors,
-                      const ReaderLimits& limits = {});
+LoadResult parseTrace(std::string_view json, const std::string& nameForErrors, const ReaderLimits& limits = {});
 
 }  // namespace attnscope

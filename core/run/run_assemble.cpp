@@ -1,7 +1,7 @@
 #include <algorithm>
-#include <vector>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "core/run/run_capture.h"
 
@@ -11,14 +11,22 @@ namespace {
 
 Family familyOf(ActivityKind k) {
   switch (k) {
-    case ActivityKind::Kernel: return Family::Kernel;
-    case ActivityKind::Memcpy: return Family::GpuMemcpy;
-    case ActivityKind::Memset: return Family::GpuMemset;
-    case ActivityKind::Runtime: return Family::CudaRuntime;
-    case ActivityKind::Driver: return Family::CudaDriver;
-    case ActivityKind::Sync: return Family::CudaSync;
-    case ActivityKind::Overhead: return Family::Overhead;
-    case ActivityKind::Marker: return Family::Other;
+    case ActivityKind::Kernel:
+      return Family::Kernel;
+    case ActivityKind::Memcpy:
+      return Family::GpuMemcpy;
+    case ActivityKind::Memset:
+      return Family::GpuMemset;
+    case ActivityKind::Runtime:
+      return Family::CudaRuntime;
+    case ActivityKind::Driver:
+      return Family::CudaDriver;
+    case ActivityKind::Sync:
+      return Family::CudaSync;
+    case ActivityKind::Overhead:
+      return Family::Overhead;
+    case ActivityKind::Marker:
+      return Family::Other;
   }
   return Family::Other;
 }
@@ -45,8 +53,10 @@ EventStore assembleRunStore(const RunCapture& cap, AssembleStats* stats) {
   std::unordered_map<uint32_t, int64_t> extOf;
   std::unordered_set<uint32_t> taggedWithCall;
   for (const auto& x : cap.externalCorrelations) {
-    if (x.kind == ExternalCorrelationRecord::Kind::Call) taggedWithCall.insert(x.correlation);
-    else extOf[x.correlation] = static_cast<int64_t>(x.externalId);
+    if (x.kind == ExternalCorrelationRecord::Kind::Call)
+      taggedWithCall.insert(x.correlation);
+    else
+      extOf[x.correlation] = static_cast<int64_t>(x.externalId);
   }
   // The engine pushes no op's External id to CUPTI by default (one id per
   // call of the block instead): each API call belongs to the innermost op (or
@@ -111,8 +121,7 @@ EventStore assembleRunStore(const RunCapture& cap, AssembleStats* stats) {
     e.name = b.strings().intern(a.name);
     e.family = familyOf(a.kind);
     if (a.correlation) e.correlation = a.correlation;
-    if (auto it = extOf.find(a.correlation); a.correlation && it != extOf.end())
-      e.externalId = it->second;
+    if (auto it = extOf.find(a.correlation); a.correlation && it != extOf.end()) e.externalId = it->second;
     switch (a.kind) {
       case ActivityKind::Kernel:
       case ActivityKind::Memcpy:

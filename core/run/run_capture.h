@@ -50,8 +50,8 @@ struct ExternalCorrelationRecord {
 
 struct MemoryRecord {
   int64_t ts = 0;
-  int64_t bytes = 0;        // + allocation, - free
-  int32_t deviceType = 0;   // c10::DeviceType: 0 CPU, 1 CUDA
+  int64_t bytes = 0;       // + allocation, - free
+  int32_t deviceType = 0;  // c10::DeviceType: 0 CPU, 1 CUDA
   int32_t device = -1;
   int64_t totalAllocated = 0;
   int64_t totalReserved = 0;
@@ -72,15 +72,15 @@ struct RunCapture {
 };
 
 struct AssembleStats {
-  uint64_t gpuActivities = 0;    // kernels, copies, memsets
+  uint64_t gpuActivities = 0;      // kernels, copies, memsets
   uint64_t gpuLinkedToLaunch = 0;  // a runtime/driver call with the same correlation
   uint64_t gpuLinkedToOp = 0;      // ... and an External id (the op that launched it)
   uint64_t gpuUnlinked = 0;        // neither
   uint64_t runtimeCalls = 0;
-  uint64_t runtimeWithoutOp = 0;   // no op was running (e.g. the engine's own syncs)
+  uint64_t runtimeWithoutOp = 0;  // no op was running (e.g. the engine's own syncs)
   uint64_t syncRecords = 0;
   uint64_t overheadRecords = 0;
-  uint64_t markers = 0;            // NVTX ranges seen back through CUPTI
+  uint64_t markers = 0;             // NVTX ranges seen back through CUPTI
   uint64_t apiCallsWithCallId = 0;  // runtime/driver calls CUPTI tagged with their call of the block
 };
 

@@ -8,8 +8,8 @@ namespace attnscope {
 
 namespace {
 
-constexpr std::array<std::string_view, kTimingMethodCount> kTimingNames = {"cupti", "events", "host",
-                                                                           "host-sync", "torch"};
+constexpr std::array<std::string_view, kTimingMethodCount> kTimingNames = {"cupti", "events", "host", "host-sync",
+                                                                           "torch"};
 
 std::vector<std::string_view> splitList(std::string_view s, char sep) {
   std::vector<std::string_view> out;
@@ -48,30 +48,38 @@ std::string joinTimings(const RunConfig& c) {
 
 std::string_view dtypeName(RunDType d) {
   switch (d) {
-    case RunDType::Float32: return "float32";
-    case RunDType::Float16: return "float16";
-    case RunDType::BFloat16: return "bfloat16";
+    case RunDType::Float32:
+      return "float32";
+    case RunDType::Float16:
+      return "float16";
+    case RunDType::BFloat16:
+      return "bfloat16";
   }
   return "float32";
 }
 std::string_view syncName(SyncMode s) {
   switch (s) {
-    case SyncMode::None: return "none";
-    case SyncMode::End: return "end";
-    case SyncMode::Step: return "step";
-    case SyncMode::Blocking: return "blocking";
+    case SyncMode::None:
+      return "none";
+    case SyncMode::End:
+      return "end";
+    case SyncMode::Step:
+      return "step";
+    case SyncMode::Blocking:
+      return "blocking";
   }
   return "none";
 }
-std::string_view scaleName(ScaleMode s) {
-  return s == ScaleMode::DeviceTensor ? "device-tensor" : "host-scalar";
-}
+std::string_view scaleName(ScaleMode s) { return s == ScaleMode::DeviceTensor ? "device-tensor" : "host-scalar"; }
 std::string_view timingName(TimingMethod t) { return kTimingNames[static_cast<int>(t)]; }
 std::string_view deviceName(RunDevice d) {
   switch (d) {
-    case RunDevice::Auto: return "auto";
-    case RunDevice::Cuda: return "cuda";
-    case RunDevice::Cpu: return "cpu";
+    case RunDevice::Auto:
+      return "auto";
+    case RunDevice::Cuda:
+      return "cuda";
+    case RunDevice::Cpu:
+      return "cpu";
   }
   return "auto";
 }
@@ -81,8 +89,10 @@ size_t dtypeSize(RunDType d) { return d == RunDType::Float32 ? 4 : 2; }
 uint64_t estimateWorkloadBytes(const RunConfig& c) {
   const auto [b, h, s, d] = c.shape;
   const double el = static_cast<double>(dtypeSize(c.dtype));
-  const double qkv = 3.0 * static_cast<double>(b) * static_cast<double>(h) * static_cast<double>(s) * static_cast<double>(d);
-  const double scores = static_cast<double>(b) * static_cast<double>(h) * static_cast<double>(s) * static_cast<double>(s);
+  const double qkv =
+      3.0 * static_cast<double>(b) * static_cast<double>(h) * static_cast<double>(s) * static_cast<double>(d);
+  const double scores =
+      static_cast<double>(b) * static_cast<double>(h) * static_cast<double>(s) * static_cast<double>(s);
   const double outp = static_cast<double>(b) * static_cast<double>(h) * static_cast<double>(s) * static_cast<double>(d);
   // qk, s and w are alive together at the softmax; o at the end.
   const double bytes = (qkv + 3.0 * scores + outp) * el;
@@ -113,10 +123,14 @@ std::optional<std::string> parseRunArgs(const std::vector<std::string>& args, Ru
       c.progressJson = true;
     } else if (opt == "--device") {
       if (auto e = need()) return e;
-      if (val == "cuda") c.device = RunDevice::Cuda;
-      else if (val == "cpu") c.device = RunDevice::Cpu;
-      else if (val == "auto") c.device = RunDevice::Auto;
-      else return "run: --device takes cuda or cpu, got '" + val + "'";
+      if (val == "cuda")
+        c.device = RunDevice::Cuda;
+      else if (val == "cpu")
+        c.device = RunDevice::Cpu;
+      else if (val == "auto")
+        c.device = RunDevice::Auto;
+      else
+        return "run: --device takes cuda or cpu, got '" + val + "'";
     } else if (opt == "--shape") {
       if (auto e = need()) return e;
       const auto parts = splitList(val, ',');
@@ -129,10 +143,14 @@ std::optional<std::string> parseRunArgs(const std::vector<std::string>& args, Ru
       }
     } else if (opt == "--dtype") {
       if (auto e = need()) return e;
-      if (val == "float32" || val == "fp32") c.dtype = RunDType::Float32;
-      else if (val == "float16" || val == "fp16" || val == "half") c.dtype = RunDType::Float16;
-      else if (val == "bfloat16" || val == "bf16") c.dtype = RunDType::BFloat16;
-      else return "run: --dtype takes float32, float16 or bfloat16, got '" + val + "'";
+      if (val == "float32" || val == "fp32")
+        c.dtype = RunDType::Float32;
+      else if (val == "float16" || val == "fp16" || val == "half")
+        c.dtype = RunDType::Float16;
+      else if (val == "bfloat16" || val == "bf16")
+        c.dtype = RunDType::BFloat16;
+      else
+        return "run: --dtype takes float32, float16 or bfloat16, got '" + val + "'";
     } else if (opt == "--seed") {
       if (auto e = need()) return e;
       int64_t x = 0;
@@ -153,21 +171,29 @@ std::optional<std::string> parseRunArgs(const std::vector<std::string>& args, Ru
         }
         if (w == "none") known = true;
         if (!known)
-          return "run: --wrap takes a list of qk, scale, softmax, av, full (or all, none), got '" +
-                 std::string(w) + "'";
+          return "run: --wrap takes a list of qk, scale, softmax, av, full (or all, none), got '" + std::string(w) +
+                 "'";
       }
     } else if (opt == "--sync") {
       if (auto e = need()) return e;
-      if (val == "none") c.sync = SyncMode::None;
-      else if (val == "end") c.sync = SyncMode::End;
-      else if (val == "step") c.sync = SyncMode::Step;
-      else if (val == "blocking") c.sync = SyncMode::Blocking;
-      else return "run: --sync takes none, end, step or blocking, got '" + val + "'";
+      if (val == "none")
+        c.sync = SyncMode::None;
+      else if (val == "end")
+        c.sync = SyncMode::End;
+      else if (val == "step")
+        c.sync = SyncMode::Step;
+      else if (val == "blocking")
+        c.sync = SyncMode::Blocking;
+      else
+        return "run: --sync takes none, end, step or blocking, got '" + val + "'";
     } else if (opt == "--scale") {
       if (auto e = need()) return e;
-      if (val == "device-tensor") c.scale = ScaleMode::DeviceTensor;
-      else if (val == "host-scalar") c.scale = ScaleMode::HostScalar;
-      else return "run: --scale takes device-tensor or host-scalar, got '" + val + "'";
+      if (val == "device-tensor")
+        c.scale = ScaleMode::DeviceTensor;
+      else if (val == "host-scalar")
+        c.scale = ScaleMode::HostScalar;
+      else
+        return "run: --scale takes device-tensor or host-scalar, got '" + val + "'";
     } else if (opt == "--warmup" || opt == "--iters") {
       if (auto e = need()) return e;
       int64_t x = 0;
@@ -230,8 +256,7 @@ std::string runConfigJson(const RunConfig& c) {
   s += ", \"dtype\": " + jsonString(dtypeName(c.dtype));
   s += ", \"seed\": " + std::to_string(c.seed);
   s += ", \"wrap\": {";
-  for (int i = 0; i < kStepCount; ++i)
-    s += jsonString(kStepKeys[i]) + ": " + (c.wrap[i] ? "true" : "false") + ", ";
+  for (int i = 0; i < kStepCount; ++i) s += jsonString(kStepKeys[i]) + ": " + (c.wrap[i] ? "true" : "false") + ", ";
   s += std::string("\"full\": ") + (c.wrapFull ? "true" : "false") + "}";
   s += ", \"sync\": " + jsonString(syncName(c.sync));
   s += ", \"scale\": " + jsonString(scaleName(c.scale));
@@ -245,19 +270,19 @@ std::string runConfigJson(const RunConfig& c) {
     first = false;
   }
   s += "], \"args\": " + jsonString([&] {
-    std::string line;
-    for (const auto& a : toRunArgs(c)) line += (line.empty() ? "" : " ") + a;
-    return line;
-  }());
+         std::string line;
+         for (const auto& a : toRunArgs(c)) line += (line.empty() ? "" : " ") + a;
+         return line;
+       }());
   s += "}";
   return s;
 }
 
 std::string runSummary(const RunConfig& c) {
   return std::to_string(c.shape[0]) + "x" + std::to_string(c.shape[1]) + "x" + std::to_string(c.shape[2]) + "x" +
-         std::to_string(c.shape[3]) + " " + std::string(dtypeName(c.dtype)) + ", wrap " + joinWraps(c) +
-         ", sync " + std::string(syncName(c.sync)) + ", scale " + std::string(scaleName(c.scale)) +
-         ", warmup " + std::to_string(c.warmup);
+         std::to_string(c.shape[3]) + " " + std::string(dtypeName(c.dtype)) + ", wrap " + joinWraps(c) + ", sync " +
+         std::string(syncName(c.sync)) + ", scale " + std::string(scaleName(c.scale)) + ", warmup " +
+         std::to_string(c.warmup);
 }
 
 const char* const kRunHelp =

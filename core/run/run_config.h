@@ -21,8 +21,8 @@ inline constexpr int kTimingMethodCount = static_cast<int>(TimingMethod::Count);
 
 // The attention block's four steps, in order.
 inline constexpr int kStepCount = 4;
-inline constexpr std::array<std::string_view, kStepCount> kStepNames = {
-    "QK MATMUL", "SCALE", "SOFTMAX PASS", "AV MATMUL"};
+inline constexpr std::array<std::string_view, kStepCount> kStepNames = {"QK MATMUL", "SCALE", "SOFTMAX PASS",
+                                                                        "AV MATMUL"};
 inline constexpr std::array<std::string_view, kStepCount> kStepKeys = {"qk", "scale", "softmax", "av"};
 inline constexpr std::string_view kFullScopeName = "MULTIHEAD_ATTENTION_FULL";
 
@@ -38,11 +38,11 @@ struct RunConfig {
   int warmup = 3;
   int iters = 1;
   std::array<bool, kTimingMethodCount> timing = {true, true, true, false, false};
-  std::string out;          // empty: attnscope-run-<time>.json
+  std::string out;  // empty: attnscope-run-<time>.json
   bool progressJson = false;
   // Internal: a child process measuring one pass ("" = the parent).
   std::string pass;
-  std::string passOut;      // where a child writes its pass result
+  std::string passOut;  // where a child writes its pass result
 };
 
 std::string_view dtypeName(RunDType d);

@@ -10,48 +10,72 @@ namespace attnscope {
 
 std::string_view familyName(Family f) {
   switch (f) {
-    case Family::CpuOp: return "cpu_op";
-    case Family::UserAnnotation: return "user_annotation";
-    case Family::GpuUserAnnotation: return "gpu_user_annotation";
-    case Family::CudaRuntime: return "cuda_runtime";
-    case Family::CudaDriver: return "cuda_driver";
-    case Family::Kernel: return "kernel";
-    case Family::GpuMemcpy: return "gpu_memcpy";
-    case Family::GpuMemset: return "gpu_memset";
-    case Family::CudaSync: return "cuda_sync";
-    case Family::Overhead: return "overhead";
-    case Family::PythonFunction: return "python_function";
-    case Family::CpuInstant: return "cpu_instant_event";
-    case Family::Memory: return "memory";
-    case Family::Other: return "other";
-    case Family::Count: break;
+    case Family::CpuOp:
+      return "cpu_op";
+    case Family::UserAnnotation:
+      return "user_annotation";
+    case Family::GpuUserAnnotation:
+      return "gpu_user_annotation";
+    case Family::CudaRuntime:
+      return "cuda_runtime";
+    case Family::CudaDriver:
+      return "cuda_driver";
+    case Family::Kernel:
+      return "kernel";
+    case Family::GpuMemcpy:
+      return "gpu_memcpy";
+    case Family::GpuMemset:
+      return "gpu_memset";
+    case Family::CudaSync:
+      return "cuda_sync";
+    case Family::Overhead:
+      return "overhead";
+    case Family::PythonFunction:
+      return "python_function";
+    case Family::CpuInstant:
+      return "cpu_instant_event";
+    case Family::Memory:
+      return "memory";
+    case Family::Other:
+      return "other";
+    case Family::Count:
+      break;
   }
   return "?";
 }
 
 bool isGpuFamily(Family f) {
-  return f == Family::GpuUserAnnotation || f == Family::Kernel || f == Family::GpuMemcpy ||
-         f == Family::GpuMemset || f == Family::CudaSync;
+  return f == Family::GpuUserAnnotation || f == Family::Kernel || f == Family::GpuMemcpy || f == Family::GpuMemset ||
+         f == Family::CudaSync;
 }
 
 bool isCpuFamily(Family f) {
-  return f == Family::CpuOp || f == Family::UserAnnotation || f == Family::CudaRuntime ||
-         f == Family::CudaDriver || f == Family::Overhead || f == Family::PythonFunction ||
-         f == Family::CpuInstant || f == Family::Memory;
+  return f == Family::CpuOp || f == Family::UserAnnotation || f == Family::CudaRuntime || f == Family::CudaDriver ||
+         f == Family::Overhead || f == Family::PythonFunction || f == Family::CpuInstant || f == Family::Memory;
 }
 
 std::string_view badKindName(BadKind k) {
   switch (k) {
-    case BadKind::NotAnObject: return "not an object";
-    case BadKind::MissingField: return "missing field";
-    case BadKind::BadType: return "bad type";
-    case BadKind::BadNumber: return "bad number";
-    case BadKind::StringTooLong: return "string too long";
-    case BadKind::UnknownPhase: return "unknown phase";
-    case BadKind::DanglingFlow: return "dangling flow";
-    case BadKind::TooManyEvents: return "too many events";
-    case BadKind::TooDeep: return "nested too deep";
-    case BadKind::Count: break;
+    case BadKind::NotAnObject:
+      return "not an object";
+    case BadKind::MissingField:
+      return "missing field";
+    case BadKind::BadType:
+      return "bad type";
+    case BadKind::BadNumber:
+      return "bad number";
+    case BadKind::StringTooLong:
+      return "string too long";
+    case BadKind::UnknownPhase:
+      return "unknown phase";
+    case BadKind::DanglingFlow:
+      return "dangling flow";
+    case BadKind::TooManyEvents:
+      return "too many events";
+    case BadKind::TooDeep:
+      return "nested too deep";
+    case BadKind::Count:
+      break;
   }
   return "?";
 }
@@ -174,17 +198,14 @@ EventId EventStore::opOfExternalId(int64_t externalId) const {
   return externalId > 0 ? lookup(opByExt_, externalId) : kNoEvent;
 }
 
-std::pair<EventId, EventId> EventStore::visibleRange(uint32_t laneIdx, int64_t t0,
-                                                      int64_t t1) const {
+std::pair<EventId, EventId> EventStore::visibleRange(uint32_t laneIdx, int64_t t0, int64_t t1) const {
   const Lane& l = lanes_[laneIdx];
   const Event* b = events_.data() + l.begin;
   const Event* e = events_.data() + l.end;
   // Any event overlapping [t0, t1) starts at or after t0 - maxDur.
   const int64_t from = t0 - laneMaxDur_[laneIdx];
-  const Event* first =
-      std::lower_bound(b, e, from, [](const Event& ev, int64_t t) { return ev.start < t; });
-  const Event* last =
-      std::lower_bound(first, e, t1, [](const Event& ev, int64_t t) { return ev.start < t; });
+  const Event* first = std::lower_bound(b, e, from, [](const Event& ev, int64_t t) { return ev.start < t; });
+  const Event* last = std::lower_bound(first, e, t1, [](const Event& ev, int64_t t) { return ev.start < t; });
   // Skip leading events that end before t0; later ones may too (the caller
   // checks), the range is a superset bounded by the lane's longest event.
   while (first < last && first->end() < t0) ++first;
@@ -490,8 +511,7 @@ void EventStoreBuilder::bindFlows() {
     const Lane& l = store_.lanes_[laneIdx];
     const Event* b = ev.data() + l.begin;
     const Event* e = ev.data() + l.end;
-    const Event* it =
-        std::upper_bound(b, e, ts, [](int64_t t, const Event& x) { return t < x.start; });
+    const Event* it = std::upper_bound(b, e, ts, [](int64_t t, const Event& x) { return t < x.start; });
     // Walk back over the events starting at or before ts: the latest one
     // starting exactly at ts is the innermost (the launch itself, not its op);
     // failing that, with "bp":"e", the innermost one enclosing ts.
@@ -539,8 +559,7 @@ void EventStoreBuilder::bindFlows() {
       } else {
         countBad(BadKind::DanglingFlow, pr.first.seen ? pr.first.offset : pr.second.offset,
                  "flow id " + std::to_string(id) +
-                     (pr.first.seen && pr.second.seen ? " has an end with no event"
-                                                      : " has only one end"));
+                     (pr.first.seen && pr.second.seen ? " has an end with no event" : " has only one end"));
       }
     }
   }
@@ -596,8 +615,7 @@ void EventStoreBuilder::labelLanes() {
       auto pit = meta.processNames.find(l.pid);
       if (pit != meta.processNames.end()) proc = pit->second + " (" + std::to_string(l.pid) + ")";
       std::string thr = "thread " + std::to_string(l.tid);
-      if (auto it = meta.threadNames.find(l.tid);
-          it != meta.threadNames.end() && !it->second.empty())
+      if (auto it = meta.threadNames.find(l.tid); it != meta.threadNames.end() && !it->second.empty())
         thr = it->second.find(std::to_string(l.tid)) != std::string::npos
                   ? it->second
                   : it->second + " (" + std::to_string(l.tid) + ")";

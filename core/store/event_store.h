@@ -50,8 +50,8 @@ enum class LaneKind : uint8_t { CpuThread, GpuStream, Other };
 
 struct Lane {
   LaneKind kind = LaneKind::Other;
-  int64_t pid = 0;  // process id (CPU) or device index (GPU)
-  int64_t tid = 0;  // thread id (CPU) or stream id (GPU)
+  int64_t pid = 0;    // process id (CPU) or device index (GPU)
+  int64_t tid = 0;    // thread id (CPU) or stream id (GPU)
   std::string label;  // "python3 (1489) / thread 1489", "GPU 0 / stream 7"
   EventId begin = 0;  // events [begin, end) of the store belong to this lane
   EventId end = 0;
@@ -60,17 +60,17 @@ struct Lane {
 
 // One record per event, 56 bytes.
 struct Event {
-  int64_t start = 0;        // ns, on the trace's clock (ts * 1000)
-  int64_t dur = 0;          // ns, >= 0 (instants are 0)
+  int64_t start = 0;            // ns, on the trace's clock (ts * 1000)
+  int64_t dur = 0;              // ns, >= 0 (instants are 0)
   int64_t correlation = kNoId;  // CUPTI correlation id (runtime <-> GPU work)
   int64_t externalId = kNoId;   // "External id": op <-> runtime/GPU work
-  uint32_t name = 0;        // interned
+  uint32_t name = 0;            // interned
   uint32_t lane = 0;
   EventId parent = kNoEvent;  // enclosing event on the same CPU lane
   uint32_t args = kNoArgs;    // index into EventStore::args
   Family family = Family::Other;
   uint8_t pad = 0;
-  uint16_t depth = 0;       // 0 = top level on its lane
+  uint16_t depth = 0;  // 0 = top level on its lane
   uint32_t reserved = 0;
 
   int64_t end() const { return start + dur; }
@@ -86,8 +86,8 @@ struct EventArgs {
   int64_t bytes = 0;            // memcpy/memset bytes, memory event bytes (signed)
   int64_t totalAllocated = -1;  // memory events
   int64_t totalReserved = -1;
-  int32_t device = -1;          // GPU device / memory event device id
-  int32_t deviceType = -1;      // memory events: 0 CPU, 1 CUDA (c10::DeviceType)
+  int32_t device = -1;      // GPU device / memory event device id
+  int32_t deviceType = -1;  // memory events: 0 CPU, 1 CUDA (c10::DeviceType)
   int32_t stream = -1;
   int32_t grid[3] = {0, 0, 0};
   int32_t block[3] = {0, 0, 0};
@@ -115,14 +115,14 @@ struct DeviceProperties {
 // Why an event was not loaded. Kept by kind with the first byte offset seen.
 enum class BadKind : uint8_t {
   NotAnObject,
-  MissingField,     // no ph / name / ts, or X without dur
-  BadType,          // a field of the wrong JSON type
-  BadNumber,        // NaN/Inf/overflowing time, negative duration
+  MissingField,  // no ph / name / ts, or X without dur
+  BadType,       // a field of the wrong JSON type
+  BadNumber,     // NaN/Inf/overflowing time, negative duration
   StringTooLong,
-  UnknownPhase,     // ph we do not model (counted, not an error)
-  DanglingFlow,     // flow whose other end or event is missing
+  UnknownPhase,  // ph we do not model (counted, not an error)
+  DanglingFlow,  // flow whose other end or event is missing
   TooManyEvents,
-  TooDeep,          // a value nested deeper than the reader's limit
+  TooDeep,  // a value nested deeper than the reader's limit
   Count
 };
 inline constexpr int kBadKindCount = static_cast<int>(BadKind::Count);
@@ -224,7 +224,7 @@ class EventStore {
     std::vector<DeviceProperties> devices;
     std::unordered_map<int64_t, std::string> processNames;  // pid -> name
     std::unordered_map<int64_t, std::string> threadNames;   // tid -> name
-    std::string attnscopeJson;  // raw text of an "attnscope" metadata object, if any
+    std::string attnscopeJson;                              // raw text of an "attnscope" metadata object, if any
   };
   const Meta& meta() const { return meta_; }
 

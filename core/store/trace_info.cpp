@@ -22,9 +22,12 @@ std::string withCommas(uint64_t v) {
 
 std::string_view laneKindName(LaneKind k) {
   switch (k) {
-    case LaneKind::CpuThread: return "cpu_thread";
-    case LaneKind::GpuStream: return "gpu_stream";
-    case LaneKind::Other: return "other";
+    case LaneKind::CpuThread:
+      return "cpu_thread";
+    case LaneKind::GpuStream:
+      return "gpu_stream";
+    case LaneKind::Other:
+      return "other";
   }
   return "other";
 }
@@ -36,8 +39,8 @@ std::string traceSummaryLine(const EventStore& s) {
   for (int f = 0; f < kFamilyCount; ++f)
     if (isGpuFamily(static_cast<Family>(f))) gpu += s.familyCount(static_cast<Family>(f));
   return withCommas(s.events().size()) + " events (" + withCommas(gpu) + " on GPU) · " +
-         std::to_string(s.lanes().size()) + " lanes · " + spanDurationText(s.maxTime() - s.minTime()) +
-         " · " + withCommas(s.badTotal()) + " bad";
+         std::to_string(s.lanes().size()) + " lanes · " + spanDurationText(s.maxTime() - s.minTime()) + " · " +
+         withCommas(s.badTotal()) + " bad";
 }
 
 std::string traceInfoText(const EventStore& s) {
@@ -72,21 +75,21 @@ std::string traceInfoText(const EventStore& s) {
              std::to_string(d.totalGlobalMem >> 20) + " MiB)\n";
   }
   if (m.cudaRuntimeVersion || m.cuptiVersion)
-    out += "cuda runtime " + std::to_string(m.cudaRuntimeVersion) + ", driver " +
-           std::to_string(m.cudaDriverVersion) + ", cupti " + std::to_string(m.cuptiVersion) + "\n";
+    out += "cuda runtime " + std::to_string(m.cudaRuntimeVersion) + ", driver " + std::to_string(m.cudaDriverVersion) +
+           ", cupti " + std::to_string(m.cuptiVersion) + "\n";
   out += "bad events: " + withCommas(s.badTotal()) + "\n";
   for (int k = 0; k < kBadKindCount; ++k) {
     const BadCount& b = s.bad(static_cast<BadKind>(k));
     if (b.count == 0 || !EventStore::isError(static_cast<BadKind>(k))) continue;
-    out += "  " + std::string(badKindName(static_cast<BadKind>(k))) + ": " + withCommas(b.count) +
-           " (first at byte " + std::to_string(b.firstOffset) + ": " + b.firstDetail + ")\n";
+    out += "  " + std::string(badKindName(static_cast<BadKind>(k))) + ": " + withCommas(b.count) + " (first at byte " +
+           std::to_string(b.firstOffset) + ": " + b.firstDetail + ")\n";
   }
   if (s.noteTotal()) out += "notes (not errors):\n";
   for (int k = 0; k < kBadKindCount; ++k) {
     const BadCount& b = s.bad(static_cast<BadKind>(k));
     if (b.count == 0 || EventStore::isError(static_cast<BadKind>(k))) continue;
-    out += "  " + std::string(badKindName(static_cast<BadKind>(k))) + ": " + withCommas(b.count) +
-           " (first at byte " + std::to_string(b.firstOffset) + ": " + b.firstDetail + ")\n";
+    out += "  " + std::string(badKindName(static_cast<BadKind>(k))) + ": " + withCommas(b.count) + " (first at byte " +
+           std::to_string(b.firstOffset) + ": " + b.firstDetail + ")\n";
   }
   return out;
 }
@@ -122,8 +125,8 @@ std::string traceInfoJson(const EventStore& s, std::string_view extraMembers) {
     if (!first) out += ", ";
     first = false;
     out += "{\"id\": " + std::to_string(d.id) + ", \"name\": " + jsonString(d.name) +
-           ", \"total_global_mem\": " + std::to_string(d.totalGlobalMem) +
-           ", \"compute\": \"" + std::to_string(d.computeMajor) + "." + std::to_string(d.computeMinor) +
+           ", \"total_global_mem\": " + std::to_string(d.totalGlobalMem) + ", \"compute\": \"" +
+           std::to_string(d.computeMajor) + "." + std::to_string(d.computeMinor) +
            "\", \"num_sms\": " + std::to_string(d.numSms) + "}";
   }
   out += "], \"bad_events\": {\"total\": " + std::to_string(s.badTotal()) +
@@ -131,9 +134,8 @@ std::string traceInfoJson(const EventStore& s, std::string_view extraMembers) {
   for (int k = 0; k < kBadKindCount; ++k) {
     const BadCount& b = s.bad(static_cast<BadKind>(k));
     if (b.count == 0) continue;
-    out += ", " + jsonString(badKindName(static_cast<BadKind>(k))) + ": {\"count\": " +
-           std::to_string(b.count) + ", \"first_offset\": " + std::to_string(b.firstOffset) +
-           ", \"detail\": " + jsonString(b.firstDetail) + "}";
+    out += ", " + jsonString(badKindName(static_cast<BadKind>(k))) + ": {\"count\": " + std::to_string(b.count) +
+           ", \"first_offset\": " + std::to_string(b.firstOffset) + ", \"detail\": " + jsonString(b.firstDetail) + "}";
   }
   out += "}";
   if (!extraMembers.empty()) out += ", " + std::string(extraMembers);

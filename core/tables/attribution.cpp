@@ -17,7 +17,6 @@ EventId enclosingOp(const EventStore& s, EventId ev) {
   return kNoEvent;
 }
 
-
 GpuOwner gpuOwner(const EventStore& s, EventId gpu) {
   GpuOwner o;
   o.launch = launchOf(s, gpu);

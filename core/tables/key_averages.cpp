@@ -20,7 +20,7 @@ bool filteredName(std::string_view n) {
 }
 
 // c10::DeviceType values that torch counts as CPU / device memory.
-bool cpuMemDevice(int32_t t) { return t == 0 || t == 2 || t == 5; }       // CPU, MKLDNN, IDEEP
+bool cpuMemDevice(int32_t t) { return t == 0 || t == 2 || t == 5; }              // CPU, MKLDNN, IDEEP
 bool devMemDevice(int32_t t) { return t == 1 || t == 6 || t == 12 || t == 20; }  // CUDA, HIP, XPU, PU1
 
 // One FunctionEvent of torch's post-processing.
@@ -45,12 +45,12 @@ struct Fe {
 };
 
 bool torchDeviceFamily(Family f) {
-  return f == Family::Kernel || f == Family::GpuMemcpy || f == Family::GpuMemset ||
-         f == Family::GpuUserAnnotation || f == Family::CudaSync;
+  return f == Family::Kernel || f == Family::GpuMemcpy || f == Family::GpuMemset || f == Family::GpuUserAnnotation ||
+         f == Family::CudaSync;
 }
 bool torchCpuFamily(Family f) {
-  return f == Family::CpuOp || f == Family::UserAnnotation || f == Family::CudaRuntime ||
-         f == Family::CudaDriver || f == Family::Overhead;
+  return f == Family::CpuOp || f == Family::UserAnnotation || f == Family::CudaRuntime || f == Family::CudaDriver ||
+         f == Family::Overhead;
 }
 
 // The thread torch's post-processing runs on, which is where Kineto puts
@@ -81,15 +81,13 @@ uint32_t mainLane(const EventStore& s) {
 int64_t enclosingOpExternalId(const EventStore& s, uint32_t lane, int64_t t) {
   if (lane == UINT32_MAX) return 0;
   auto evs = s.laneEvents(lane);
-  auto it = std::upper_bound(evs.begin(), evs.end(), t,
-                             [](int64_t x, const Event& e) { return x < e.start; });
+  auto it = std::upper_bound(evs.begin(), evs.end(), t, [](int64_t x, const Event& e) { return x < e.start; });
   if (it == evs.begin()) return 0;
   EventId cur = static_cast<EventId>((it - 1) - evs.begin()) + s.lanes()[lane].begin;
   // Walk previous siblings/ancestors: the innermost container of t.
   while (cur != kNoEvent) {
     const Event& e = s.event(cur);
-    if (e.start <= t && t < e.end() && e.family == Family::CpuOp && e.externalId > 0)
-      return e.externalId;
+    if (e.start <= t && t < e.end() && e.family == Family::CpuOp && e.externalId > 0) return e.externalId;
     if (e.start <= t && t < e.end()) {
       cur = e.parent;
       continue;
@@ -304,8 +302,8 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
       f.linked = e.externalId > 0 ? e.externalId : 0;
     }
     if (corrected) f.linked = 0;  // linked below, by correlation and nesting
-    if (!corrected && cpu && f.linked == 0 && e.family != Family::CpuOp &&
-        e.family != Family::UserAnnotation && mainThread != UINT32_MAX)
+    if (!corrected && cpu && f.linked == 0 && e.family != Family::CpuOp && e.family != Family::UserAnnotation &&
+        mainThread != UINT32_MAX)
       f.thread = mainThread;  // Kineto events with no parent op
     if (e.family == Family::CpuOp) {
       const EventArgs* a = store.argsOf(e);
@@ -324,8 +322,10 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
       for (auto it = memFrom; it != mem.end() && it->ts <= f.end; ++it) {
         const EventArgs* a = store.argsOf(events[it->ev]);
         if (a) {
-          if (cpuMemDevice(a->deviceType)) f.cpuMem += a->bytes;
-          else if (devMemDevice(a->deviceType)) f.devMem += a->bytes;
+          if (cpuMemDevice(a->deviceType))
+            f.cpuMem += a->bytes;
+          else if (devMemDevice(a->deviceType))
+            f.devMem += a->bytes;
         }
         it->used = true;
       }
@@ -350,8 +350,10 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
     f.family = Family::Memory;
     const EventArgs* a = store.argsOf(e);
     if (a) {
-      if (cpuMemDevice(a->deviceType)) f.cpuMem = a->bytes;
-      else if (devMemDevice(a->deviceType)) f.devMem = a->bytes;
+      if (cpuMemDevice(a->deviceType))
+        f.cpuMem = a->bytes;
+      else if (devMemDevice(a->deviceType))
+        f.devMem = a->bytes;
     }
     fes.push_back(f);
   }
@@ -396,8 +398,10 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
           stack.pop_back();
         } else {
           f.parent = top;
-          if (lastChild[top] == kNone) firstChild[top] = i;
-          else nextSibling[lastChild[top]] = i;
+          if (lastChild[top] == kNone)
+            firstChild[top] = i;
+          else
+            nextSibling[lastChild[top]] = i;
           lastChild[top] = i;
           childCount[top]++;
           break;
@@ -465,8 +469,8 @@ KeyAverages aggregate(const Prepared& p, GroupBy groupBy, Attribution attributio
   };
   struct KeyHash {
     size_t operator()(const Key& k) const noexcept {
-      return (static_cast<size_t>(k.name) * 1000003u) ^ (static_cast<size_t>(k.shapes) << 20) ^
-             (k.cpu ? 1u : 0u) ^ (k.ua ? 2u : 0u);
+      return (static_cast<size_t>(k.name) * 1000003u) ^ (static_cast<size_t>(k.shapes) << 20) ^ (k.cpu ? 1u : 0u) ^
+             (k.ua ? 2u : 0u);
     }
   };
   std::unordered_map<Key, uint32_t, KeyHash> rowOf;
@@ -517,8 +521,7 @@ KeyAverages aggregate(const Prepared& p, GroupBy groupBy, Attribution attributio
 
   for (const auto& r : out.rows) {
     out.sumSelfCpuNs += r.selfCpuNs;
-    if (corrected || (r.deviceType == DeviceType::Cuda && !r.userAnnotation))
-      out.sumSelfDeviceNs += r.selfDeviceNs;
+    if (corrected || (r.deviceType == DeviceType::Cuda && !r.userAnnotation)) out.sumSelfDeviceNs += r.selfDeviceNs;
   }
   return out;
 }

@@ -32,7 +32,7 @@ struct KeyAverageRow {
   std::string name;
   DeviceType deviceType = DeviceType::Cpu;
   bool userAnnotation = false;
-  std::string inputShapes;  // torch's str(input_shapes); "" when grouped by name
+  std::string inputShapes;        // torch's str(input_shapes); "" when grouped by name
   Family family = Family::CpuOp;  // family of the first event in the row
   uint64_t calls = 0;
   int64_t selfCpuNs = 0;
@@ -55,8 +55,7 @@ struct KeyAverages {
   int64_t sumSelfDeviceNs = 0;
 };
 
-KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy,
-                               Attribution attribution = Attribution::Torch);
+KeyAverages computeKeyAverages(const EventStore& store, GroupBy groupBy, Attribution attribution = Attribution::Torch);
 
 // Both groupings from one pass over the trace (the nesting, linking and
 // totals do not depend on the grouping): what the viewer shows.

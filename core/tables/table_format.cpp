@@ -32,7 +32,10 @@ constexpr ColumnInfo kColumns[] = {
     {Column::CpuMem, "CPU Mem", "cpu_mem", {"cpu_memory_usage", "cpu_mem_bytes", ""}},
     {Column::SelfCpuMem, "Self CPU Mem", "self_cpu_mem", {"self_cpu_memory_usage", "self_cpu_mem_bytes", ""}},
     {Column::DeviceMem, "CUDA Mem", "device_mem", {"cuda_memory_usage", "device_memory_usage", "cuda_mem"}},
-    {Column::SelfDeviceMem, "Self CUDA Mem", "self_device_mem", {"self_cuda_memory_usage", "self_device_memory_usage", "self_cuda_mem"}},
+    {Column::SelfDeviceMem,
+     "Self CUDA Mem",
+     "self_device_mem",
+     {"self_cuda_memory_usage", "self_device_memory_usage", "self_cuda_mem"}},
     {Column::Calls, "# of Calls", "calls", {"count", "", ""}},
     {Column::InputShapes, "Input Shapes", "input_shapes", {"shapes", "", ""}},
 };
@@ -40,8 +43,7 @@ constexpr ColumnInfo kColumns[] = {
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
   return true;
 }
 
@@ -55,23 +57,40 @@ std::string share(int64_t part, int64_t total) {
 std::string cellText(const KeyAverages& ka, const KeyAverageRow& r, Column c) {
   const double calls = r.calls ? static_cast<double>(r.calls) : 1.0;
   switch (c) {
-    case Column::Name: return r.name;
-    case Column::SelfCpuPct: return share(r.selfCpuNs, ka.sumSelfCpuNs);
-    case Column::SelfCpu: return torchTimeText(us(r.selfCpuNs));
-    case Column::CpuTotalPct: return share(r.cpuTotalNs, ka.sumSelfCpuNs);
-    case Column::CpuTotal: return torchTimeText(us(r.cpuTotalNs));
-    case Column::CpuAvg: return torchTimeText(us(r.cpuTotalNs) / calls);
-    case Column::SelfDevice: return torchTimeText(us(r.selfDeviceNs));
-    case Column::SelfDevicePct: return share(r.selfDeviceNs, ka.sumSelfDeviceNs);
-    case Column::DeviceTotal: return torchTimeText(us(r.deviceTotalNs));
-    case Column::DeviceAvg: return torchTimeText(us(r.deviceTotalNs) / calls);
-    case Column::CpuMem: return formatMemory(r.cpuMemBytes);
-    case Column::SelfCpuMem: return formatMemory(r.selfCpuMemBytes);
-    case Column::DeviceMem: return formatMemory(r.deviceMemBytes);
-    case Column::SelfDeviceMem: return formatMemory(r.selfDeviceMemBytes);
-    case Column::Calls: return std::to_string(r.calls);
-    case Column::InputShapes: return r.inputShapes;
-    case Column::Count: break;
+    case Column::Name:
+      return r.name;
+    case Column::SelfCpuPct:
+      return share(r.selfCpuNs, ka.sumSelfCpuNs);
+    case Column::SelfCpu:
+      return torchTimeText(us(r.selfCpuNs));
+    case Column::CpuTotalPct:
+      return share(r.cpuTotalNs, ka.sumSelfCpuNs);
+    case Column::CpuTotal:
+      return torchTimeText(us(r.cpuTotalNs));
+    case Column::CpuAvg:
+      return torchTimeText(us(r.cpuTotalNs) / calls);
+    case Column::SelfDevice:
+      return torchTimeText(us(r.selfDeviceNs));
+    case Column::SelfDevicePct:
+      return share(r.selfDeviceNs, ka.sumSelfDeviceNs);
+    case Column::DeviceTotal:
+      return torchTimeText(us(r.deviceTotalNs));
+    case Column::DeviceAvg:
+      return torchTimeText(us(r.deviceTotalNs) / calls);
+    case Column::CpuMem:
+      return formatMemory(r.cpuMemBytes);
+    case Column::SelfCpuMem:
+      return formatMemory(r.selfCpuMemBytes);
+    case Column::DeviceMem:
+      return formatMemory(r.deviceMemBytes);
+    case Column::SelfDeviceMem:
+      return formatMemory(r.selfDeviceMemBytes);
+    case Column::Calls:
+      return std::to_string(r.calls);
+    case Column::InputShapes:
+      return r.inputShapes;
+    case Column::Count:
+      break;
   }
   return {};
 }
@@ -90,8 +109,10 @@ std::string csvField(std::string_view s) {
   if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
   std::string out = "\"";
   for (char ch : s) {
-    if (ch == '"') out += "\"\"";
-    else out.push_back(ch);
+    if (ch == '"')
+      out += "\"\"";
+    else
+      out.push_back(ch);
   }
   out += "\"";
   return out;
@@ -100,9 +121,12 @@ std::string csvField(std::string_view s) {
 std::string mdEscape(std::string_view s) {
   std::string out;
   for (char ch : s) {
-    if (ch == '|') out += "\\|";
-    else if (ch == '\n') out += ' ';
-    else out.push_back(ch);
+    if (ch == '|')
+      out += "\\|";
+    else if (ch == '\n')
+      out += ' ';
+    else
+      out.push_back(ch);
   }
   return out;
 }
@@ -160,11 +184,24 @@ std::string renderText(const KeyAverages& ka, const std::vector<const KeyAverage
   return out;
 }
 
-constexpr std::string_view kMachineColumns[] = {
-    "name", "device_type", "family", "input_shapes", "calls", "self_cpu_us", "self_cpu_pct",
-    "cpu_total_us", "cpu_total_pct", "cpu_avg_us", "self_device_us", "self_device_pct",
-    "device_total_us", "device_avg_us", "cpu_mem_bytes", "self_cpu_mem_bytes",
-    "device_mem_bytes", "self_device_mem_bytes"};
+constexpr std::string_view kMachineColumns[] = {"name",
+                                                "device_type",
+                                                "family",
+                                                "input_shapes",
+                                                "calls",
+                                                "self_cpu_us",
+                                                "self_cpu_pct",
+                                                "cpu_total_us",
+                                                "cpu_total_pct",
+                                                "cpu_avg_us",
+                                                "self_device_us",
+                                                "self_device_pct",
+                                                "device_total_us",
+                                                "device_avg_us",
+                                                "cpu_mem_bytes",
+                                                "self_cpu_mem_bytes",
+                                                "device_mem_bytes",
+                                                "self_device_mem_bytes"};
 
 std::vector<std::string> machineValues(const KeyAverages& ka, const KeyAverageRow& r) {
   const double calls = r.calls ? static_cast<double>(r.calls) : 1.0;
@@ -283,23 +320,38 @@ double columnValue(const KeyAverages& ka, const KeyAverageRow& r, Column c) {
   const double calls = r.calls ? static_cast<double>(r.calls) : 1.0;
   auto pct = [](int64_t a, int64_t t) { return t ? static_cast<double>(a) * 100.0 / static_cast<double>(t) : 0.0; };
   switch (c) {
-    case Column::SelfCpuPct: return pct(r.selfCpuNs, ka.sumSelfCpuNs);
-    case Column::SelfCpu: return static_cast<double>(r.selfCpuNs);
-    case Column::CpuTotalPct: return pct(r.cpuTotalNs, ka.sumSelfCpuNs);
-    case Column::CpuTotal: return static_cast<double>(r.cpuTotalNs);
-    case Column::CpuAvg: return static_cast<double>(r.cpuTotalNs) / calls;
-    case Column::SelfDevice: return static_cast<double>(r.selfDeviceNs);
-    case Column::SelfDevicePct: return pct(r.selfDeviceNs, ka.sumSelfDeviceNs);
-    case Column::DeviceTotal: return static_cast<double>(r.deviceTotalNs);
-    case Column::DeviceAvg: return static_cast<double>(r.deviceTotalNs) / calls;
-    case Column::CpuMem: return static_cast<double>(r.cpuMemBytes);
-    case Column::SelfCpuMem: return static_cast<double>(r.selfCpuMemBytes);
-    case Column::DeviceMem: return static_cast<double>(r.deviceMemBytes);
-    case Column::SelfDeviceMem: return static_cast<double>(r.selfDeviceMemBytes);
-    case Column::Calls: return static_cast<double>(r.calls);
+    case Column::SelfCpuPct:
+      return pct(r.selfCpuNs, ka.sumSelfCpuNs);
+    case Column::SelfCpu:
+      return static_cast<double>(r.selfCpuNs);
+    case Column::CpuTotalPct:
+      return pct(r.cpuTotalNs, ka.sumSelfCpuNs);
+    case Column::CpuTotal:
+      return static_cast<double>(r.cpuTotalNs);
+    case Column::CpuAvg:
+      return static_cast<double>(r.cpuTotalNs) / calls;
+    case Column::SelfDevice:
+      return static_cast<double>(r.selfDeviceNs);
+    case Column::SelfDevicePct:
+      return pct(r.selfDeviceNs, ka.sumSelfDeviceNs);
+    case Column::DeviceTotal:
+      return static_cast<double>(r.deviceTotalNs);
+    case Column::DeviceAvg:
+      return static_cast<double>(r.deviceTotalNs) / calls;
+    case Column::CpuMem:
+      return static_cast<double>(r.cpuMemBytes);
+    case Column::SelfCpuMem:
+      return static_cast<double>(r.selfCpuMemBytes);
+    case Column::DeviceMem:
+      return static_cast<double>(r.deviceMemBytes);
+    case Column::SelfDeviceMem:
+      return static_cast<double>(r.selfDeviceMemBytes);
+    case Column::Calls:
+      return static_cast<double>(r.calls);
     case Column::Name:
     case Column::InputShapes:
-    case Column::Count: break;
+    case Column::Count:
+      break;
   }
   return 0.0;
 }
@@ -327,10 +379,14 @@ std::string renderTable(const KeyAverages& ka, const TableOptions& opt) {
   auto rows = sortedRows(ka, opt.sortBy, opt.ascending);
   if (opt.limit && rows.size() > opt.limit) rows.resize(opt.limit);
   switch (opt.format) {
-    case TableFormat::Text: return renderText(ka, rows);
-    case TableFormat::Csv: return renderCsv(ka, rows);
-    case TableFormat::Json: return renderJson(ka, rows);
-    case TableFormat::Markdown: return renderMarkdown(ka, rows);
+    case TableFormat::Text:
+      return renderText(ka, rows);
+    case TableFormat::Csv:
+      return renderCsv(ka, rows);
+    case TableFormat::Json:
+      return renderJson(ka, rows);
+    case TableFormat::Markdown:
+      return renderMarkdown(ka, rows);
   }
   return {};
 }
@@ -339,10 +395,14 @@ std::string formatMemory(int64_t bytes) {
   constexpr double KB = 1024.0, MB = 1024.0 * KB, GB = 1024.0 * MB;
   const double a = std::fabs(static_cast<double>(bytes));
   char buf[64];
-  if (a >= GB) std::snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(bytes) / GB);
-  else if (a >= MB) std::snprintf(buf, sizeof buf, "%.2f MB", static_cast<double>(bytes) / MB);
-  else if (a >= KB) std::snprintf(buf, sizeof buf, "%.2f KB", static_cast<double>(bytes) / KB);
-  else return std::to_string(bytes) + " B";
+  if (a >= GB)
+    std::snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(bytes) / GB);
+  else if (a >= MB)
+    std::snprintf(buf, sizeof buf, "%.2f MB", static_cast<double>(bytes) / MB);
+  else if (a >= KB)
+    std::snprintf(buf, sizeof buf, "%.2f KB", static_cast<double>(bytes) / KB);
+  else
+    return std::to_string(bytes) + " B";
   return buf;
 }
 

@@ -14,12 +14,26 @@ enum class TableFormat { Text, Csv, Json, Markdown };
 
 // Sortable columns, named as the CLI accepts them.
 enum class Column {
-  Name, SelfCpuPct, SelfCpu, CpuTotalPct, CpuTotal, CpuAvg, SelfDevice, SelfDevicePct,
-  DeviceTotal, DeviceAvg, CpuMem, SelfCpuMem, DeviceMem, SelfDeviceMem, Calls, InputShapes,
+  Name,
+  SelfCpuPct,
+  SelfCpu,
+  CpuTotalPct,
+  CpuTotal,
+  CpuAvg,
+  SelfDevice,
+  SelfDevicePct,
+  DeviceTotal,
+  DeviceAvg,
+  CpuMem,
+  SelfCpuMem,
+  DeviceMem,
+  SelfDeviceMem,
+  Calls,
+  InputShapes,
   Count
 };
-std::string_view columnTitle(Column c);      // torch's header: "Self CUDA %"
-std::string_view columnKey(Column c);        // CLI/JSON key: "self_device_pct"
+std::string_view columnTitle(Column c);                 // torch's header: "Self CUDA %"
+std::string_view columnKey(Column c);                   // CLI/JSON key: "self_device_pct"
 std::optional<Column> parseColumn(std::string_view s);  // key or title, case-insensitive
 
 struct TableOptions {

@@ -10,11 +10,21 @@ void appendJsonString(std::string& out, std::string_view s) {
   out.push_back('"');
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           out += "\\u00";
@@ -42,8 +52,10 @@ size_t jsonNumberLength(std::string_view t) {
     return i > from;
   };
   if (i < t.size() && t[i] == '-') ++i;
-  if (i < t.size() && t[i] == '0') ++i;
-  else if (!digits()) return 0;
+  if (i < t.size() && t[i] == '0')
+    ++i;
+  else if (!digits())
+    return 0;
   if (i < t.size() && t[i] == '.') {
     ++i;
     if (!digits()) return 0;

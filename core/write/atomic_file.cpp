@@ -47,7 +47,7 @@ bool writeSpecial(const std::string& path, std::string_view data, std::string* e
 }  // namespace
 
 bool writeFileAtomic(const std::string& path, std::string_view data, std::string* error) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) {
       *error = path + ": is a directory";
@@ -59,9 +59,7 @@ bool writeFileAtomic(const std::string& path, std::string_view data, std::string
   }
   std::random_device rd;
   const std::string tmp = dirOf(path) + "/." +
-                          path.substr(path.find_last_of('/') == std::string::npos
-                                          ? 0
-                                          : path.find_last_of('/') + 1) +
+                          path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1) +
                           "." + std::to_string(rd()) + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {

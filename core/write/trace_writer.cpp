@@ -18,17 +18,19 @@ void appendUs(std::string& out, int64_t ns) {
     ns = -ns;
   }
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%lld.%03lld", static_cast<long long>(ns / 1000),
-                static_cast<long long>(ns % 1000));
+  std::snprintf(buf, sizeof buf, "%lld.%03lld", static_cast<long long>(ns / 1000), static_cast<long long>(ns % 1000));
   out += buf;
 }
 
 // Kineto's "cat" for a family (memory instants are cpu_instant_event).
 std::string_view catOf(Family f) {
   switch (f) {
-    case Family::Memory: return "cpu_instant_event";
-    case Family::Other: return "Trace";
-    default: return familyName(f);
+    case Family::Memory:
+      return "cpu_instant_event";
+    case Family::Other:
+      return "Trace";
+    default:
+      return familyName(f);
   }
 }
 
@@ -47,9 +49,15 @@ size_t pyStringLiteral(std::string_view t, std::string* value) {
     }
     const char e = t[++i];
     switch (e) {
-      case 'n': value->push_back('\n'); break;
-      case 'r': value->push_back('\r'); break;
-      case 't': value->push_back('\t'); break;
+      case 'n':
+        value->push_back('\n');
+        break;
+      case 'r':
+        value->push_back('\r');
+        break;
+      case 't':
+        value->push_back('\t');
+        break;
       case 'x':
         if (i + 2 < t.size() && std::isxdigit(static_cast<unsigned char>(t[i + 1])) &&
             std::isxdigit(static_cast<unsigned char>(t[i + 2]))) {
@@ -59,7 +67,8 @@ size_t pyStringLiteral(std::string_view t, std::string* value) {
           value->push_back(e);
         }
         break;
-      default: value->push_back(e);  // \\ \' \" and anything else: the character itself
+      default:
+        value->push_back(e);  // \\ \' \" and anything else: the character itself
     }
   }
   return 0;

@@ -3,11 +3,11 @@
 #include <QFile>
 #include <QtTest>
 
-#include "core/explain/explanation.h"
-#include "core/tables/attribution.h"
 #include "core/explain/compare.h"
-#include "core/tables/key_averages.h"
+#include "core/explain/explanation.h"
 #include "core/read/trace_reader.h"
+#include "core/tables/attribution.h"
+#include "core/tables/key_averages.h"
 
 using namespace attnscope;
 
@@ -29,8 +29,8 @@ const KeyAverageRow* row(const KeyAverages& ka, const std::string& name, DeviceT
   return nullptr;
 }
 
-const char* kKineto[] = {"none_1x8x64x64",         "none_8x16x1024x64",  "none_sync_1x8x64x64",
-                         "none_sync_8x16x1024x64", "softmax_1x8x64x64",  "softmax_8x16x1024x64",
+const char* kKineto[] = {"none_1x8x64x64",         "none_8x16x1024x64",        "none_sync_1x8x64x64",
+                         "none_sync_8x16x1024x64", "softmax_1x8x64x64",        "softmax_8x16x1024x64",
                          "softmax_sync_1x8x64x64", "softmax_sync_8x16x1024x64"};
 
 }  // namespace
@@ -51,8 +51,9 @@ class AnalysisTest : public QObject {
     QVERIFY(w);
     QCOMPARE(w->durNs, int64_t{298889});
     QCOMPARE(w->issuer, std::string("op"));
-    const std::vector<std::string> chain{"MULTIHEAD_ATTENTION_FULL", "aten::to", "aten::_to_copy", "aten::copy_",
-                                         "cudaMemcpyAsync (Pageable -> Device)", "cudaStreamSynchronize"};
+    const std::vector<std::string> chain{
+        "MULTIHEAD_ATTENTION_FULL", "aten::to", "aten::_to_copy", "aten::copy_", "cudaMemcpyAsync (Pageable -> Device)",
+        "cudaStreamSynchronize"};
     QCOMPARE(w->opChain, chain);
     bool gemm = false;
     for (const auto& aw : w->awaited) {
@@ -107,8 +108,8 @@ class AnalysisTest : public QObject {
   // cudaDeviceSynchronize from the profiler's stop (+1 from the user's
   // torch.cuda.synchronize() in the _sync captures).
   void syncCountsDoNotDependOnWrapping() {
-    for (const char* name : {"none_8x16x1024x64", "none_sync_8x16x1024x64", "softmax_8x16x1024x64",
-                             "softmax_sync_8x16x1024x64"}) {
+    for (const char* name :
+         {"none_8x16x1024x64", "none_sync_8x16x1024x64", "softmax_8x16x1024x64", "softmax_sync_8x16x1024x64"}) {
       const EventStore s = load(QString("kineto/%1.json").arg(name));
       const std::vector<SyncWait> ws = findSyncWaits(s);
       int stream = 0, deviceProfiler = 0, deviceUser = 0;

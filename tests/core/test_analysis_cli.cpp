@@ -28,7 +28,8 @@ class AnalysisCliTest : public QObject {
     Run r = cli({"explain", kSoftmax, "--format", "json"});
     QCOMPARE(r.code, 0);
     const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
-    for (const char* k : {"steps", "sync_waits", "ledger", "verdicts", "events", "glossary"}) QVERIFY2(o.contains(k), k);
+    for (const char* k : {"steps", "sync_waits", "ledger", "verdicts", "events", "glossary"})
+      QVERIFY2(o.contains(k), k);
     const QJsonObject step = o["steps"].toArray()[0].toObject();
     for (const char* k : {"name", "wrapped", "host_start_ns", "host_end_ns", "gpu_start_ns", "gpu_end_ns",
                           "gpu_attributed_ns", "gpu_busy_in_host_window_ns", "event_ns", "launches", "sync_waits"})

@@ -32,9 +32,9 @@ class CliTest : public QObject {
     bool sawGpuSpan = false;
     for (const auto& v : rows) {
       const QJsonObject row = v.toObject();
-      for (const char* k : {"name", "device_type", "input_shapes", "calls", "self_cpu_us", "cpu_total_us",
-                            "self_device_us", "device_total_us", "cpu_mem_bytes", "self_cpu_mem_bytes",
-                            "device_mem_bytes", "self_device_mem_bytes"})
+      for (const char* k :
+           {"name", "device_type", "input_shapes", "calls", "self_cpu_us", "cpu_total_us", "self_device_us",
+            "device_total_us", "cpu_mem_bytes", "self_cpu_mem_bytes", "device_mem_bytes", "self_device_mem_bytes"})
         QVERIFY2(row.contains(k), k);
       if (row["name"] == "SOFTMAX PASS" && row["device_type"] == "cuda") {
         sawGpuSpan = true;
@@ -127,7 +127,8 @@ class CliTest : public QObject {
       const QStringList f = line.split('\t');
       QVERIFY2(f.size() >= 4, qPrintable("bad MANIFEST line: " + line));
       const QString path = f[0] == "." ? dir : dir + "/" + f[0];
-      const QStringList extra = f.size() > 4 && !f[4].trimmed().isEmpty() ? f[4].split(' ', Qt::SkipEmptyParts) : QStringList{};
+      const QStringList extra =
+          f.size() > 4 && !f[4].trimmed().isEmpty() ? f[4].split(' ', Qt::SkipEmptyParts) : QStringList{};
       QTest::newRow(qPrintable(f[0] + " — " + f[3])) << path << f[1].toInt() << f[2] << extra;
       ++n;
     }

@@ -13,9 +13,9 @@
 
 #include <csignal>
 
-#include "core/tables/key_averages.h"
-#include "core/read/trace_reader.h"
 #include "cli_run.h"
+#include "core/read/trace_reader.h"
+#include "core/tables/key_averages.h"
 #include "write_faults.h"
 
 using namespace attnscope;
@@ -26,8 +26,8 @@ namespace {
 Run runCli(const QStringList& args) { return cli(QStringList{"run"} + args, 120000); }
 
 bool engineBuilt() {
-  static const bool built = !runCli({"--shape", "1,1,4,4", "--device", "cpu", "--out", "/dev/null/x"}).err.contains(
-      "built without the engine");
+  static const bool built = !runCli({"--shape", "1,1,4,4", "--device", "cpu", "--out", "/dev/null/x"})
+                                 .err.contains("built without the engine");
   return built;
 }
 
@@ -90,8 +90,8 @@ class EngineCpuTest : public QObject {
   void metadataSaysWhatWasMeasured() {
     QTemporaryDir dir;
     const QString out = dir.filePath("r.json");
-    Run r = runCli({"--device", "cpu", "--wrap", "softmax", "--iters", "2", "--timing", "cupti,host,host-sync",
-                 "--out", out});
+    Run r = runCli(
+        {"--device", "cpu", "--wrap", "softmax", "--iters", "2", "--timing", "cupti,host,host-sync", "--out", out});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     LoadResult lr = loadTrace(out.toStdString());
     QVERIFY(lr.ok());
@@ -119,8 +119,9 @@ class EngineCpuTest : public QObject {
     QVERIFY2(r.code == 0, qPrintable(r.err));
     LoadResult lr = loadTrace(out.toStdString());
     QVERIFY(lr.ok());
-    const QJsonObject timing =
-        QJsonDocument::fromJson(QByteArray::fromStdString(lr.store->meta().attnscopeJson)).object()["timing"].toObject();
+    const QJsonObject timing = QJsonDocument::fromJson(QByteArray::fromStdString(lr.store->meta().attnscopeJson))
+                                   .object()["timing"]
+                                   .toObject();
     for (const char* m : {"cupti", "host"}) QCOMPARE(timing[m].toObject()["process"].toString(), QString("child"));
     QVERIFY(lr.store->familyCount(Family::CpuOp) > 10);
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 1);  // no pass files left

@@ -4,9 +4,9 @@
 #include <QtTest>
 
 #include "core/explain/explanation.h"
+#include "core/read/trace_reader.h"
 #include "core/run/engine_metadata.h"
 #include "core/tables/key_averages.h"
-#include "core/read/trace_reader.h"
 
 using namespace attnscope;
 

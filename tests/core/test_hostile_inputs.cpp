@@ -74,22 +74,22 @@ Timed timedCli(const QStringList& args) {
 
 // The events count `info` prints ("events: 1,234").
 qint64 eventsOf(const QString& infoOut) {
-  const auto m = QRegularExpression(QStringLiteral("^events: ([0-9,]+)$"), QRegularExpression::MultilineOption)
-                     .match(infoOut);
+  const auto m =
+      QRegularExpression(QStringLiteral("^events: ([0-9,]+)$"), QRegularExpression::MultilineOption).match(infoOut);
   return m.hasMatch() ? m.captured(1).remove(QLatin1Char(',')).toLongLong() : -1;
 }
 
 }  // namespace
 
 // One outcome: the exit code, then text that must be in stdout or stderr.
-#define EXPECT_RUN(r, wantCode, text)                                                                        \
-  do {                                                                                                       \
-    QVERIFY2((r).ms < kLimitMs, qPrintable(QString("took %1 ms").arg((r).ms)));                              \
-    QVERIFY2((r).run.code == (wantCode),                                                                     \
-             qPrintable(QString("exit %1, stderr: %2").arg((r).run.code).arg((r).run.err.left(400))));       \
-    QVERIFY2((r).run.out.contains(text) || (r).run.err.contains(text),                                       \
-             qPrintable(QString("no '%1' in stdout/stderr: %2 %3")                                           \
-                            .arg(text, (r).run.out.left(600), (r).run.err.left(400))));                      \
+#define EXPECT_RUN(r, wantCode, text)                                                                                  \
+  do {                                                                                                                 \
+    QVERIFY2((r).ms < kLimitMs, qPrintable(QString("took %1 ms").arg((r).ms)));                                        \
+    QVERIFY2((r).run.code == (wantCode),                                                                               \
+             qPrintable(QString("exit %1, stderr: %2").arg((r).run.code).arg((r).run.err.left(400))));                 \
+    QVERIFY2((r).run.out.contains(text) || (r).run.err.contains(text),                                                 \
+             qPrintable(                                                                                               \
+                 QString("no '%1' in stdout/stderr: %2 %3").arg(text, (r).run.out.left(600), (r).run.err.left(400)))); \
   } while (0)
 
 class HostileInputsTest : public QObject {
@@ -118,7 +118,8 @@ class HostileInputsTest : public QObject {
       const qint64 cut = 1 + n * i / 64 + (i * 7919) % 97;  // not always on a line break
       QTest::newRow(qPrintable(QString("json cut at %1 of %2").arg(cut).arg(n))) << false << cut;
     }
-    for (int i = 1; i <= 16; ++i) QTest::newRow(qPrintable(QString("gzip cut at %1/16").arg(i - 1))) << true << qint64(i);
+    for (int i = 1; i <= 16; ++i)
+      QTest::newRow(qPrintable(QString("gzip cut at %1/16").arg(i - 1))) << true << qint64(i);
   }
   void truncatedAtManyPoints() {
     QFETCH(bool, gz);
@@ -176,17 +177,24 @@ class HostileInputsTest : public QObject {
         {"deep_element.json", "{\"traceEvents\": [" + open + close + "]}", 2, "nested too deep"},
         // 100,000 nested objects in an argument nobody reads: skipped, the events load.
         {"deep_unused_arg.json",
-         trace(2, [&](size_t i) { return op("aten::add", 1000 * i, 10, 1, i ? "{}" : "{\"x\":" + objs + "1" + objsEnd + "}"); }),
+         trace(2,
+               [&](size_t i) {
+                 return op("aten::add", 1000 * i, 10, 1, i ? "{}" : "{\"x\":" + objs + "1" + objsEnd + "}");
+               }),
          0, "events: 2"},
         // 100,000 arrays inside Input Dims, which the reader does descend into.
         {"deep_input_dims.json",
-         trace(2, [&](size_t i) { return op("aten::add", 1000 * i, 10, 1, i ? "{}" : "{\"Input Dims\":" + open + close + "}"); }),
+         trace(2,
+               [&](size_t i) {
+                 return op("aten::add", 1000 * i, 10, 1, i ? "{}" : "{\"Input Dims\":" + open + close + "}");
+               }),
          0, "nested too deep: 1"},
         // 100,000 ops each inside the one before, on one thread: the nesting
         // depth (and any recursion over it) is 100,000 deep.
-        {"deep_events.json", trace(100000, [](size_t i) {
-           return op("aten::add", static_cast<int64_t>(i), static_cast<int64_t>(2 * (100000 - i)));
-         }),
+        {"deep_events.json",
+         trace(
+             100000,
+             [](size_t i) { return op("aten::add", static_cast<int64_t>(i), static_cast<int64_t>(2 * (100000 - i))); }),
          0, "events: 100,000"},
         // 100,000 ops with identical spans: each contains the next.
         {"deep_identical.json", trace(100000, [](size_t) { return op("aten::mul", 5000, 1000); }), 0,
@@ -207,9 +215,9 @@ class HostileInputsTest : public QObject {
       QVERIFY2(r.run.err.contains(name), qPrintable(r.run.err));
       return;
     }
-    for (const QStringList& w : {QStringList{"table", path(name), "--group-by", "shape"},
-                                 QStringList{"table", path(name), "--attribution", "corrected"},
-                                 QStringList{"explain", path(name)}}) {
+    for (const QStringList& w :
+         {QStringList{"table", path(name), "--group-by", "shape"},
+          QStringList{"table", path(name), "--attribution", "corrected"}, QStringList{"explain", path(name)}}) {
       const Timed a = timedCli(w);
       EXPECT_RUN(a, 0, QString());
     }
@@ -220,17 +228,18 @@ class HostileInputsTest : public QObject {
     const size_t n = 2'000'000;
     const QString file = path(QStringLiteral("tiny.json"));
     QVERIFY(writeFile(file, trace(n, [](size_t i) {
-                        return op(i % 3 ? "aten::add" : "aten::mul", static_cast<int64_t>(2 * i), 1, static_cast<int>(i % 4));
+                        return op(i % 3 ? "aten::add" : "aten::mul", static_cast<int64_t>(2 * i), 1,
+                                  static_cast<int>(i % 4));
                       })));
     const Timed r = timedCli({"info", file});
     EXPECT_RUN(r, 0, QStringLiteral("events: 2,000,000"));
     const Timed t = timedCli({"table", file});
     EXPECT_RUN(t, 0, QStringLiteral("aten::add"));
     const QString gz = path(QStringLiteral("tiny_reversed.json.gz"));
-    QVERIFY(writeFile(gz, gzipOf(trace(1'000'000, [](size_t i) {
-                        return op("aten::add", static_cast<int64_t>(3'000'000 - 3 * i), 2);
-                      }),
-                      Z_BEST_SPEED)));
+    QVERIFY(writeFile(
+        gz,
+        gzipOf(trace(1'000'000, [](size_t i) { return op("aten::add", static_cast<int64_t>(3'000'000 - 3 * i), 2); }),
+               Z_BEST_SPEED)));
     const Timed g = timedCli({"info", gz});
     EXPECT_RUN(g, 0, QStringLiteral("events: 1,000,000"));
   }
@@ -247,15 +256,16 @@ class HostileInputsTest : public QObject {
                         if (i == 4 * n) return op("aten::add", 0, 1'000'000'000, 1, R"({"External id": 7})");
                         switch (i % 4) {
                           case 0:
-                            return R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" + ts +
-                                   R"(,"dur":0.5,"args":{"External id":7,"correlation":1}})";
+                            return R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" +
+                                   ts + R"(,"dur":0.5,"args":{"External id":7,"correlation":1}})";
                           case 1:
                             return R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":)" + ts +
                                    R"(,"dur":0.5,"args":{"External id":7,"correlation":1,"device":0,"stream":7}})";
                           case 2:
                             return R"({"ph":"s","cat":"ac2g","name":"ac2g","id":1,"pid":1,"tid":1,"ts":)" + ts + "}";
                           default:
-                            return R"({"ph":"f","cat":"ac2g","name":"ac2g","id":1,"bp":"e","pid":0,"tid":7,"ts":)" + ts + "}";
+                            return R"({"ph":"f","cat":"ac2g","name":"ac2g","id":1,"bp":"e","pid":0,"tid":7,"ts":)" +
+                                   ts + "}";
                         }
                       })));
     // The same without any launch: 50,000 ops and 50,000 kernels carry
@@ -293,7 +303,8 @@ class HostileInputsTest : public QObject {
     const Timed r = timedCli({"info", lanes});
     EXPECT_RUN(r, 0, QStringLiteral("events: 110,000"));
     const QString stairs = path(QStringLiteral("stairs.json"));
-    QVERIFY(writeFile(stairs, trace(200'000, [](size_t i) { return op("aten::add", static_cast<int64_t>(i), 1'000'000); })));
+    QVERIFY(writeFile(stairs,
+                      trace(200'000, [](size_t i) { return op("aten::add", static_cast<int64_t>(i), 1'000'000); })));
     const Timed s = timedCli({"info", stairs});
     EXPECT_RUN(s, 0, QStringLiteral("events: 200,000"));
     const Timed e = timedCli({"explain", stairs});
@@ -348,10 +359,14 @@ class HostileInputsTest : public QObject {
     const QString file = path(QStringLiteral("huge_strings.json"));
     QVERIFY(writeFile(file, trace(4, [&](size_t i) -> std::string {
                         switch (i) {
-                          case 0: return op(big.c_str(), 0, 10);
-                          case 1: return op("aten::add", 20, 10, 1, "{\"" + big + "\": 1}");
-                          case 2: return op("aten::add", 40, 10, 1, "{\"unused\": \"" + big + "\"}");
-                          default: return op("aten::mul", 60, 10);
+                          case 0:
+                            return op(big.c_str(), 0, 10);
+                          case 1:
+                            return op("aten::add", 20, 10, 1, "{\"" + big + "\": 1}");
+                          case 2:
+                            return op("aten::add", 40, 10, 1, "{\"unused\": \"" + big + "\"}");
+                          default:
+                            return op("aten::mul", 60, 10);
                         }
                       })));
     const Timed r = timedCli({"info", file});

@@ -10,8 +10,8 @@
 
 #include <cmath>
 
-#include "core/tables/key_averages.h"
 #include "core/read/trace_reader.h"
+#include "core/tables/key_averages.h"
 
 using namespace attnscope;
 
@@ -71,8 +71,7 @@ class KeyAveragesOracle : public QObject {
     LoadResult lr = loadTrace(trace.toStdString());
     QVERIFY2(lr.ok(), lr.ok() ? "" : lr.error->what().c_str());
     const bool byShape = grouping == "by_shape";
-    const KeyAverages ka =
-        computeKeyAverages(*lr.store, byShape ? GroupBy::InputShape : GroupBy::Name);
+    const KeyAverages ka = computeKeyAverages(*lr.store, byShape ? GroupBy::InputShape : GroupBy::Name);
 
     QCOMPARE(ka.rows.size(), static_cast<size_t>(want.size()));
     // A name can have two rows (CPU user_annotation and gpu_user_annotation):

@@ -135,11 +135,16 @@ class ReaderTest : public QObject {
   void wholeFileErrorsNameTheReason_data() {
     QTest::addColumn<QString>("text");
     QTest::addColumn<QString>("expect");
-    QTest::newRow("empty") << "" << "empty";
-    QTest::newRow("number") << "42" << "not a trace";
-    QTest::newRow("no traceEvents") << R"({"a": 1})" << "traceEvents";
-    QTest::newRow("traceEvents string") << R"({"traceEvents": "x"})" << "traceEvents";
-    QTest::newRow("garbage") << "{nope" << "JSON";
+    QTest::newRow("empty") << ""
+                           << "empty";
+    QTest::newRow("number") << "42"
+                            << "not a trace";
+    QTest::newRow("no traceEvents") << R"({"a": 1})"
+                                    << "traceEvents";
+    QTest::newRow("traceEvents string") << R"({"traceEvents": "x"})"
+                                        << "traceEvents";
+    QTest::newRow("garbage") << "{nope"
+                             << "JSON";
   }
   void wholeFileErrorsNameTheReason() {
     QFETCH(QString, text);
@@ -156,7 +161,8 @@ class ReaderTest : public QObject {
     // Deep values the reader descends into are refused per event...
     LoadResult deep = parse(R"({"traceEvents": [
       {"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":{"Input Dims":[[[[[[[[[[1]]]]]]]]]]}},
-      {"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":3,"dur":1}]})", lim);
+      {"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":3,"dur":1}]})",
+                            lim);
     QVERIFY(deep.ok());
     QCOMPARE(deep.store->events().size(), size_t{1});
     QCOMPARE(deep.store->bad(BadKind::TooDeep).count, uint64_t{1});
@@ -167,8 +173,10 @@ class ReaderTest : public QObject {
 
     lim = {};
     lim.maxStringBytes = 16;
-    LoadResult longName = parse(R"([{"ph":"X","cat":"cpu_op","name":"aaaaaaaaaaaaaaaaaaaaaaaaaaaa","pid":1,"tid":1,"ts":1,"dur":1},
-                                    {"ph":"X","cat":"cpu_op","name":"short","pid":1,"tid":1,"ts":3,"dur":1}])", lim);
+    LoadResult longName =
+        parse(R"([{"ph":"X","cat":"cpu_op","name":"aaaaaaaaaaaaaaaaaaaaaaaaaaaa","pid":1,"tid":1,"ts":1,"dur":1},
+                                    {"ph":"X","cat":"cpu_op","name":"short","pid":1,"tid":1,"ts":3,"dur":1}])",
+              lim);
     QVERIFY(longName.ok());
     QCOMPARE(longName.store->bad(BadKind::StringTooLong).count, uint64_t{1});
 
@@ -201,11 +209,12 @@ class ReaderTest : public QObject {
     lim = {};
     lim.maxStringBytes = 64;
     const std::string dims = "[" + std::string(200, '1') + "]";
-    LoadResult strings = parse("[" + ev + R"(,{"ph":"X","cat":"cpu_op","name":")" + std::string(100, 'n') +
-                                   R"(","pid":1,"tid":1,"ts":2,"dur":1},)" +
-                                   R"({"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":3,"dur":1,"args":{"Input Dims":[)" +
-                                   dims + "," + dims + "]}}]",
-                               lim);
+    LoadResult strings =
+        parse("[" + ev + R"(,{"ph":"X","cat":"cpu_op","name":")" + std::string(100, 'n') +
+                  R"(","pid":1,"tid":1,"ts":2,"dur":1},)" +
+                  R"({"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":3,"dur":1,"args":{"Input Dims":[)" +
+                  dims + "," + dims + "]}}]",
+              lim);
     QVERIFY(strings.ok());
     QCOMPARE(strings.store->events().size(), size_t{1});
     const BadCount& longs = strings.store->bad(BadKind::StringTooLong);
@@ -217,8 +226,10 @@ class ReaderTest : public QObject {
     // Depth: an argument nested past it is counted with the limit's name.
     lim = {};
     lim.maxDepth = 4;
-    LoadResult deep = parse(R"([{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":{"Input Dims":[[[[[[1]]]]]]}},)" +
-                            ev + "]", lim);
+    LoadResult deep = parse(
+        R"([{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":{"Input Dims":[[[[[[1]]]]]]}},)" +
+            ev + "]",
+        lim);
     QVERIFY(deep.ok());
     QVERIFY2(deep.store->bad(BadKind::TooDeep).firstDetail.find("--max-depth") != std::string::npos,
              deep.store->bad(BadKind::TooDeep).firstDetail.c_str());
@@ -253,8 +264,9 @@ class ReaderTest : public QObject {
   // Argument strings keep Python's str(): quotes chosen and escaped the way
   // Python does, so the text can be read back (trace writer).
   void argumentTextIsPythonsRepr() {
-    const std::string t = "[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,"
-                          "\"args\":{\"Concrete Inputs\":[\"it\'s\", \"say \\\"hi\\\"\", \"a\\\\b\", \"\\n\", 1.5e3, \"\"]}}]";
+    const std::string t =
+        "[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,"
+        "\"args\":{\"Concrete Inputs\":[\"it\'s\", \"say \\\"hi\\\"\", \"a\\\\b\", \"\\n\", 1.5e3, \"\"]}}]";
     LoadResult r = parse(t);
     QVERIFY(r.ok());
     const EventArgs* a = r.store->argsOf(r.store->events()[0]);
@@ -304,10 +316,12 @@ class ReaderTest : public QObject {
   }
 
   void bomAndInvalidUtf8Load() {
-    LoadResult bom = parse("\xEF\xBB\xBF[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}]");
+    LoadResult bom =
+        parse("\xEF\xBB\xBF[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}]");
     QVERIFY(bom.ok());
     QCOMPARE(bom.store->events().size(), size_t{1});
-    LoadResult bad = parse("[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\xff\xfe\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}]");
+    LoadResult bad =
+        parse("[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\xff\xfe\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}]");
     QVERIFY(bad.ok());
     QCOMPARE(bad.store->name(bad.store->events()[0]), std::string_view("a??"));
     QVERIFY(bad.warning.find("UTF-8") != std::string::npos);
@@ -400,8 +414,9 @@ class ReaderTest : public QObject {
       if (i == 1500) name = "bad\xff\xfeutf8";
       const std::string ts = i == 2500 ? "" : "\"ts\": " + std::to_string(1000 + i * 10) + ".125, ";
       t += std::string(i ? ",\n" : "") + "  {\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"" + name +
-           "\", \"pid\": 7, \"tid\": \"worker\", " + ts + "\"dur\": 5,\n    \"args\": {\"External id\": " +
-           std::to_string(i + 1) + ", \"Input Dims\": [[" + std::to_string(i % 5) + ", 3]]}\n  }";
+           "\", \"pid\": 7, \"tid\": \"worker\", " + ts +
+           "\"dur\": 5,\n    \"args\": {\"External id\": " + std::to_string(i + 1) + ", \"Input Dims\": [[" +
+           std::to_string(i % 5) + ", 3]]}\n  }";
     }
     t += "\n  ],\n  \"traceName\": \"synthetic\"\n}\n";
     ReaderLimits seq;

@@ -1,8 +1,8 @@
 // The engine's correlation logic on synthetic CUPTI-like records: no GPU needed.
 #include <QtTest>
 
-#include "core/tables/key_averages.h"
 #include "core/run/run_capture.h"
+#include "core/tables/key_averages.h"
 
 using namespace attnscope;
 
@@ -15,7 +15,8 @@ RunCapture capture() {
   RunCapture c;
   c.pid = 100;
   c.ops.push_back({"QK MATMUL", 1000, 9000, 100, 10, true, "", "", -1});
-  c.ops.push_back({"aten::bmm", 2000, 8000, 100, 11, false, "[[128, 1024, 64], [128, 64, 1024]]", "['float', 'float']", 3});
+  c.ops.push_back(
+      {"aten::bmm", 2000, 8000, 100, 11, false, "[[128, 1024, 64], [128, 64, 1024]]", "['float', 'float']", 3});
   ActivityRecord launch;
   launch.kind = ActivityKind::Runtime;
   launch.name = "cudaLaunchKernel";
@@ -115,7 +116,7 @@ class RunAssembleTest : public QObject {
     c.externalCorrelations = {{990, 1, K::Call}, {991, 1, K::Call}};
     AssembleStats st;
     const EventStore s = assembleRunStore(c, &st);
-    QCOMPARE(st.apiCallsWithCallId, uint64_t{2});     // the launch and the sync
+    QCOMPARE(st.apiCallsWithCallId, uint64_t{2});    // the launch and the sync
     QCOMPARE(s.byExternalId(11).size(), size_t{3});  // bmm, its launch (by containment), its kernel
     QVERIFY(s.byExternalId(1).empty());
     for (const Event& e : s.events())
@@ -132,8 +133,8 @@ class RunAssembleTest : public QObject {
       if (r.name == "QK MATMUL" && r.deviceType == DeviceType::Cpu) scope = &r;
     }
     QVERIFY(bmm && scope);
-    QCOMPARE(bmm->selfDeviceNs, int64_t{10000});   // the GEMM it launched
-    QCOMPARE(scope->selfDeviceNs, int64_t{0});     // a scope launches nothing itself
+    QCOMPARE(bmm->selfDeviceNs, int64_t{10000});  // the GEMM it launched
+    QCOMPARE(scope->selfDeviceNs, int64_t{0});    // a scope launches nothing itself
     QCOMPARE(scope->deviceTotalNs, int64_t{10000});
     QCOMPARE(bmm->deviceMemBytes, int64_t{4096});
   }

@@ -20,10 +20,11 @@ class RunConfigTest : public QObject {
 
   void parsesEveryOption() {
     RunConfig c;
-    auto err = parseRunArgs({"--device", "cpu", "--shape", "8,16,1024,64", "--dtype", "bf16", "--seed", "7",
-                             "--wrap", "qk,softmax,full", "--sync=end", "--scale", "host-scalar", "--warmup", "0",
-                             "--iters", "2", "--timing", "cupti,torch", "--out", "r.json", "--progress", "json"},
-                            &c);
+    auto err = parseRunArgs(
+        {"--device",        "cpu",        "--shape", "8,16,1024,64", "--dtype",  "bf16", "--seed",  "7", "--wrap",
+         "qk,softmax,full", "--sync=end", "--scale", "host-scalar",  "--warmup", "0",    "--iters", "2", "--timing",
+         "cupti,torch",     "--out",      "r.json",  "--progress",   "json"},
+        &c);
     QVERIFY2(!err, err ? err->c_str() : "");
     QCOMPARE(c.device, RunDevice::Cpu);
     QCOMPARE(c.shape[1], int64_t{16});

@@ -9,8 +9,8 @@
 #include <map>
 #include <set>
 
-#include "core/tables/key_averages.h"
 #include "core/read/trace_reader.h"
+#include "core/tables/key_averages.h"
 #include "trace_gen.h"
 
 using namespace attnscope;

@@ -2,8 +2,8 @@
 // torch's table is unchanged and the engine's metadata survives.
 #include <QtTest>
 
-#include "core/tables/key_averages.h"
 #include "core/read/trace_reader.h"
+#include "core/tables/key_averages.h"
 #include "core/write/trace_writer.h"
 
 using namespace attnscope;

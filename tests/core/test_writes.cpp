@@ -9,8 +9,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "core/write/atomic_file.h"
 #include "cli_run.h"
+#include "core/write/atomic_file.h"
 #include "write_faults.h"
 
 using namespace writefaults;
@@ -122,7 +122,8 @@ class WritesTest : public QObject {
     // A full device.
     Run full = cli(args + QStringList{"-o", kFullDevice});
     QCOMPARE(full.code, 2);
-    QVERIFY2(full.err.contains(QStringLiteral("/dev/full: write failed (No space left on device)")), qPrintable(full.err));
+    QVERIFY2(full.err.contains(QStringLiteral("/dev/full: write failed (No space left on device)")),
+             qPrintable(full.err));
 
     // The disk fills up while the file is written: the last good file stays.
     QVERIFY(writeBefore(out));

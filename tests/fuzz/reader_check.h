@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/tables/key_averages.h"
 #include "core/read/trace_reader.h"
+#include "core/tables/key_averages.h"
 #include "core/write/trace_writer.h"
 
 namespace attnscope::fuzz {
@@ -22,7 +22,7 @@ inline ReaderLimits fuzzLimits() {
   limits.maxStringBytes = 1u << 16;
   limits.maxEvents = 200000;
   limits.parallelMinBytes = 4096;  // reach the windowed path with small inputs too
-  limits.chunkBytes = 1u << 16;   // and cut them often (a gzip's trailer may claim 4 GiB)
+  limits.chunkBytes = 1u << 16;    // and cut them often (a gzip's trailer may claim 4 GiB)
   return limits;
 }
 

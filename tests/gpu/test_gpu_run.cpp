@@ -5,14 +5,14 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include "core/tables/key_averages.h"
 #include "core/read/trace_reader.h"
+#include "core/tables/key_averages.h"
 
 using namespace attnscope;
 
@@ -115,8 +115,8 @@ int main() {
   // every API call made inside it: at least every launch.
   const int64_t tagged = metaInt(s, "collection", "api_calls_with_call_id");
   check(tagged >= static_cast<int64_t>(launches), "CUPTI tags the API calls with their call of the block (" +
-                                                       std::to_string(tagged) + " tagged, " +
-                                                       std::to_string(launches) + " launches)");
+                                                      std::to_string(tagged) + " tagged, " + std::to_string(launches) +
+                                                      " launches)");
   check(metaInt(s, "collection", "dropped_records") == 0, "zero dropped CUPTI records");
   const int64_t pushed = metaInt(s, "collection", "nvtx_ranges_pushed");
   const int64_t seen = metaInt(s, "collection", "nvtx_ranges_seen");
@@ -139,7 +139,8 @@ int main() {
   }
   const int rc = runCli("--device cuda --shape 8,16,1024,64 --scale host-scalar --out " + dir + "/hs.json", &err);
   LoadResult hs = loadTrace(dir + "/hs.json");
-  check(rc == 0 && hs.ok() && count(*hs.store, "cudaStreamSynchronize") == 0 && hs.store->familyCount(Family::GpuMemcpy) == 0,
+  check(rc == 0 && hs.ok() && count(*hs.store, "cudaStreamSynchronize") == 0 &&
+            hs.store->familyCount(Family::GpuMemcpy) == 0,
         "--scale host-scalar: no copy, no stream sync");
   const int oom = runCli("--device cuda --shape 64,64,65536,64 --out " + dir + "/oom.json", &err);
   check(oom == 3 && err.find("MiB") != std::string::npos, "a shape too big for the GPU is refused with exit 3");

@@ -13,14 +13,14 @@
 #include <QtTest>
 
 #include "core/read/trace_reader.h"
+#include "open_window.h"
 #include "ui/run/engine_meta.h"
 #include "ui/run/engine_runner.h"
-#include "ui/table/key_averages_model.h"
-#include "ui/shell/main_window.h"
 #include "ui/run/run_panel.h"
 #include "ui/run/runs_model.h"
+#include "ui/shell/main_window.h"
 #include "ui/shell/workbench.h"
-#include "open_window.h"
+#include "ui/table/key_averages_model.h"
 
 using namespace attnscope;
 using namespace attnscope::ui;
@@ -92,7 +92,8 @@ class EngineFaultsTest : public QObject {
     const RunEntry* failed = runs()->entry(rowsBefore);
     QVERIFY(failed->path.isEmpty());
     const QStringList left = QDir(tmp_.path()).entryList(QDir::Files | QDir::Hidden);
-    for (const QString& f : left) QVERIFY2(!f.endsWith(QLatin1String(".tmp")) && !f.contains(QLatin1String(".pass-")), qPrintable(f));
+    for (const QString& f : left)
+      QVERIFY2(!f.endsWith(QLatin1String(".tmp")) && !f.contains(QLatin1String(".pass-")), qPrintable(f));
   }
 
  private slots:

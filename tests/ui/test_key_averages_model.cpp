@@ -15,14 +15,14 @@
 #include <cstdlib>
 #include <memory>
 
+#include "core/read/trace_reader.h"
 #include "core/tables/key_averages.h"
 #include "core/tables/table_format.h"
-#include "core/read/trace_reader.h"
 #include "ui/shell/bundled_sample.h"
-#include "ui/table/key_averages_model.h"
-#include "ui/table/key_averages_proxy.h"
 #include "ui/shell/main_window.h"
 #include "ui/shell/trace_loader.h"
+#include "ui/table/key_averages_model.h"
+#include "ui/table/key_averages_proxy.h"
 
 using namespace attnscope;
 using attnscope::ui::KeyAveragesModel;
@@ -39,9 +39,7 @@ const QString kOracle = kTraceDir + QStringLiteral("/softmax_8x16x1024x64.keyavg
 
 int col(Column c) { return KeyAveragesModel::columnOf(c); }
 
-QString nameAt(const QAbstractItemModel& m, int row) {
-  return m.data(m.index(row, col(Column::Name))).toString();
-}
+QString nameAt(const QAbstractItemModel& m, int row) { return m.data(m.index(row, col(Column::Name))).toString(); }
 
 }  // namespace
 
@@ -73,9 +71,7 @@ class TestKeyAveragesModel : public QObject {
   void bundledSampleIsTheSharedCapture();
 
  private:
-  std::shared_ptr<const KeyAverages> averages(GroupBy g) const {
-    return g == GroupBy::Name ? byName_ : byShape_;
-  }
+  std::shared_ptr<const KeyAverages> averages(GroupBy g) const { return g == GroupBy::Name ? byName_ : byShape_; }
 
   std::shared_ptr<const EventStore> store_;
   std::shared_ptr<const KeyAverages> byName_;
@@ -107,10 +103,8 @@ void TestKeyAveragesModel::modelTester() {
   KeyAveragesModel model;
   KeyAveragesProxy proxy;
   proxy.setSourceModel(&model);
-  QAbstractItemModelTester modelTester(&model,
-                                       QAbstractItemModelTester::FailureReportingMode::QtTest);
-  QAbstractItemModelTester proxyTester(&proxy,
-                                       QAbstractItemModelTester::FailureReportingMode::QtTest);
+  QAbstractItemModelTester modelTester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  QAbstractItemModelTester proxyTester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
   model.setData(averages(groupBy));
   QCOMPARE(model.columnCount(), static_cast<int>(Column::Count));
   QCOMPARE(model.rowCount(), static_cast<int>(averages(groupBy)->rows.size()));
@@ -147,8 +141,7 @@ void TestKeyAveragesModel::inputShapeGroupingHasMoreRows() {
   const int byName = model.rowCount();
   model.setData(byShape_);
   const int byShape = model.rowCount();
-  QVERIFY2(byShape > byName,
-           qPrintable(QStringLiteral("by shape %1, by name %2").arg(byShape).arg(byName)));
+  QVERIFY2(byShape > byName, qPrintable(QStringLiteral("by shape %1, by name %2").arg(byShape).arg(byName)));
   // Shapes are shown when grouping by shape.
   bool anyShape = false;
   for (int r = 0; r < model.rowCount(); ++r) {
@@ -169,18 +162,13 @@ void TestKeyAveragesModel::selfCudaDescendingPutsGpuAnnotationFirst() {
   QCOMPARE(top->family, Family::GpuUserAnnotation);
   // torch's oracle says 1754.031 us; the exported JSON span has dur 1754.033
   // (torch rounds its in-memory times differently), so allow a few ns.
-  QVERIFY2(std::abs(top->selfDeviceNs - int64_t{1754031}) <= 5,
-           qPrintable(QString::number(top->selfDeviceNs)));
-  QCOMPARE(proxy.data(proxy.index(0, col(Column::SelfDevice))).toString(),
-           QStringLiteral("1.754ms"));
+  QVERIFY2(std::abs(top->selfDeviceNs - int64_t{1754031}) <= 5, qPrintable(QString::number(top->selfDeviceNs)));
+  QCOMPARE(proxy.data(proxy.index(0, col(Column::SelfDevice))).toString(), QStringLiteral("1.754ms"));
   QVERIFY(proxy.data(proxy.index(0, 0), KeyAveragesModel::IsDeviceRole).toBool());
   // Descending all the way down.
   for (int r = 1; r < proxy.rowCount(); ++r) {
-    const double prev =
-        proxy.data(proxy.index(r - 1, col(Column::SelfDevice)), TableModelBase::SortRole)
-            .toDouble();
-    const double cur =
-        proxy.data(proxy.index(r, col(Column::SelfDevice)), TableModelBase::SortRole).toDouble();
+    const double prev = proxy.data(proxy.index(r - 1, col(Column::SelfDevice)), TableModelBase::SortRole).toDouble();
+    const double cur = proxy.data(proxy.index(r, col(Column::SelfDevice)), TableModelBase::SortRole).toDouble();
     QVERIFY2(prev >= cur, qPrintable(QStringLiteral("row %1").arg(r)));
   }
 }
@@ -202,8 +190,7 @@ void TestKeyAveragesModel::sortRoleIsNumericForNumbers() {
   KeyAveragesModel model;
   model.setData(byShape_);
   QCOMPARE(model.data(model.index(0, column), TableModelBase::SortRole).typeId(), typeId);
-  const auto align =
-      model.data(model.index(0, column), Qt::TextAlignmentRole).value<Qt::Alignment>();
+  const auto align = model.data(model.index(0, column), Qt::TextAlignmentRole).value<Qt::Alignment>();
   const bool numeric = typeId != int(QMetaType::QString);
   QCOMPARE(bool(align & Qt::AlignRight), numeric);
 }
@@ -254,15 +241,11 @@ void TestKeyAveragesModel::callsSortNumerically() {
 void TestKeyAveragesModel::filter_data() {
   QTest::addColumn<QString>("pattern");
   QTest::addColumn<bool>("regex");
-  QTest::addColumn<QString>(
-      "mustMatch");  // every shown name matches this regex, no hidden one does
+  QTest::addColumn<QString>("mustMatch");  // every shown name matches this regex, no hidden one does
   QTest::newRow("regex ^aten::") << QStringLiteral("^aten::") << true << QStringLiteral("^aten::");
-  QTest::newRow("text softmax (any case)")
-      << QStringLiteral("softmax") << false << QStringLiteral("(?i)softmax");
-  QTest::newRow("text with regex chars")
-      << QStringLiteral("(Pageable") << false << QStringLiteral("\\(Pageable");
-  QTest::newRow("regex not aten") << QStringLiteral("^(?!aten::)") << true
-                                  << QStringLiteral("^(?!aten::)");
+  QTest::newRow("text softmax (any case)") << QStringLiteral("softmax") << false << QStringLiteral("(?i)softmax");
+  QTest::newRow("text with regex chars") << QStringLiteral("(Pageable") << false << QStringLiteral("\\(Pageable");
+  QTest::newRow("regex not aten") << QStringLiteral("^(?!aten::)") << true << QStringLiteral("^(?!aten::)");
 }
 
 void TestKeyAveragesModel::filter() {
@@ -325,8 +308,7 @@ void TestKeyAveragesModel::displayMatchesCliTable() {
   int checked = 0;
   for (const QString& line : lines) {
     const QString t = line.trimmed();
-    if (t.isEmpty() || t.startsWith(QStringLiteral("---")) ||
-        t.startsWith(QStringLiteral("Self CPU time total")) ||
+    if (t.isEmpty() || t.startsWith(QStringLiteral("---")) || t.startsWith(QStringLiteral("Self CPU time total")) ||
         t.startsWith(QStringLiteral("Self CUDA time total"))) {
       continue;
     }
@@ -413,8 +395,7 @@ void TestKeyAveragesModel::loaderReportsMissingFile() {
   loader.loadFile(missing);
   QVERIFY(failed.wait(30000));
   QCOMPARE(loaded.count(), 0);
-  QVERIFY2(failed.front().front().toString().contains(missing),
-           qPrintable(failed.front().front().toString()));
+  QVERIFY2(failed.front().front().toString().contains(missing), qPrintable(failed.front().front().toString()));
 }
 
 void TestKeyAveragesModel::windowKeepsTraceAfterFailedLoad() {
@@ -459,8 +440,7 @@ void TestKeyAveragesModel::bundledSampleIsTheSharedCapture() {
   QFile f(kTrace);
   QVERIFY(f.open(QIODevice::ReadOnly));
   QCOMPARE(bundled, f.readAll());
-  QVERIFY(ui::bundledSampleNote().startsWith(
-      QStringLiteral("Bundled sample: a real torch.profiler capture")));
+  QVERIFY(ui::bundledSampleNote().startsWith(QStringLiteral("Bundled sample: a real torch.profiler capture")));
 
   ui::MainWindow w;
   QSignalSpy shown(&w, &ui::MainWindow::traceShown);

@@ -5,8 +5,8 @@
 #include <QSignalSpy>
 #include <QtTest>
 
-#include "ui/table/key_averages_proxy.h"
 #include "ui/shell/main_window.h"
+#include "ui/table/key_averages_proxy.h"
 
 using namespace attnscope::ui;
 

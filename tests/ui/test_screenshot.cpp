@@ -13,8 +13,7 @@
 namespace {
 
 const QString kExe = QStringLiteral(ATTNSCOPE_GUI_EXE);
-const QString kTrace =
-    QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto/softmax_8x16x1024x64.json");
+const QString kTrace = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto/softmax_8x16x1024x64.json");
 
 struct Run {
   int exitCode = -1;
@@ -84,8 +83,7 @@ void TestScreenshot::screenshot_data() {
   QTest::addColumn<QSize>("expected");
   QTest::addColumn<bool>("bundled");
   QTest::newRow("real trace 1280x800") << QStringLiteral("1280x800") << QSize(1280, 800) << false;
-  QTest::newRow("bundled sample 1280x800")
-      << QStringLiteral("1280x800") << QSize(1280, 800) << true;
+  QTest::newRow("bundled sample 1280x800") << QStringLiteral("1280x800") << QSize(1280, 800) << true;
   QTest::newRow("real trace 1024x700") << QStringLiteral("1024x700") << QSize(1024, 700) << false;
 }
 

@@ -9,9 +9,9 @@
 
 #include "core/explain/explanation.h"
 #include "core/store/event_store.h"
+#include "ui/shell/main_window.h"
 #include "ui/table/key_averages_model.h"
 #include "ui/table/key_averages_proxy.h"
-#include "ui/shell/main_window.h"
 #include "ui/timeline/timeline_pane.h"
 #include "ui/timeline/view.h"
 
@@ -210,8 +210,7 @@ class TestTimeline : public QObject {
     QTest::addColumn<double>("at");    // where the window starts (fraction)
     for (int n : {1000, 50000}) {
       for (double z : {1.0, 0.3, 0.01, 0.0001}) {
-        QTest::newRow(qPrintable(QStringLiteral("%1 events, %2 of the trace").arg(n).arg(z)))
-            << n << z << 0.37;
+        QTest::newRow(qPrintable(QStringLiteral("%1 events, %2 of the trace").arg(n).arg(z))) << n << z << 0.37;
       }
     }
   }

@@ -23,26 +23,25 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "core/tables/key_averages.h"
 #include "core/read/trace_reader.h"
+#include "core/tables/key_averages.h"
 #include "ui/panels/compare_view.h"
+#include "ui/panels/explain_panel.h"
+#include "ui/panels/glossary_dock.h"
+#include "ui/panels/plots_panel.h"
+#include "ui/panels/why_panel.h"
 #include "ui/run/engine_meta.h"
 #include "ui/run/engine_runner.h"
-#include "ui/panels/explain_panel.h"
-#include "ui/shell/export.h"
-#include "ui/panels/glossary_dock.h"
-#include "ui/table/key_averages_model.h"
-#include "ui/table/key_averages_proxy.h"
-#include "ui/shell/main_window.h"
-#include "ui/panels/plots_panel.h"
 #include "ui/run/run_panel.h"
 #include "ui/run/runs_model.h"
-#include "ui/panels/why_panel.h"
+#include "ui/shell/export.h"
+#include "ui/shell/main_window.h"
 #include "ui/shell/workbench.h"
+#include "ui/table/key_averages_model.h"
+#include "ui/table/key_averages_proxy.h"
 
 using namespace attnscope;
 using namespace attnscope::ui;
-
 
 namespace {
 
@@ -206,7 +205,8 @@ void TestWorkbench::topNProxyUnderTester() {
   // Top-N applies after the filter.
   proxy.setNameFilter(QStringLiteral("^aten::"), true);
   QCOMPARE(proxy.rowCount(), 5);
-  for (int r = 0; r < proxy.rowCount(); ++r) QVERIFY(proxy.data(proxy.index(r, 0)).toString().startsWith(QStringLiteral("aten::")));
+  for (int r = 0; r < proxy.rowCount(); ++r)
+    QVERIFY(proxy.data(proxy.index(r, 0)).toString().startsWith(QStringLiteral("aten::")));
   proxy.setTopN(0);
   QVERIFY(proxy.rowCount() > 5);
   // Re-sorting recomputes which rows are the top ones.
@@ -239,16 +239,31 @@ void TestWorkbench::runPanelCommandLine() {
   panel.findChild<QSpinBox*>(QStringLiteral("iters"))->setValue(4);
   panel.findChild<QCheckBox*>(QStringLiteral("timing_events"))->setChecked(false);
   panel.findChild<QCheckBox*>(QStringLiteral("timing_host-sync"))->setChecked(true);
-  const QStringList expected = {
-      QStringLiteral("run"),      QStringLiteral("--device"),   QStringLiteral("cpu"),
-      QStringLiteral("--shape"),  QStringLiteral("8,16,1024,64"), QStringLiteral("--dtype"),
-      QStringLiteral("bfloat16"), QStringLiteral("--seed"),     QStringLiteral("0"),
-      QStringLiteral("--wrap"),   QStringLiteral("softmax,full"), QStringLiteral("--sync"),
-      QStringLiteral("step"),     QStringLiteral("--scale"),    QStringLiteral("host-scalar"),
-      QStringLiteral("--warmup"), QStringLiteral("0"),          QStringLiteral("--iters"),
-      QStringLiteral("4"),        QStringLiteral("--timing"),   QStringLiteral("cupti,host,host-sync"),
-      QStringLiteral("--out"),    QStringLiteral("/tmp/r.json"), QStringLiteral("--progress"),
-      QStringLiteral("json")};
+  const QStringList expected = {QStringLiteral("run"),
+                                QStringLiteral("--device"),
+                                QStringLiteral("cpu"),
+                                QStringLiteral("--shape"),
+                                QStringLiteral("8,16,1024,64"),
+                                QStringLiteral("--dtype"),
+                                QStringLiteral("bfloat16"),
+                                QStringLiteral("--seed"),
+                                QStringLiteral("0"),
+                                QStringLiteral("--wrap"),
+                                QStringLiteral("softmax,full"),
+                                QStringLiteral("--sync"),
+                                QStringLiteral("step"),
+                                QStringLiteral("--scale"),
+                                QStringLiteral("host-scalar"),
+                                QStringLiteral("--warmup"),
+                                QStringLiteral("0"),
+                                QStringLiteral("--iters"),
+                                QStringLiteral("4"),
+                                QStringLiteral("--timing"),
+                                QStringLiteral("cupti,host,host-sync"),
+                                QStringLiteral("--out"),
+                                QStringLiteral("/tmp/r.json"),
+                                QStringLiteral("--progress"),
+                                QStringLiteral("json")};
   QCOMPARE(panel.commandArguments(QStringLiteral("/tmp/r.json")), expected);
   // The last timing method cannot be unchecked.
   panel.findChild<QCheckBox*>(QStringLiteral("timing_host"))->setChecked(false);
@@ -282,7 +297,9 @@ void TestWorkbench::runPanelPresets() {
   QVERIFY(e.wrapFull);
   RunPanel panel;
   panel.applyPreset(RunPreset::SyncAtEnd);
-  QVERIFY(panel.commandArguments(QStringLiteral("x.json")).join(QLatin1Char(' ')).contains(QStringLiteral("--wrap full --sync end")));
+  QVERIFY(panel.commandArguments(QStringLiteral("x.json"))
+              .join(QLatin1Char(' '))
+              .contains(QStringLiteral("--wrap full --sync end")));
 }
 
 void TestWorkbench::runPanelRoundTripsEveryOption() {
@@ -654,18 +671,27 @@ void TestWorkbench::glossaryCoversColumnsAndFamilies() {
     const QString title = QString::fromLatin1(columnTitle(static_cast<Column>(c)).data(),
                                               static_cast<qsizetype>(columnTitle(static_cast<Column>(c)).size()));
     const int row = m.find(title);
-    QVERIFY2(row >= 0 && m.items()[static_cast<size_t>(row)].key.compare(title, Qt::CaseInsensitive) == 0, qPrintable(title));
+    QVERIFY2(row >= 0 && m.items()[static_cast<size_t>(row)].key.compare(title, Qt::CaseInsensitive) == 0,
+             qPrintable(title));
   }
-  const QStringList names = {QStringLiteral("aten::bmm"), QStringLiteral("cudaLaunchKernel"), QStringLiteral("cudaLaunchKernelExC"),
-                             QStringLiteral("cudaStreamSynchronize"), QStringLiteral("cudaMemcpyAsync (Pageable -> Device)"),
-                             QStringLiteral("gpu_user_annotation"), QStringLiteral("Activity Buffer Request"),
-                             QStringLiteral("user_annotation"), QStringLiteral("kernel"), QStringLiteral("cuda_runtime"),
+  const QStringList names = {QStringLiteral("aten::bmm"),
+                             QStringLiteral("cudaLaunchKernel"),
+                             QStringLiteral("cudaLaunchKernelExC"),
+                             QStringLiteral("cudaStreamSynchronize"),
+                             QStringLiteral("cudaMemcpyAsync (Pageable -> Device)"),
+                             QStringLiteral("gpu_user_annotation"),
+                             QStringLiteral("Activity Buffer Request"),
+                             QStringLiteral("user_annotation"),
+                             QStringLiteral("kernel"),
+                             QStringLiteral("cuda_runtime"),
                              QStringLiteral("overhead")};
   for (const QString& n : names) QVERIFY2(m.find(n) >= 0, qPrintable(n));
-  QCOMPARE(m.items()[static_cast<size_t>(m.find(QStringLiteral("cudaLaunchKernelExC")))].key, QStringLiteral("cudaLaunchKernel"));
+  QCOMPARE(m.items()[static_cast<size_t>(m.find(QStringLiteral("cudaLaunchKernelExC")))].key,
+           QStringLiteral("cudaLaunchKernel"));
   // A kernel name has no entry of its own: its family's.
-  QCOMPARE(m.items()[static_cast<size_t>(m.find(QStringLiteral("sm80_xmma_gemm"), static_cast<int>(Family::Kernel)))].key,
-           QStringLiteral("kernel"));
+  QCOMPARE(
+      m.items()[static_cast<size_t>(m.find(QStringLiteral("sm80_xmma_gemm"), static_cast<int>(Family::Kernel)))].key,
+      QStringLiteral("kernel"));
   GlossaryDock dock;
   QVERIFY(dock.lookup(QStringLiteral("Self CUDA %")));
   QVERIFY(dock.currentText().contains(QStringLiteral("100%")));

@@ -12,11 +12,11 @@
 
 #include <functional>
 
+#include "open_window.h"
+#include "ui/run/runs_model.h"
 #include "ui/shell/export.h"
 #include "ui/shell/main_window.h"
-#include "ui/run/runs_model.h"
 #include "ui/shell/workbench.h"
-#include "open_window.h"
 #include "write_faults.h"
 
 using namespace attnscope::ui;
@@ -38,8 +38,10 @@ class WriteFaultsTest : public QObject {
 
   using Writer = std::function<bool(Workbench&, const QString&, QString*)>;
   static Writer writer(const QString& kind) {
-    if (kind == QLatin1String("trace")) return [](Workbench& b, const QString& p, QString* e) { return b.exportTrace(p, e); };
-    if (kind == QLatin1String("run")) return [](Workbench& b, const QString& p, QString* e) { return b.saveRun(p, e, 0); };
+    if (kind == QLatin1String("trace"))
+      return [](Workbench& b, const QString& p, QString* e) { return b.exportTrace(p, e); };
+    if (kind == QLatin1String("run"))
+      return [](Workbench& b, const QString& p, QString* e) { return b.saveRun(p, e, 0); };
     return [kind](Workbench& b, const QString& p, QString* e) {
       return b.exportTable(p, e, formatForPath(QStringLiteral("x.") + kind));
     };
@@ -71,12 +73,13 @@ class WriteFaultsTest : public QObject {
     QCOMPARE(entries(dir.path()).size(), 1);
 
     // An unwritable directory, a missing one, a full device.
-    for (const QString& target : {kUnwritableDir + QStringLiteral("/out.json"),
-                                  kMissingDir + QStringLiteral("/out.json"), kFullDevice}) {
+    for (const QString& target :
+         {kUnwritableDir + QStringLiteral("/out.json"), kMissingDir + QStringLiteral("/out.json"), kFullDevice}) {
       err.clear();
       QVERIFY(!write(app_->bench, target, &err));
       QVERIFY2(err.startsWith(target + QStringLiteral(": ")), qPrintable(err));
-      QVERIFY2(err.contains(QStringLiteral("cannot write")) || err.contains(QStringLiteral("write failed")), qPrintable(err));
+      QVERIFY2(err.contains(QStringLiteral("cannot write")) || err.contains(QStringLiteral("write failed")),
+               qPrintable(err));
     }
     QVERIFY(err.contains(QStringLiteral("No space left on device")));
 
@@ -116,7 +119,8 @@ class WriteFaultsTest : public QObject {
     const QString png = dir.filePath(QStringLiteral("shot.png"));
     auto shoot = [](const QString& file, rlim_t fileLimit = RLIM_INFINITY) {
       QProcess p;
-      if (fileLimit != RLIM_INFINITY) p.setChildProcessModifier([fileLimit] { FileSizeLimit::applyInChild(fileLimit); });
+      if (fileLimit != RLIM_INFINITY)
+        p.setChildProcessModifier([fileLimit] { FileSizeLimit::applyInChild(fileLimit); });
       QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
       env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
       p.setProcessEnvironment(env);
@@ -124,7 +128,8 @@ class WriteFaultsTest : public QObject {
       p.waitForFinished(60000);
       return std::make_pair(p.exitCode(), QString::fromUtf8(p.readAllStandardError()));
     };
-    for (const QString& target : {kUnwritableDir + QStringLiteral("/shot.png"), kMissingDir + QStringLiteral("/shot.png"), kFullDevice}) {
+    for (const QString& target :
+         {kUnwritableDir + QStringLiteral("/shot.png"), kMissingDir + QStringLiteral("/shot.png"), kFullDevice}) {
       const auto [code, err] = shoot(target);
       QVERIFY2(code == 2 && err.contains(target), qPrintable(QString("exit %1: %2").arg(code).arg(err)));
     }
@@ -133,7 +138,8 @@ class WriteFaultsTest : public QObject {
       QVERIFY(f.open(QIODevice::WriteOnly) && f.write(kBefore) == kBefore.size());
     }
     const auto [code, err] = shoot(png, 512);
-    QVERIFY2(code == 2 && err.contains(QStringLiteral("File too large")), qPrintable(QString("exit %1: %2").arg(code).arg(err)));
+    QVERIFY2(code == 2 && err.contains(QStringLiteral("File too large")),
+             qPrintable(QString("exit %1: %2").arg(code).arg(err)));
     QCOMPARE(contents(png), kBefore);
     QCOMPARE(entries(dir.path()), QStringList{QStringLiteral("shot.png")});
   }

@@ -22,7 +22,6 @@
 namespace attnscope::ui {
 namespace {
 
-
 QString fmt(double v, bool time) {
   if (!time) return QString::number(static_cast<qlonglong>(std::llround(v)));
   return qs(torchTimeText(v / 1000.0));
@@ -84,8 +83,11 @@ void CompareModel::setFromRows(const Comparison& c) {
   };
   const QVector<CompareLine> lines = joinLines(c.rows, getters);
   setLines(tr("Name"),
-           {{tr("Calls"), false}, {tr("Self CPU"), true}, {tr("CPU total"), true},
-            {tr("Self CUDA"), true}, {tr("CUDA total"), true}},
+           {{tr("Calls"), false},
+            {tr("Self CPU"), true},
+            {tr("CPU total"), true},
+            {tr("Self CUDA"), true},
+            {tr("CUDA total"), true}},
            lines);
 }
 
@@ -99,12 +101,16 @@ void CompareModel::setFromSteps(const Comparison& c) {
   };
   const QVector<CompareLine> lines = joinLines(c.steps, getters);
   setLines(tr("Step"),
-           {{tr("Host window"), true}, {tr("GPU launched"), true}, {tr("GPU busy in window"), true},
+           {{tr("Host window"), true},
+            {tr("GPU launched"), true},
+            {tr("GPU busy in window"), true},
             {tr("Launches"), false}},
            lines);
 }
 
-int CompareModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(lines_.size()); }
+int CompareModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(lines_.size());
+}
 int CompareModel::columnCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : 1 + 3 * static_cast<int>(metrics_.size());
 }
@@ -116,9 +122,12 @@ QVariant CompareModel::headerData(int section, Qt::Orientation o, int role) cons
     if (section == 0) return keyTitle_;
     const Metric& m = metrics_[(section - 1) / 3];
     switch ((section - 1) % 3) {
-      case 0: return tr("%1 A").arg(m.title);
-      case 1: return tr("%1 B").arg(m.title);
-      default: return tr("%1 Δ").arg(m.title);
+      case 0:
+        return tr("%1 A").arg(m.title);
+      case 1:
+        return tr("%1 B").arg(m.title);
+      default:
+        return tr("%1 Δ").arg(m.title);
     }
   }
   if (role == Qt::TextAlignmentRole)
@@ -141,14 +150,17 @@ QVariant CompareModel::cell(int row, int col, int role) const {
     switch (role) {
       case Qt::DisplayRole:
         return l.key + (!l.inA ? tr("  (only in B)") : !l.inB ? tr("  (only in A)") : QString());
-      case SortRole: return l.key;
-      case Qt::ToolTipRole: return l.key;
-      case ChangedRole: return !l.inA || !l.inB;
+      case SortRole:
+        return l.key;
+      case Qt::ToolTipRole:
+        return l.key;
+      case ChangedRole:
+        return !l.inA || !l.inB;
       case Qt::BackgroundRole:
-        if (!l.inA || !l.inB)
-          return mix(QApplication::palette().color(QPalette::Base), QColor(0xb2, 0x6a, 0x00), 0.18);
+        if (!l.inA || !l.inB) return mix(QApplication::palette().color(QPalette::Base), QColor(0xb2, 0x6a, 0x00), 0.18);
         return {};
-      default: return {};
+      default:
+        return {};
     }
   }
   const int m = (col - 1) / 3;
@@ -184,7 +196,10 @@ QVariant CompareModel::cell(int row, int col, int role) const {
 }
 
 CompareView::CompareView(QWidget* parent)
-    : QWidget(parent), rows_(new CompareModel(this)), steps_(new CompareModel(this)), rowsProxy_(new QSortFilterProxyModel(this)) {
+    : QWidget(parent),
+      rows_(new CompareModel(this)),
+      steps_(new CompareModel(this)),
+      rowsProxy_(new QSortFilterProxyModel(this)) {
   setObjectName(QStringLiteral("compareView"));
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 6, 6, 6);

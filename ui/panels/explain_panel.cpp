@@ -11,10 +11,8 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
-
 namespace attnscope::ui {
 namespace {
-
 
 // HTML-escaped, with break opportunities inside long identifiers (kernel
 // names have no spaces) so a card never grows wider than its dock.
@@ -93,13 +91,12 @@ void ExplainPanel::setStore(std::shared_ptr<const EventStore> store) {
   }
   header_->setText(tr("Analyzing…"));
   auto* watcher = new QFutureWatcher<std::shared_ptr<const Explanation>>(this);
-  connect(watcher, &QFutureWatcher<std::shared_ptr<const Explanation>>::finished, this,
-          [this, watcher, gen, store] {
-            auto a = watcher->result();
-            watcher->deleteLater();
-            if (gen != generation_) return;
-            showAnalysis(store, a);
-          });
+  connect(watcher, &QFutureWatcher<std::shared_ptr<const Explanation>>::finished, this, [this, watcher, gen, store] {
+    auto a = watcher->result();
+    watcher->deleteLater();
+    if (gen != generation_) return;
+    showAnalysis(store, a);
+  });
   watcher->setFuture(QtConcurrent::run([store]() -> std::shared_ptr<const Explanation> {
     try {
       return std::make_shared<const Explanation>(explainTrace(*store));  // engine windows included
@@ -128,8 +125,9 @@ QWidget* ExplainPanel::stepCard(const EventStore& s, const Explanation& a, const
   g->setContentsMargins(8, 6, 8, 6);
   g->setSpacing(3);
   const int64_t host = st.hostEndNs - st.hostStartNs;
-  QString title = QStringLiteral("<b>%1</b> &nbsp;%2").arg(breakable(qs(st.name)),
-      st.wrapped ? badge(tr("record_function"), "#1565c0") : badge(tr("not wrapped"), "#757575"));
+  QString title = QStringLiteral("<b>%1</b> &nbsp;%2")
+                      .arg(breakable(qs(st.name)),
+                           st.wrapped ? badge(tr("record_function"), "#1565c0") : badge(tr("not wrapped"), "#757575"));
   g->addWidget(wrapLabel(title, f));
   QStringList facts;
   facts << tr("Host window: <b>%1</b>").arg(usQ(host));
@@ -179,10 +177,14 @@ QWidget* ExplainPanel::syncCard(const EventStore& s, const SyncWait& w, int inde
   QStringList chain;
   for (const std::string& c : w.opChain) chain << breakable(qs(c));
   QString issuer;
-  if (w.issuer == "op") issuer = tr("issued inside an op");
-  else if (w.issuer == "profiler") issuer = tr("issued by the profiler itself");
-  else if (w.issuer == "user") issuer = tr("issued by the user's code");
-  else issuer = tr("issuer unknown");
+  if (w.issuer == "op")
+    issuer = tr("issued inside an op");
+  else if (w.issuer == "profiler")
+    issuer = tr("issued by the profiler itself");
+  else if (w.issuer == "user")
+    issuer = tr("issued by the user's code");
+  else
+    issuer = tr("issuer unknown");
   QString html = tr("<b>Sync wait %1</b> %2<br>%3 blocked the host for <b>%4</b> (%5).<br>"
                     "Op chain: %6")
                      .arg(index + 1)
@@ -225,16 +227,21 @@ void ExplainPanel::showAnalysis(std::shared_ptr<const EventStore> store, std::sh
   const Explanation& an = *analysis_;
   const Ledger& l = an.ledger;
   QString source;
-  if (an.stepSource == "engine") source = tr("the engine's step windows");
-  else if (an.stepSource == "annotations") source = tr("the record_function scopes");
-  else if (an.stepSource == "top_level_ops") source = tr("the top-level ops");
-  else source = tr("nothing (no steps found)");
-  header_->setText(tr("%1 steps, from %2. GPU activity: %3 in %4 records; torch's Self CUDA total "
-                      "%5, every torch row added up %6, corrected %7.")
-                       .arg(an.steps.size())
-                       .arg(source, usQ(l.gpuActivitySumNs))
-                       .arg(l.gpuActivities)
-                       .arg(usQ(l.torchSelfDeviceTotalNs), usQ(l.torchSelfDeviceAllRowsNs), usQ(l.correctedSelfDeviceNs)));
+  if (an.stepSource == "engine")
+    source = tr("the engine's step windows");
+  else if (an.stepSource == "annotations")
+    source = tr("the record_function scopes");
+  else if (an.stepSource == "top_level_ops")
+    source = tr("the top-level ops");
+  else
+    source = tr("nothing (no steps found)");
+  header_->setText(
+      tr("%1 steps, from %2. GPU activity: %3 in %4 records; torch's Self CUDA total "
+         "%5, every torch row added up %6, corrected %7.")
+          .arg(an.steps.size())
+          .arg(source, usQ(l.gpuActivitySumNs))
+          .arg(l.gpuActivities)
+          .arg(usQ(l.torchSelfDeviceTotalNs), usQ(l.torchSelfDeviceAllRowsNs), usQ(l.correctedSelfDeviceNs)));
   int pos = 0;
   for (const StepReport& st : an.steps) cardsLayout_->insertWidget(pos++, stepCard(*store_, an, st));
   for (size_t i = 0; i < an.syncWaits.size(); ++i)

@@ -19,7 +19,6 @@ static void initGlossaryResources() { Q_INIT_RESOURCE(glossary); }
 namespace attnscope::ui {
 namespace {
 
-
 QString categoryOfCoreKey(const QString& key) {
   static const QStringList columns = {QStringLiteral("Self CUDA"), QStringLiteral("CUDA total")};
   static const QStringList families = {QStringLiteral("gpu_user_annotation"), QStringLiteral("user_annotation")};
@@ -50,8 +49,10 @@ std::vector<GlossaryItem> loadGlossary() {
     const QString key = qs(e.key);
     auto it = std::find_if(items.begin(), items.end(), [&](const GlossaryItem& g) { return g.key == key; });
     GlossaryItem item{key, categoryOfCoreKey(key), qs(e.text)};
-    if (it != items.end()) *it = item;
-    else items.push_back(item);
+    if (it != items.end())
+      *it = item;
+    else
+      items.push_back(item);
   }
   std::stable_sort(items.begin(), items.end(), [](const GlossaryItem& a, const GlossaryItem& b) {
     return a.category == b.category ? a.key.compare(b.key, Qt::CaseInsensitive) < 0 : a.category < b.category;
@@ -156,12 +157,12 @@ GlossaryDock::GlossaryDock(QWidget* parent)
     }
     if (proxy_->rowCount() > 0) list_->selectRow(0);
   });
-  connect(list_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-          [this](const QModelIndex& cur) {
-            if (cur.isValid()) showRow(proxy_->mapToSource(cur).row());
-          });
-  text_->setPlaceholderText(tr("Pick a term, or right-click a table row or column header and "
-                               "choose \"Look up in glossary\"."));
+  connect(list_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
+    if (cur.isValid()) showRow(proxy_->mapToSource(cur).row());
+  });
+  text_->setPlaceholderText(
+      tr("Pick a term, or right-click a table row or column header and "
+         "choose \"Look up in glossary\"."));
 }
 
 void GlossaryDock::showRow(int sourceRow) {

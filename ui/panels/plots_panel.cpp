@@ -144,10 +144,9 @@ void PlotsPanel::setStore(std::shared_ptr<const EventStore> store) {
   const QPalette pal = palette();
   const auto meta = parseEngineMeta(store->meta().attnscopeJson);
   if (!meta || meta->timing.isEmpty()) {
-    replaceContent(stepsTab_,
-                   message(tr("This trace has no per-method step timings: they come from engine "
-                              "runs (the Run panel), which time each step with CUPTI, CUDA events "
-                              "and the host clock.")));
+    replaceContent(stepsTab_, message(tr("This trace has no per-method step timings: they come from engine "
+                                         "runs (the Run panel), which time each step with CUPTI, CUDA events "
+                                         "and the host clock.")));
   } else {
     auto* series = new QBarSeries;
     for (const TimingSeries& t : meta->timing) {

@@ -30,8 +30,7 @@ WhyPanel::WhyPanel(QWidget* parent) : QWidget(parent) {
   text_->setObjectName(QStringLiteral("whyText"));
   text_->setOpenLinks(false);
   text_->setPlaceholderText(tr("Select a table row to see where its GPU time is, or why it is zero."));
-  connect(text_, &QTextBrowser::anchorClicked, this,
-          [this](const QUrl& u) { emit glossaryRequested(u.fragment()); });
+  connect(text_, &QTextBrowser::anchorClicked, this, [this](const QUrl& u) { emit glossaryRequested(u.fragment()); });
   layout->addWidget(text_);
 }
 
@@ -52,9 +51,9 @@ void WhyPanel::showRow(const QString& name, const QString& glossaryText) {
     html += QStringLiteral("<p><b>%1.</b> %2</p>").arg(sectionTitle(it.section), qs(it.text).toHtmlEscaped());
   }
   if (!glossaryText.isEmpty())
-    html += QStringLiteral("<hr><p><i>%1</i> <a href=\"#%2\">%3</a></p>")
-                .arg(glossaryText.toHtmlEscaped(), QString::fromLatin1(QUrl::toPercentEncoding(name)),
-                     tr("(glossary)"));
+    html +=
+        QStringLiteral("<hr><p><i>%1</i> <a href=\"#%2\">%3</a></p>")
+            .arg(glossaryText.toHtmlEscaped(), QString::fromLatin1(QUrl::toPercentEncoding(name)), tr("(glossary)"));
   text_->setHtml(html);
 }
 

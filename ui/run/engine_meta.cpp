@@ -26,8 +26,7 @@ QVector<double> TimingSeries::meanNs() const {
 std::optional<EngineMeta> parseEngineMeta(const std::string& json) {
   if (json.empty()) return std::nullopt;
   QJsonParseError err{};
-  const QJsonDocument doc =
-      QJsonDocument::fromJson(QByteArray(json.data(), static_cast<qsizetype>(json.size())), &err);
+  const QJsonDocument doc = QJsonDocument::fromJson(QByteArray(json.data(), static_cast<qsizetype>(json.size())), &err);
   if (err.error != QJsonParseError::NoError || !doc.isObject()) return std::nullopt;
   const QJsonObject root = doc.object();
   EngineMeta m;
@@ -35,14 +34,12 @@ std::optional<EngineMeta> parseEngineMeta(const std::string& json) {
   m.args = config.value(QStringLiteral("args")).toString();
   if (!m.args.isEmpty()) {
     std::vector<std::string> args;
-    for (const QString& a : m.args.split(QLatin1Char(' '), Qt::SkipEmptyParts))
-      args.push_back(a.toStdString());
+    for (const QString& a : m.args.split(QLatin1Char(' '), Qt::SkipEmptyParts)) args.push_back(a.toStdString());
     RunConfig c;
     if (!parseRunArgs(args, &c)) m.config = c;
   }
   const QJsonValue dev = root.value(QStringLiteral("device"));
-  m.device = dev.isObject() ? dev.toObject().value(QStringLiteral("name")).toString()
-                            : dev.toString();
+  m.device = dev.isObject() ? dev.toObject().value(QStringLiteral("name")).toString() : dev.toString();
   for (const QJsonValue sv : root.value(QStringLiteral("steps")).toArray()) {
     const QJsonObject s = sv.toObject();
     const QString name = s.value(QStringLiteral("name")).toString();

@@ -26,10 +26,10 @@ struct TimingSeries {
 };
 
 struct EngineMeta {
-  QString args;               // canonical options ("--device cpu --shape ...")
+  QString args;                     // canonical options ("--device cpu --shape ...")
   std::optional<RunConfig> config;  // args parsed back (nullopt if they do not parse)
-  QString device;             // "cpu" or the GPU name
-  QStringList stepNames;      // the four steps, in order
+  QString device;                   // "cpu" or the GPU name
+  QStringList stepNames;            // the four steps, in order
   QVector<bool> wrapped;
   std::vector<EngineStep> windows;  // every step of every iteration, in time order
   QVector<TimingSeries> timing;

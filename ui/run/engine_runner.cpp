@@ -17,15 +17,24 @@ constexpr qsizetype kStderrCap = 256 * 1024;
 
 QString signalName(int sig) {
   switch (sig) {
-    case SIGKILL: return QStringLiteral("SIGKILL");
-    case SIGTERM: return QStringLiteral("SIGTERM");
-    case SIGSEGV: return QStringLiteral("SIGSEGV");
-    case SIGABRT: return QStringLiteral("SIGABRT");
-    case SIGBUS: return QStringLiteral("SIGBUS");
-    case SIGFPE: return QStringLiteral("SIGFPE");
-    case SIGILL: return QStringLiteral("SIGILL");
-    case SIGINT: return QStringLiteral("SIGINT");
-    default: return QStringLiteral("signal %1").arg(sig);
+    case SIGKILL:
+      return QStringLiteral("SIGKILL");
+    case SIGTERM:
+      return QStringLiteral("SIGTERM");
+    case SIGSEGV:
+      return QStringLiteral("SIGSEGV");
+    case SIGABRT:
+      return QStringLiteral("SIGABRT");
+    case SIGBUS:
+      return QStringLiteral("SIGBUS");
+    case SIGFPE:
+      return QStringLiteral("SIGFPE");
+    case SIGILL:
+      return QStringLiteral("SIGILL");
+    case SIGINT:
+      return QStringLiteral("SIGINT");
+    default:
+      return QStringLiteral("signal %1").arg(sig);
   }
 }
 
@@ -38,15 +47,24 @@ QString lastLine(const QString& text) {
 
 QString runStatusText(RunStatus s) {
   switch (s) {
-    case RunStatus::Running: return QStringLiteral("running");
-    case RunStatus::Done: return QStringLiteral("done");
-    case RunStatus::Failed: return QStringLiteral("failed");
-    case RunStatus::OutOfMemory: return QStringLiteral("out of memory");
-    case RunStatus::Killed: return QStringLiteral("killed");
-    case RunStatus::Crashed: return QStringLiteral("crashed");
-    case RunStatus::Cancelled: return QStringLiteral("cancelled");
-    case RunStatus::NotStarted: return QStringLiteral("did not start");
-    case RunStatus::Opened: return QStringLiteral("opened");
+    case RunStatus::Running:
+      return QStringLiteral("running");
+    case RunStatus::Done:
+      return QStringLiteral("done");
+    case RunStatus::Failed:
+      return QStringLiteral("failed");
+    case RunStatus::OutOfMemory:
+      return QStringLiteral("out of memory");
+    case RunStatus::Killed:
+      return QStringLiteral("killed");
+    case RunStatus::Crashed:
+      return QStringLiteral("crashed");
+    case RunStatus::Cancelled:
+      return QStringLiteral("cancelled");
+    case RunStatus::NotStarted:
+      return QStringLiteral("did not start");
+    case RunStatus::Opened:
+      return QStringLiteral("opened");
   }
   return {};
 }
@@ -171,8 +189,8 @@ void EngineRunner::readStdout() {
   }
 }
 
-RunOutcome EngineRunner::classify(QProcess::ExitStatus status, int exitCode, bool cancelled,
-                                  const QString& stderrText, const QString& outPath) {
+RunOutcome EngineRunner::classify(QProcess::ExitStatus status, int exitCode, bool cancelled, const QString& stderrText,
+                                  const QString& outPath) {
   RunOutcome o;
   o.exitCode = exitCode;
   o.stderrText = stderrText;
@@ -251,11 +269,16 @@ void EngineRunner::probe() {
   probe_->setChildProcessModifier([] { ::setpgid(0, 0); });
   // Valid options that stop before any work: "no CUDA device" (engine, no
   // GPU), "cannot write" (engine and GPU), "built without the engine".
-  const QStringList args{QStringLiteral("run"),     QStringLiteral("--device"),
-                         QStringLiteral("cuda"),    QStringLiteral("--shape"),
-                         QStringLiteral("1,1,1,1"), QStringLiteral("--warmup"),
-                         QStringLiteral("0"),       QStringLiteral("--timing"),
-                         QStringLiteral("host"),    QStringLiteral("--out"),
+  const QStringList args{QStringLiteral("run"),
+                         QStringLiteral("--device"),
+                         QStringLiteral("cuda"),
+                         QStringLiteral("--shape"),
+                         QStringLiteral("1,1,1,1"),
+                         QStringLiteral("--warmup"),
+                         QStringLiteral("0"),
+                         QStringLiteral("--timing"),
+                         QStringLiteral("host"),
+                         QStringLiteral("--out"),
                          QStringLiteral("/nonexistent-attnscope-probe/x.json")};
   auto done = [this](bool started) {
     const QString err = QString::fromUtf8(probe_->readAllStandardError());
@@ -265,8 +288,9 @@ void EngineRunner::probe() {
       avail_.reason = tr("could not start %1: %2").arg(program_, probe_->errorString());
     } else if (err.contains(QLatin1String("without the engine")) ||
                err.contains(QLatin1String("unknown command 'run'"))) {
-      avail_.reason = tr("this attnscope-cli was built without the engine (LibTorch was not "
-                         "found); rebuild with ATTNSCOPE_ENGINE=ON scripts/build");
+      avail_.reason =
+          tr("this attnscope-cli was built without the engine (LibTorch was not "
+             "found); rebuild with ATTNSCOPE_ENGINE=ON scripts/build");
     } else if (err.contains(QLatin1String("no CUDA device"))) {
       avail_.engineBuilt = true;
       avail_.reason = tr("no CUDA device or driver here: CPU runs only");

@@ -23,10 +23,10 @@ QString runStatusText(RunStatus s);
 
 struct RunOutcome {
   RunStatus status = RunStatus::Failed;
-  int exitCode = 0;        // exit code, or the signal number when killed/crashed
-  QString message;         // one sentence: what happened
-  QString stderrText;      // the engine's stderr (capped)
-  QString outPath;         // the trace it wrote (Done only)
+  int exitCode = 0;    // exit code, or the signal number when killed/crashed
+  QString message;     // one sentence: what happened
+  QString stderrText;  // the engine's stderr (capped)
+  QString outPath;     // the trace it wrote (Done only)
   qint64 elapsedMs = 0;
 };
 
@@ -70,8 +70,8 @@ class EngineRunner : public QObject {
   const EngineAvailability& availability() const { return avail_; }
 
   // Classifies a finished process (public for tests).
-  static RunOutcome classify(QProcess::ExitStatus status, int exitCode, bool cancelled,
-                             const QString& stderrText, const QString& outPath);
+  static RunOutcome classify(QProcess::ExitStatus status, int exitCode, bool cancelled, const QString& stderrText,
+                             const QString& outPath);
 
  signals:
   void started(const QString& commandLine);

@@ -3,10 +3,9 @@
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QEvent>
-#include <QResizeEvent>
 #include <QDateTime>
 #include <QDir>
+#include <QEvent>
 #include <QFileInfo>
 #include <QFontDatabase>
 #include <QFormLayout>
@@ -18,6 +17,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QResizeEvent>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -26,7 +26,6 @@
 
 namespace attnscope::ui {
 namespace {
-
 
 const char* kTimingHelp[kTimingMethodCount] = {
     "CUPTI activity + correlation (what torch.profiler with ProfilerActivity.CUDA does): the "
@@ -87,11 +86,11 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
                          "record_function, no sync, scale by a device tensor: the shared H200 "
                          "captures' softmax_* configuration"),
                       Qt::ToolTipRole);
-  preset->setItemData(2, tr("Only the whole block wrapped, torch.cuda.synchronize() after it"),
-                      Qt::ToolTipRole);
+  preset->setItemData(2, tr("Only the whole block wrapped, torch.cuda.synchronize() after it"), Qt::ToolTipRole);
   preset->setItemData(3, tr("All four steps and the whole block wrapped, no sync"), Qt::ToolTipRole);
-  preset->setToolTip(tr("Sets wrapping, sync and scale; shape, dtype, device, warm-up, iterations "
-                        "and timing methods stay as they are"));
+  preset->setToolTip(
+      tr("Sets wrapping, sync and scale; shape, dtype, device, warm-up, iterations "
+         "and timing methods stay as they are"));
   connect(preset, &QComboBox::activated, this, [this, preset](int i) {
     if (i > 0) applyPreset(static_cast<RunPreset>(preset->itemData(i).toInt()));
     preset->setCurrentIndex(0);
@@ -127,16 +126,18 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
   sync_->addItem(tr("after the block"), static_cast<int>(SyncMode::End));
   sync_->addItem(tr("after each step"), static_cast<int>(SyncMode::Step));
   sync_->addItem(tr("CUDA_LAUNCH_BLOCKING=1"), static_cast<int>(SyncMode::Blocking));
-  sync_->setToolTip(tr("after the block: torch.cuda.synchronize() after AV MATMUL; after each step: "
-                       "at the end of every step (inside its scope); CUDA_LAUNCH_BLOCKING: every "
-                       "launch waits for its kernel"));
+  sync_->setToolTip(
+      tr("after the block: torch.cuda.synchronize() after AV MATMUL; after each step: "
+         "at the end of every step (inside its scope); CUDA_LAUNCH_BLOCKING: every "
+         "launch waits for its kernel"));
   form->addRow(tr("S&ync:"), sync_);
   scale_ = new QComboBox(this);
   scale_->setObjectName(QStringLiteral("scale"));
   scale_->addItem(tr("device tensor: sqrt(tensor(d, device))"), static_cast<int>(ScaleMode::DeviceTensor));
   scale_->addItem(tr("host scalar"), static_cast<int>(ScaleMode::HostScalar));
-  scale_->setToolTip(tr("qk / torch.sqrt(torch.tensor(d, device=cuda)) hides a host-to-device copy "
-                        "and a cudaStreamSynchronize; a host scalar does not"));
+  scale_->setToolTip(
+      tr("qk / torch.sqrt(torch.tensor(d, device=cuda)) hides a host-to-device copy "
+         "and a cudaStreamSynchronize; a host scalar does not"));
   form->addRow(tr("Sc&ale:"), scale_);
 
   auto* shapeRow = new QHBoxLayout;
@@ -259,8 +260,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
       changed();
     });
   }
-  for (QComboBox* b : {sync_, scale_, dtype_, device_})
-    connect(b, &QComboBox::currentIndexChanged, this, changed);
+  for (QComboBox* b : {sync_, scale_, dtype_, device_}) connect(b, &QComboBox::currentIndexChanged, this, changed);
   for (QSpinBox* s : {shape_[0], shape_[1], shape_[2], shape_[3], warmup_, iters_})
     connect(s, &QSpinBox::valueChanged, this, changed);
 
@@ -327,8 +327,7 @@ void RunPanel::setConfig(const RunConfig& c) {
   iters_->setValue(c.iters);
   bool any = false;
   for (int m = 0; m < kTimingMethodCount; ++m) any |= c.timing[static_cast<size_t>(m)];
-  for (int m = 0; m < kTimingMethodCount; ++m)
-    timing_[m]->setChecked(any ? c.timing[static_cast<size_t>(m)] : m == 0);
+  for (int m = 0; m < kTimingMethodCount; ++m) timing_[m]->setChecked(any ? c.timing[static_cast<size_t>(m)] : m == 0);
   loading_ = false;
   int on = 0;
   for (auto* t : timing_) on += t->isChecked();
@@ -394,7 +393,8 @@ void RunPanel::setAvailability(const EngineAvailability& a) {
     text = tr("Checking what the engine can do here…");
   } else if (!a.engineBuilt) {
     text = tr("Runs unavailable: %1").arg(a.reason);
-    style = QStringLiteral("QLabel { color: palette(window-text); border-left: 3px solid #c62828; padding-left: 6px; }");
+    style =
+        QStringLiteral("QLabel { color: palette(window-text); border-left: 3px solid #c62828; padding-left: 6px; }");
   } else if (!a.gpu) {
     text = tr("Engine ready. %1.").arg(a.reason);
     style = QStringLiteral("QLabel { border-left: 3px solid #b26a00; padding-left: 6px; }");
@@ -406,8 +406,7 @@ void RunPanel::setAvailability(const EngineAvailability& a) {
   availability_->setToolTip(a.program);
   availability_->setStyleSheet(style);
   const bool cudaOk = !a.probed || a.gpu;
-  setItemEnabled(device_, device_->findData(static_cast<int>(RunDevice::Cuda)), cudaOk,
-                 cudaOk ? QString() : a.reason);
+  setItemEnabled(device_, device_->findData(static_cast<int>(RunDevice::Cuda)), cudaOk, cudaOk ? QString() : a.reason);
   if (!cudaOk && device_->currentData().toInt() == static_cast<int>(RunDevice::Cuda))
     device_->setCurrentIndex(device_->findData(static_cast<int>(RunDevice::Auto)));
   updateEnabled();
@@ -435,9 +434,8 @@ bool RunPanel::startRun() {
   progress_->setValue(0);
   if (!runner_->start(running_, out)) return false;
   for (auto* c : findChildren<QWidget*>())
-    if (c != cancel_ && c != progress_ && c != status_ && c != stderr_ && c != preview_ &&
-        c != availability_ && (qobject_cast<QCheckBox*>(c) || qobject_cast<QComboBox*>(c) ||
-                               qobject_cast<QSpinBox*>(c)))
+    if (c != cancel_ && c != progress_ && c != status_ && c != stderr_ && c != preview_ && c != availability_ &&
+        (qobject_cast<QCheckBox*>(c) || qobject_cast<QComboBox*>(c) || qobject_cast<QSpinBox*>(c)))
       c->setEnabled(false);
   updateEnabled();
   emit runStarted(running_, out);
@@ -458,18 +456,17 @@ void RunPanel::cancelRun() {
 
 void RunPanel::onFinished(const RunOutcome& o) {
   for (auto* c : findChildren<QWidget*>())
-    if (qobject_cast<QCheckBox*>(c) || qobject_cast<QComboBox*>(c) || qobject_cast<QSpinBox*>(c))
-      c->setEnabled(true);
+    if (qobject_cast<QCheckBox*>(c) || qobject_cast<QComboBox*>(c) || qobject_cast<QSpinBox*>(c)) c->setEnabled(true);
   setAvailability(avail_);  // re-disable what is unavailable
   int on = 0;
   for (auto* t : timing_) on += t->isChecked();
   for (auto* t : timing_) t->setEnabled(!(on == 1 && t->isChecked()));
   progress_->setValue(o.status == RunStatus::Done ? 100 : 0);
-  status_->setText(o.message + (o.status == RunStatus::Done
-                                    ? QString()
-                                    : tr(" (exit code %1, after %2 s)")
-                                          .arg(o.exitCode)
-                                          .arg(QString::number(o.elapsedMs / 1000.0, 'f', 1))));
+  status_->setText(
+      o.message +
+      (o.status == RunStatus::Done
+           ? QString()
+           : tr(" (exit code %1, after %2 s)").arg(o.exitCode).arg(QString::number(o.elapsedMs / 1000.0, 'f', 1))));
   status_->setStyleSheet(o.status == RunStatus::Done
                              ? QString()
                              : QStringLiteral("QLabel { border-left: 3px solid #c62828; padding-left: 6px; }"));

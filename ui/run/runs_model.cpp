@@ -21,12 +21,18 @@ int RunsModel::columnCount(const QModelIndex& parent) const { return parent.isVa
 QVariant RunsModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal || role != Qt::DisplayRole) return TableModelBase::headerData(section, o, role);
   switch (section) {
-    case Id: return tr("#");
-    case Time: return tr("Started");
-    case Summary: return tr("Run");
-    case Status: return tr("Status");
-    case Duration: return tr("Took");
-    default: return {};
+    case Id:
+      return tr("#");
+    case Time:
+      return tr("Started");
+    case Summary:
+      return tr("Run");
+    case Status:
+      return tr("Status");
+    case Duration:
+      return tr("Took");
+    default:
+      return {};
   }
 }
 
@@ -92,9 +98,12 @@ QVariant RunsModel::cell(int row, int col, int role) const {
   switch (role) {
     case Qt::DisplayRole:
       switch (col) {
-        case Id: return e.id;
-        case Time: return e.started.toString(QStringLiteral("HH:mm:ss"));
-        case Summary: return e.summary;
+        case Id:
+          return e.id;
+        case Time:
+          return e.started.toString(QStringLiteral("HH:mm:ss"));
+        case Summary:
+          return e.summary;
         case Status:
           return runStatusText(e.status) + (e.missing.isEmpty() ? QString() : tr(", no CUPTI")) +
                  (e.saved ? tr(", saved") : QString());
@@ -106,10 +115,14 @@ QVariant RunsModel::cell(int row, int col, int role) const {
       return {};
     case SortRole:
       switch (col) {
-        case Id: return e.id;
-        case Time: return e.started.toMSecsSinceEpoch();
-        case Duration: return e.elapsedMs;
-        default: return cell(row, col, Qt::DisplayRole);
+        case Id:
+          return e.id;
+        case Time:
+          return e.started.toMSecsSinceEpoch();
+        case Duration:
+          return e.elapsedMs;
+        default:
+          return cell(row, col, Qt::DisplayRole);
       }
     case StatusRole:
       return static_cast<int>(e.status);

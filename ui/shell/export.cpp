@@ -12,8 +12,8 @@
 
 namespace attnscope::ui {
 
-QByteArray renderRows(const KeyAverages& ka, const std::vector<const KeyAverageRow*>& rows,
-                      TableFormat format, Column sortBy, bool ascending) {
+QByteArray renderRows(const KeyAverages& ka, const std::vector<const KeyAverageRow*>& rows, TableFormat format,
+                      Column sortBy, bool ascending) {
   KeyAverages copy;
   copy.attribution = ka.attribution;
   copy.groupBy = ka.groupBy;
@@ -57,8 +57,8 @@ bool writeFileAtomically(const QString& path, const QByteArray& data, QString* e
     if (error) *error = QStringLiteral("no file name given");
     return false;
   }
-  if (!writeFileAtomic(path.toStdString(),
-                       std::string_view(data.constData(), static_cast<size_t>(data.size())), &why)) {
+  if (!writeFileAtomic(path.toStdString(), std::string_view(data.constData(), static_cast<size_t>(data.size())),
+                       &why)) {
     if (error) *error = QString::fromStdString(why);
     return false;
   }
@@ -80,7 +80,9 @@ QString selectionAsTsv(const QTableView& view) {
     const int logical = h->logicalIndex(v);
     if (!h->isSectionHidden(logical)) cols << logical;
   }
-  auto clean = [](QString s) { return s.replace(QLatin1Char('\t'), QLatin1Char(' ')).replace(QLatin1Char('\n'), QLatin1Char(' ')); };
+  auto clean = [](QString s) {
+    return s.replace(QLatin1Char('\t'), QLatin1Char(' ')).replace(QLatin1Char('\n'), QLatin1Char(' '));
+  };
   QStringList lines;
   QStringList head;
   for (int c : cols) head << clean(m->headerData(c, Qt::Horizontal).toString());

@@ -21,8 +21,8 @@ namespace attnscope::ui {
 // The rows given (in that order, e.g. what the view shows after filter,
 // sort and top-N) rendered like `attnscope-cli table --format ...`: the %
 // columns keep the whole table's denominators, as torch's table does.
-QByteArray renderRows(const KeyAverages& ka, const std::vector<const KeyAverageRow*>& rows,
-                      TableFormat format, Column sortBy, bool ascending);
+QByteArray renderRows(const KeyAverages& ka, const std::vector<const KeyAverageRow*>& rows, TableFormat format,
+                      Column sortBy, bool ascending);
 
 // The format an export file name asks for (.csv .json .md .markdown .txt).
 std::optional<TableFormat> formatForPath(const QString& path);

@@ -28,19 +28,18 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "core/tables/table_format.h"
 #include "core/store/trace_info.h"
+#include "core/tables/table_format.h"
+#include "ui/common/text.h"
 #include "ui/shell/bundled_sample.h"
 #include "ui/table/key_averages_model.h"
 #include "ui/table/key_averages_proxy.h"
 #include "ui/table/two_line_header_view.h"
-#include "ui/timeline/timeline_pane.h"
 #include "ui/timeline/table_link.h"
-#include "ui/common/text.h"
+#include "ui/timeline/timeline_pane.h"
 
 namespace attnscope::ui {
 namespace {
-
 
 // Name and Input Shapes widths (pixels): never narrower than the minimum,
 // and not given more than the "want" cap while the other one is short.
@@ -170,8 +169,7 @@ void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   QAction* open = file->addAction(tr("&Open…"), this, &MainWindow::chooseFile);
   open->setShortcut(QKeySequence::Open);
-  QAction* sample =
-      file->addAction(tr("Open &Bundled Sample"), this, &MainWindow::openBundledSample);
+  QAction* sample = file->addAction(tr("Open &Bundled Sample"), this, &MainWindow::openBundledSample);
   sample->setStatusTip(tr("The H200 multi-head attention capture compiled into attnscope"));
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), qApp, &QApplication::quit);
@@ -247,8 +245,8 @@ void MainWindow::openBundledSample() {
 }
 
 void MainWindow::chooseFile() {
-  const QString path = QFileDialog::getOpenFileName(
-      this, tr("Open trace"), lastDir_, tr("Traces (*.json *.json.gz *.gz);;All files (*)"));
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open trace"), lastDir_,
+                                                    tr("Traces (*.json *.json.gz *.gz);;All files (*)"));
   if (!path.isEmpty()) openTrace(path);
 }
 
@@ -276,8 +274,7 @@ void MainWindow::showSnapshot(std::shared_ptr<const TraceSnapshot> snap) {
     const QString prefix = QStringLiteral("Bundled sample:");
     QString html = note.toHtmlEscaped();
     if (note.startsWith(prefix)) {
-      html = QStringLiteral("<b>%1</b>%2")
-                 .arg(prefix.toHtmlEscaped(), note.mid(prefix.size()).toHtmlEscaped());
+      html = QStringLiteral("<b>%1</b>%2").arg(prefix.toHtmlEscaped(), note.mid(prefix.size()).toHtmlEscaped());
     }
     note_->setText(html);
     note_->show();
@@ -305,13 +302,9 @@ void MainWindow::showLoadError(const QString& message) {
   emit loadFailed(message);
 }
 
-void MainWindow::setGroupBy(GroupBy g) {
-  groupBy_->setCurrentIndex(groupBy_->findData(static_cast<int>(g)));
-}
+void MainWindow::setGroupBy(GroupBy g) { groupBy_->setCurrentIndex(groupBy_->findData(static_cast<int>(g))); }
 
-GroupBy MainWindow::groupBy() const {
-  return static_cast<GroupBy>(groupBy_->currentData().toInt());
-}
+GroupBy MainWindow::groupBy() const { return static_cast<GroupBy>(groupBy_->currentData().toInt()); }
 
 void MainWindow::setNameFilter(const QString& text, bool regex) {
   const QSignalBlocker block(regex_);
@@ -355,8 +348,7 @@ void MainWindow::applyFilter() {
 void MainWindow::updateRowCount() {
   const int total = model_->rowCount();
   const int shown = proxy_->rowCount();
-  rowCount_->setText(shown == total ? tr("%1 rows").arg(total)
-                                    : tr("%1 of %2 rows").arg(shown).arg(total));
+  rowCount_->setText(shown == total ? tr("%1 rows").arg(total) : tr("%1 of %2 rows").arg(shown).arg(total));
 }
 
 void MainWindow::updateStatus() {
@@ -367,11 +359,9 @@ void MainWindow::updateStatus() {
     for (const DeviceProperties& d : store.meta().devices) gpus << QString::fromStdString(d.name);
     gpus.removeDuplicates();
     text = tr("%1 — %2%3 · loaded in %4 ms")
-               .arg(snapshot_->bundled ? tr("bundled sample %1").arg(snapshot_->displayName)
-                                       : snapshot_->path,
+               .arg(snapshot_->bundled ? tr("bundled sample %1").arg(snapshot_->displayName) : snapshot_->path,
                     qs(traceSummaryLine(store)),
-                    gpus.isEmpty() ? QString()
-                                   : QStringLiteral(" · ") + gpus.join(QStringLiteral(", ")))
+                    gpus.isEmpty() ? QString() : QStringLiteral(" · ") + gpus.join(QStringLiteral(", ")))
                .arg(snapshot_->loadMs);
     const uint64_t bad = store.badTotal();  // errors only; notes are listed in the tooltip
     QString errors;
@@ -385,23 +375,18 @@ void MainWindow::updateStatus() {
               .arg(qs(badKindName(kind)))
               .arg(b.count)
               .arg(b.firstOffset)
-              .arg(b.firstDetail.empty()
-                       ? QString()
-                       : QStringLiteral(": ") + QString::fromStdString(b.firstDetail));
+              .arg(b.firstDetail.empty() ? QString() : QStringLiteral(": ") + QString::fromStdString(b.firstDetail));
     }
-    QString tip =
-        bad == 0 ? tr("No event was rejected.") : tr("Events that could not be loaded:") + errors;
+    QString tip = bad == 0 ? tr("No event was rejected.") : tr("Events that could not be loaded:") + errors;
     if (!notes.isEmpty()) tip += tr("\nNotes (not errors):") + notes;
     badEvents_->setText(tr("Bad events: %1").arg(QLocale().toString(static_cast<qulonglong>(bad))));
     badEvents_->setToolTip(tip);
-    badEvents_->setStyleSheet(
-        bad > 0 ? QStringLiteral("QLabel { color: #b26a00; font-weight: bold; }") : QString());
+    badEvents_->setStyleSheet(bad > 0 ? QStringLiteral("QLabel { color: #b26a00; font-weight: bold; }") : QString());
   } else {
     text = tr("No trace loaded. Open one with File > Open.");
     badEvents_->clear();
   }
-  if (!loadingPath_.isEmpty())
-    text = tr("Loading %1 …").arg(loadingPath_) + QStringLiteral("   ") + text;
+  if (!loadingPath_.isEmpty()) text = tr("Loading %1 …").arg(loadingPath_) + QStringLiteral("   ") + text;
   summary_->setText(text);
   summary_->setToolTip(text);
 }
@@ -410,14 +395,11 @@ void MainWindow::updateColumnVisibility() {
   const auto& ka = model_->averages();
   auto anyNonZero = [&](auto field) {
     if (!ka) return false;
-    return std::any_of(ka->rows.begin(), ka->rows.end(),
-                       [&](const KeyAverageRow& r) { return r.*field != 0; });
+    return std::any_of(ka->rows.begin(), ka->rows.end(), [&](const KeyAverageRow& r) { return r.*field != 0; });
   };
   const bool memory = snapshot_ && snapshot_->store->meta().profileMemory;
-  const bool cpuMem = memory || anyNonZero(&KeyAverageRow::cpuMemBytes) ||
-                      anyNonZero(&KeyAverageRow::selfCpuMemBytes);
-  const bool deviceMem =
-      anyNonZero(&KeyAverageRow::deviceMemBytes) || anyNonZero(&KeyAverageRow::selfDeviceMemBytes);
+  const bool cpuMem = memory || anyNonZero(&KeyAverageRow::cpuMemBytes) || anyNonZero(&KeyAverageRow::selfCpuMemBytes);
+  const bool deviceMem = anyNonZero(&KeyAverageRow::deviceMemBytes) || anyNonZero(&KeyAverageRow::selfDeviceMemBytes);
   for (int col = 0; col < static_cast<int>(Column::Count); ++col) {
     const Column c = KeyAveragesModel::columnAt(col);
     bool show = true;
@@ -461,8 +443,7 @@ void MainWindow::fitFlexibleColumns() {
   auto* header = view_->horizontalHeader();
   int fixed = 0;
   for (int col = 0; col < header->count(); ++col) {
-    if (col != nameCol && col != shapesCol && !header->isSectionHidden(col))
-      fixed += header->sectionSize(col);
+    if (col != nameCol && col != shapesCol && !header->isSectionHidden(col)) fixed += header->sectionSize(col);
   }
   const int avail = view_->viewport()->width() - fixed;
   if (header->isSectionHidden(shapesCol)) {
@@ -481,10 +462,10 @@ void MainWindow::fitFlexibleColumns() {
     const int extra = avail - kMinNameWidth - kMinShapesWidth;
     const int wantExtraName = nameWant - kMinNameWidth;
     const int wantExtraShapes = shapesWant - kMinShapesWidth;
-    const int toName = wantExtraName + wantExtraShapes == 0
-                           ? extra / 2
-                           : static_cast<int>(static_cast<qint64>(extra) * wantExtraName /
-                                              (wantExtraName + wantExtraShapes));
+    const int toName =
+        wantExtraName + wantExtraShapes == 0
+            ? extra / 2
+            : static_cast<int>(static_cast<qint64>(extra) * wantExtraName / (wantExtraName + wantExtraShapes));
     name += toName;
     shapes += extra - toName;
   }

@@ -19,12 +19,11 @@ struct TraceLoadOutcome {
 namespace {
 
 // Runs on a worker thread; touches no QObject.
-TraceLoadOutcome finish(LoadResult result, const QString& path, bool bundled,
-                        const QElapsedTimer& timer) {
+TraceLoadOutcome finish(LoadResult result, const QString& path, bool bundled, const QElapsedTimer& timer) {
   TraceLoadOutcome out;
   if (!result.ok()) {
-    out.error = result.error ? QString::fromStdString(result.error->what())
-                             : path + QStringLiteral(": could not be read");
+    out.error =
+        result.error ? QString::fromStdString(result.error->what()) : path + QStringLiteral(": could not be read");
     return out;
   }
   auto store = std::make_shared<const EventStore>(std::move(*result.store));
@@ -59,19 +58,17 @@ void TraceLoader::start(const QString& path, std::function<TraceLoadOutcome()> w
   ++running_;
   emit started(path);
   auto* watcher = new QFutureWatcher<TraceLoadOutcome>(this);
-  connect(watcher, &QFutureWatcher<TraceLoadOutcome>::finished, this,
-          [this, watcher, generation, path] {
-            --running_;
-            const TraceLoadOutcome out = watcher->result();
-            watcher->deleteLater();
-            if (generation != generation_) return;  // superseded by a newer load
-            if (out.snapshot) {
-              emit loaded(out.snapshot);
-            } else {
-              emit failed(out.error.isEmpty() ? path + QStringLiteral(": could not be loaded")
-                                              : out.error);
-            }
-          });
+  connect(watcher, &QFutureWatcher<TraceLoadOutcome>::finished, this, [this, watcher, generation, path] {
+    --running_;
+    const TraceLoadOutcome out = watcher->result();
+    watcher->deleteLater();
+    if (generation != generation_) return;  // superseded by a newer load
+    if (out.snapshot) {
+      emit loaded(out.snapshot);
+    } else {
+      emit failed(out.error.isEmpty() ? path + QStringLiteral(": could not be loaded") : out.error);
+    }
+  });
   watcher->setFuture(QtConcurrent::run([work = std::move(work), path]() -> TraceLoadOutcome {
     try {
       return work();

@@ -10,8 +10,8 @@
 #include <functional>
 #include <memory>
 
-#include "core/store/event_store.h"
 #include "core/explain/explanation.h"
+#include "core/store/event_store.h"
 #include "core/tables/key_averages.h"
 
 namespace attnscope::ui {

@@ -30,19 +30,19 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "core/read/trace_reader.h"
-#include "ui/shell/bundled_sample.h"
 #include "ui/panels/compare_view.h"
-#include "ui/run/engine_meta.h"
 #include "ui/panels/explain_panel.h"
-#include "ui/shell/export.h"
 #include "ui/panels/glossary_dock.h"
-#include "ui/table/key_averages_model.h"
-#include "ui/table/key_averages_proxy.h"
-#include "ui/shell/main_window.h"
 #include "ui/panels/plots_panel.h"
+#include "ui/panels/why_panel.h"
+#include "ui/run/engine_meta.h"
 #include "ui/run/run_panel.h"
 #include "ui/run/runs_model.h"
-#include "ui/panels/why_panel.h"
+#include "ui/shell/bundled_sample.h"
+#include "ui/shell/export.h"
+#include "ui/shell/main_window.h"
+#include "ui/table/key_averages_model.h"
+#include "ui/table/key_averages_proxy.h"
 
 namespace attnscope::ui {
 namespace {
@@ -94,11 +94,12 @@ Workbench::Workbench(MainWindow* window, WorkbenchOptions options) : QObject(win
 
   connect(runPanel_, &RunPanel::runStarted, this, &Workbench::onRunStarted);
   connect(runPanel_, &RunPanel::runFinished, this, &Workbench::onRunFinished);
-  connect(runPanel_->runner(), &EngineRunner::progress, this, [this](int pct, const QString&) {
-    engineStatus_->setText(tr("Engine run: %1%").arg(pct));
-  });
+  connect(runPanel_->runner(), &EngineRunner::progress, this,
+          [this](int pct, const QString&) { engineStatus_->setText(tr("Engine run: %1%").arg(pct)); });
   connect(runPanel_->runner(), &EngineRunner::availabilityChanged, this, [this](const EngineAvailability& a) {
-    engineStatus_->setText(!a.engineBuilt ? tr("Engine: unavailable") : a.gpu ? tr("Engine: GPU + CPU") : tr("Engine: CPU only"));
+    engineStatus_->setText(!a.engineBuilt ? tr("Engine: unavailable")
+                           : a.gpu        ? tr("Engine: GPU + CPU")
+                                          : tr("Engine: CPU only"));
     engineStatus_->setToolTip(a.reason.isEmpty() ? a.program : a.reason);
     updateActions();
   });
@@ -124,8 +125,7 @@ void Workbench::buildDocks() {
   auto makeDock = [this](const QString& name, const QString& title, QWidget* content, bool scroll) {
     auto* d = new QDockWidget(title, w_);
     d->setObjectName(name);
-    d->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable |
-                   QDockWidget::DockWidgetFloatable);
+    d->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     if (scroll) {
       auto* area = new QScrollArea(d);
       area->setWidgetResizable(true);
@@ -264,8 +264,9 @@ void Workbench::buildToolbars() {
   attribution_->setObjectName(QStringLiteral("attribution"));
   attribution_->addItem(tr("torch attribution"), static_cast<int>(Attribution::Torch));
   attribution_->addItem(tr("corrected attribution"), static_cast<int>(Attribution::Corrected));
-  attribution_->setToolTip(tr("torch: exactly torch's key_averages(). corrected: every kernel is Self CUDA of "
-                              "the op that launched it; no double counting"));
+  attribution_->setToolTip(
+      tr("torch: exactly torch's key_averages(). corrected: every kernel is Self CUDA of "
+         "the op that launched it; no double counting"));
   connect(attribution_, &QComboBox::currentIndexChanged, this,
           [this] { w_->setAttribution(static_cast<Attribution>(attribution_->currentData().toInt())); });
   timeUnit_ = new QComboBox(table);
@@ -343,8 +344,10 @@ void Workbench::buildMenus() {
   run->addAction(cancelAct_);
   run->addSeparator();
   QMenu* presets = run->addMenu(tr("&Presets"));
-  presets->addAction(tr("Only &SOFTMAX PASS wrapped, no sync"), this, [this] { runPanel_->applyPreset(RunPreset::WrapSoftmaxOnly); });
-  presets->addAction(tr("&Nothing wrapped, sync at the end"), this, [this] { runPanel_->applyPreset(RunPreset::SyncAtEnd); });
+  presets->addAction(tr("Only &SOFTMAX PASS wrapped, no sync"), this,
+                     [this] { runPanel_->applyPreset(RunPreset::WrapSoftmaxOnly); });
+  presets->addAction(tr("&Nothing wrapped, sync at the end"), this,
+                     [this] { runPanel_->applyPreset(RunPreset::SyncAtEnd); });
   presets->addAction(tr("&Everything wrapped"), this, [this] { runPanel_->applyPreset(RunPreset::WrapEveryStep); });
   run->addSeparator();
   run->addAction(compareAct_);
@@ -418,8 +421,8 @@ void Workbench::updateRecentMenu() {
   int n = 0;
   for (const QString& p : recent_) {
     ++n;
-    QAction* a = recentMenu_->addAction(QStringLiteral("&%1 %2").arg(n % 10).arg(QFileInfo(p).fileName()),
-                                        this, [this, p] { w_->openTrace(p); });
+    QAction* a = recentMenu_->addAction(QStringLiteral("&%1 %2").arg(n % 10).arg(QFileInfo(p).fileName()), this,
+                                        [this, p] { w_->openTrace(p); });
     a->setToolTip(p);
     a->setStatusTip(p);
   }
@@ -487,8 +490,10 @@ void Workbench::onTraceShown() {
   }
   pendingShowRow_ = -1;
   addRecent(snap->path);
-  if (snap->analysis) explain_->setAnalysis(snap->store, snap->analysis);
-  else explain_->setStore(snap->store);
+  if (snap->analysis)
+    explain_->setAnalysis(snap->store, snap->analysis);
+  else
+    explain_->setStore(snap->store);
   why_->setStore(snap->store);
   plots_->setStore(snap->store);
   updateActions();
@@ -532,8 +537,10 @@ void Workbench::showRunRow(int row) {
     return;
   }
   pendingShowRow_ = row;
-  if (e->bundled) w_->openBundledSample();
-  else w_->openTrace(e->path);
+  if (e->bundled)
+    w_->openBundledSample();
+  else
+    w_->openTrace(e->path);
 }
 
 void Workbench::onTableSelection() {
@@ -619,7 +626,8 @@ bool Workbench::exportTrace(const QString& path, QString* error) {
 }
 
 bool Workbench::saveRun(const QString& path, QString* error, int row) {
-  const RunEntry* e = runs_->entry(row >= 0 ? row : runs_->rowOfPath(w_->snapshot() ? w_->snapshot()->path : QString()));
+  const RunEntry* e =
+      runs_->entry(row >= 0 ? row : runs_->rowOfPath(w_->snapshot() ? w_->snapshot()->path : QString()));
   QByteArray data;
   if (e && !e->bundled && !e->path.isEmpty()) {
     QFile f(e->path);
@@ -647,21 +655,27 @@ void Workbench::showError(const QString& title, const QString& message) {
 
 void Workbench::chooseExportTable() {
   QString selected;
-  const QString path = QFileDialog::getSaveFileName(w_, tr("Export table"), QDir::homePath() + QStringLiteral("/table.csv"),
-                                                    exportFilter(), &selected);
+  const QString path = QFileDialog::getSaveFileName(
+      w_, tr("Export table"), QDir::homePath() + QStringLiteral("/table.csv"), exportFilter(), &selected);
   if (path.isEmpty()) return;
   QString file = path;
   std::optional<TableFormat> fmt = formatForPath(file);
   if (!fmt) {
     // No known extension: take the chosen filter's.
-    if (selected.startsWith(QLatin1String("JSON"))) fmt = TableFormat::Json, file += QStringLiteral(".json");
-    else if (selected.startsWith(QLatin1String("Markdown"))) fmt = TableFormat::Markdown, file += QStringLiteral(".md");
-    else if (selected.startsWith(QLatin1String("Text"))) fmt = TableFormat::Text, file += QStringLiteral(".txt");
-    else fmt = TableFormat::Csv, file += QStringLiteral(".csv");
+    if (selected.startsWith(QLatin1String("JSON")))
+      fmt = TableFormat::Json, file += QStringLiteral(".json");
+    else if (selected.startsWith(QLatin1String("Markdown")))
+      fmt = TableFormat::Markdown, file += QStringLiteral(".md");
+    else if (selected.startsWith(QLatin1String("Text")))
+      fmt = TableFormat::Text, file += QStringLiteral(".txt");
+    else
+      fmt = TableFormat::Csv, file += QStringLiteral(".csv");
   }
   QString err;
-  if (!exportTable(file, &err, fmt)) showError(tr("Export failed"), tr("The table was not exported: %1").arg(err));
-  else w_->statusBar()->showMessage(tr("Exported %1 rows to %2").arg(w_->proxy()->rowCount()).arg(file), 6000);
+  if (!exportTable(file, &err, fmt))
+    showError(tr("Export failed"), tr("The table was not exported: %1").arg(err));
+  else
+    w_->statusBar()->showMessage(tr("Exported %1 rows to %2").arg(w_->proxy()->rowCount()).arg(file), 6000);
 }
 
 void Workbench::chooseExportTrace() {
@@ -670,13 +684,15 @@ void Workbench::chooseExportTrace() {
   QString base = snap->displayName;
   if (base.endsWith(QLatin1String(".gz"))) base.chop(3);
   if (base.endsWith(QLatin1String(".json"))) base.chop(5);
-  const QString path = QFileDialog::getSaveFileName(w_, tr("Export trace as Chrome JSON"),
-                                                    QDir::homePath() + QLatin1Char('/') + base + QStringLiteral(".export.json"),
-                                                    tr("Chrome trace JSON (*.json)"));
+  const QString path = QFileDialog::getSaveFileName(
+      w_, tr("Export trace as Chrome JSON"),
+      QDir::homePath() + QLatin1Char('/') + base + QStringLiteral(".export.json"), tr("Chrome trace JSON (*.json)"));
   if (path.isEmpty()) return;
   QString err;
-  if (!exportTrace(path, &err)) showError(tr("Export failed"), tr("The trace was not exported: %1").arg(err));
-  else w_->statusBar()->showMessage(tr("Exported the trace to %1").arg(path), 6000);
+  if (!exportTrace(path, &err))
+    showError(tr("Export failed"), tr("The trace was not exported: %1").arg(err));
+  else
+    w_->statusBar()->showMessage(tr("Exported the trace to %1").arg(path), 6000);
 }
 
 void Workbench::chooseSaveRun() {
@@ -688,17 +704,19 @@ void Workbench::chooseSaveRun() {
     showError(tr("Save run"), tr("Select a run that has a trace to save."));
     return;
   }
-  const QString suggestion = QDir::homePath() + QLatin1Char('/') +
-                             (e->engine ? QStringLiteral("attnscope-run-%1.json").arg(e->id) : QFileInfo(e->path).fileName());
+  const QString suggestion =
+      QDir::homePath() + QLatin1Char('/') +
+      (e->engine ? QStringLiteral("attnscope-run-%1.json").arg(e->id) : QFileInfo(e->path).fileName());
   const QString path = QFileDialog::getSaveFileName(w_, tr("Save run"), suggestion, tr("Trace (*.json)"));
   if (path.isEmpty()) return;
   QString err;
-  if (!saveRun(path, &err, row)) showError(tr("Save failed"), tr("The run was not saved: %1").arg(err));
-  else w_->statusBar()->showMessage(tr("Saved to %1; reopen it with File > Open.").arg(path), 6000);
+  if (!saveRun(path, &err, row))
+    showError(tr("Save failed"), tr("The run was not saved: %1").arg(err));
+  else
+    w_->statusBar()->showMessage(tr("Saved to %1; reopen it with File > Open.").arg(path), 6000);
 }
 
-void Workbench::loadStore(const QString& path,
-                          std::function<void(std::shared_ptr<const EventStore>, QString)> done) {
+void Workbench::loadStore(const QString& path, std::function<void(std::shared_ptr<const EventStore>, QString)> done) {
   auto it = stores_.find(path);
   if (it != stores_.end()) {
     done(it->second, {});

@@ -13,8 +13,8 @@
 #include <QTemporaryDir>
 #include <functional>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 
 #include "core/tables/table_format.h"
 #include "ui/run/engine_runner.h"

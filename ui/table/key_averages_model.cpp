@@ -12,7 +12,6 @@
 namespace attnscope::ui {
 namespace {
 
-
 double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
 // torch's FunctionEventAvg: total / count (a row always has count >= 1).
@@ -130,8 +129,7 @@ QVariant KeyAveragesModel::headerData(int section, Qt::Orientation orientation, 
     case Qt::ToolTipRole:
       return QStringLiteral("%1: %2").arg(qs(columnTitle(c)), QString::fromUtf8(headerHelp(c)));
     case Qt::TextAlignmentRole:
-      return QVariant::fromValue(
-          Qt::Alignment((isNumeric(c) ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter));
+      return QVariant::fromValue(Qt::Alignment((isNumeric(c) ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter));
     default:
       return {};
   }
@@ -194,8 +192,7 @@ QVariant KeyAveragesModel::sortValue(const KeyAverageRow& r, Column c) const {
 
 QString KeyAveragesModel::toolTip(const KeyAverageRow& r) const {
   QString tip = qs(r.name);
-  tip += isDeviceRow(r) ? QStringLiteral("\nGPU (device-side): ")
-                        : QStringLiteral("\nCPU (host-side): ");
+  tip += isDeviceRow(r) ? QStringLiteral("\nGPU (device-side): ") : QStringLiteral("\nCPU (host-side): ");
   tip += qs(familyName(r.family));
   if (r.userAnnotation) tip += QStringLiteral(", record_function scope");
   if (!r.inputShapes.empty()) tip += QStringLiteral("\nInput shapes: ") + qs(r.inputShapes);
@@ -205,18 +202,27 @@ QString KeyAveragesModel::toolTip(const KeyAverageRow& r) const {
 
 QString KeyAveragesModel::badgeText(const KeyAverageRow& r) {
   switch (r.family) {
-    case Family::CpuOp: return QStringLiteral("op");
-    case Family::UserAnnotation: return QStringLiteral("scope");
-    case Family::GpuUserAnnotation: return QStringLiteral("GPU span");
-    case Family::Kernel: return QStringLiteral("kernel");
+    case Family::CpuOp:
+      return QStringLiteral("op");
+    case Family::UserAnnotation:
+      return QStringLiteral("scope");
+    case Family::GpuUserAnnotation:
+      return QStringLiteral("GPU span");
+    case Family::Kernel:
+      return QStringLiteral("kernel");
     case Family::GpuMemcpy:
-    case Family::GpuMemset: return QStringLiteral("copy");
+    case Family::GpuMemset:
+      return QStringLiteral("copy");
     case Family::CudaRuntime:
     case Family::CudaDriver:
-    case Family::CudaSync: return QStringLiteral("runtime");
-    case Family::Overhead: return QStringLiteral("profiler");
-    case Family::Memory: return QStringLiteral("memory");
-    default: return QStringLiteral("other");
+    case Family::CudaSync:
+      return QStringLiteral("runtime");
+    case Family::Overhead:
+      return QStringLiteral("profiler");
+    case Family::Memory:
+      return QStringLiteral("memory");
+    default:
+      return QStringLiteral("other");
   }
 }
 
@@ -225,19 +231,26 @@ const QPixmap& KeyAveragesModel::badge(const KeyAverageRow& r) const {
   auto it = badges_.find(text);
   if (it != badges_.end()) return it->second;
   // One width for every badge so the names line up.
-  static const QStringList all = {QStringLiteral("op"), QStringLiteral("scope"), QStringLiteral("GPU span"),
-                                  QStringLiteral("kernel"), QStringLiteral("copy"), QStringLiteral("runtime"),
+  static const QStringList all = {QStringLiteral("op"),       QStringLiteral("scope"),  QStringLiteral("GPU span"),
+                                  QStringLiteral("kernel"),   QStringLiteral("copy"),   QStringLiteral("runtime"),
                                   QStringLiteral("profiler"), QStringLiteral("memory"), QStringLiteral("other")};
   QString widest;
   for (const QString& t : all) widest = t.size() > widest.size() ? t : widest;
   QColor fill;
-  if (text == QLatin1String("kernel")) fill = kDeviceColor;
-  else if (text == QLatin1String("GPU span")) fill = QColor(0x6a, 0x1b, 0x9a);
-  else if (text == QLatin1String("copy")) fill = QColor(0x00, 0x69, 0x5c);
-  else if (text == QLatin1String("scope")) fill = QColor(0x15, 0x65, 0xc0);
-  else if (text == QLatin1String("runtime")) fill = QColor(0xb2, 0x6a, 0x00);
-  else if (text == QLatin1String("profiler")) fill = QColor(0xad, 0x14, 0x57);
-  else fill = QColor(0x54, 0x6e, 0x7a);
+  if (text == QLatin1String("kernel"))
+    fill = kDeviceColor;
+  else if (text == QLatin1String("GPU span"))
+    fill = QColor(0x6a, 0x1b, 0x9a);
+  else if (text == QLatin1String("copy"))
+    fill = QColor(0x00, 0x69, 0x5c);
+  else if (text == QLatin1String("scope"))
+    fill = QColor(0x15, 0x65, 0xc0);
+  else if (text == QLatin1String("runtime"))
+    fill = QColor(0xb2, 0x6a, 0x00);
+  else if (text == QLatin1String("profiler"))
+    fill = QColor(0xad, 0x14, 0x57);
+  else
+    fill = QColor(0x54, 0x6e, 0x7a);
   QPixmap pm = makeBadge(text, fill, Qt::white, true);
   const QPixmap room = makeBadge(widest, Qt::transparent, Qt::transparent, false);
   QPixmap padded(room.size());
@@ -278,10 +291,14 @@ QVariant KeyAveragesModel::cell(int row, int col, int role) const {
       if (timeUnit_ != TimeUnit::Auto && isTime(c)) {
         const double v = columnValue(*averages_, *r, c) / 1000.0;  // ns -> us
         switch (timeUnit_) {
-          case TimeUnit::Us: return QString::number(v, 'f', 3) + QStringLiteral("us");
-          case TimeUnit::Ms: return QString::number(v / 1e3, 'f', 3) + QStringLiteral("ms");
-          case TimeUnit::S: return QString::number(v / 1e6, 'f', 6) + QStringLiteral("s");
-          case TimeUnit::Auto: break;
+          case TimeUnit::Us:
+            return QString::number(v, 'f', 3) + QStringLiteral("us");
+          case TimeUnit::Ms:
+            return QString::number(v / 1e3, 'f', 3) + QStringLiteral("ms");
+          case TimeUnit::S:
+            return QString::number(v / 1e6, 'f', 6) + QStringLiteral("s");
+          case TimeUnit::Auto:
+            break;
         }
       }
       return displayText(*averages_, *r, c);
@@ -296,8 +313,7 @@ QVariant KeyAveragesModel::cell(int row, int col, int role) const {
     case Qt::ToolTipRole:
       return toolTip(*r);
     case Qt::TextAlignmentRole:
-      return QVariant::fromValue(
-          Qt::Alignment((isNumeric(c) ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter));
+      return QVariant::fromValue(Qt::Alignment((isNumeric(c) ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter));
     case Qt::DecorationRole:
       if (c == Column::Name) return badge(*r);
       return {};
@@ -306,10 +322,9 @@ QVariant KeyAveragesModel::cell(int row, int col, int role) const {
         // A light tint of the row colour, so it stays readable on dark palettes.
         QColor base = QApplication::palette().color(QPalette::Base);
         const double a = 0.12;
-        return QColor::fromRgbF(
-            static_cast<float>(base.redF() * (1 - a) + kDeviceColor.redF() * a),
-            static_cast<float>(base.greenF() * (1 - a) + kDeviceColor.greenF() * a),
-            static_cast<float>(base.blueF() * (1 - a) + kDeviceColor.blueF() * a));
+        return QColor::fromRgbF(static_cast<float>(base.redF() * (1 - a) + kDeviceColor.redF() * a),
+                                static_cast<float>(base.greenF() * (1 - a) + kDeviceColor.greenF() * a),
+                                static_cast<float>(base.blueF() * (1 - a) + kDeviceColor.blueF() * a));
       }
       return {};
     default:

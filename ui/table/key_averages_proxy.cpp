@@ -21,9 +21,7 @@ bool KeyAveragesProxy::setNameFilter(const QString& pattern, bool regex, QString
                         QRegularExpression::CaseInsensitiveOption);
   if (!re.isValid()) {
     if (error) {
-      *error = QStringLiteral("invalid regex at offset %1: %2")
-                   .arg(re.patternErrorOffset())
-                   .arg(re.errorString());
+      *error = QStringLiteral("invalid regex at offset %1: %2").arg(re.patternErrorOffset()).arg(re.errorString());
     }
     return false;
   }

@@ -13,8 +13,7 @@ QString TwoLineHeaderView::wrapped(const QString& title, const QFontMetrics& fm)
   QString best = title;
   int bestWidth = fm.horizontalAdvance(title);
   for (qsizetype i = title.indexOf(' '); i >= 0; i = title.indexOf(' ', i + 1)) {
-    const int w =
-        std::max(fm.horizontalAdvance(title.left(i)), fm.horizontalAdvance(title.mid(i + 1)));
+    const int w = std::max(fm.horizontalAdvance(title.left(i)), fm.horizontalAdvance(title.mid(i + 1)));
     if (w < bestWidth) {
       bestWidth = w;
       best = title.left(i) + QLatin1Char('\n') + title.mid(i + 1);
@@ -23,8 +22,7 @@ QString TwoLineHeaderView::wrapped(const QString& title, const QFontMetrics& fm)
   return best;
 }
 
-void TwoLineHeaderView::initStyleOptionForIndex(QStyleOptionHeader* option,
-                                                int logicalIndex) const {
+void TwoLineHeaderView::initStyleOptionForIndex(QStyleOptionHeader* option, int logicalIndex) const {
   QHeaderView::initStyleOptionForIndex(option, logicalIndex);
   option->text = wrapped(option->text, QFontMetrics(option->fontMetrics));
 }
@@ -37,8 +35,7 @@ QSize TwoLineHeaderView::sectionSizeFromContents(int logicalIndex) const {
   if (isSortIndicatorShown() && logicalIndex != sortIndicatorSection()) {
     size.rwidth() -= size.height() + style()->pixelMetric(QStyle::PM_HeaderMargin, nullptr, this);
   }
-  const QString title =
-      model()->headerData(logicalIndex, orientation(), Qt::DisplayRole).toString();
+  const QString title = model()->headerData(logicalIndex, orientation(), Qt::DisplayRole).toString();
   const QFontMetrics fm = fontMetrics();
   int widest = 0;
   for (const QString& line : wrapped(title, fm).split(QLatin1Char('\n'))) {

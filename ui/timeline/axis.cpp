@@ -72,7 +72,7 @@ std::vector<Tick> axisTicks(const TimeAxis& axis, int64_t origin, int minPixels)
   const int64_t minor = std::max<int64_t>(1, major / (m == 2 ? 4 : 5));
   auto floorDiv = [](int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); };
   const int64_t rel0 = axis.start() - origin;
-  for (int64_t k = floorDiv(rel0, minor); ; ++k) {
+  for (int64_t k = floorDiv(rel0, minor);; ++k) {
     const int64_t rel = k * minor;
     const int64_t t = origin + rel;
     if (t > axis.end()) break;

@@ -13,8 +13,7 @@ size_t Geometry::itemCount() const {
   return n;
 }
 
-QString LabelCache::label(const EventStore& s, uint32_t name, double width,
-                          const QFontMetricsF& fm) {
+QString LabelCache::label(const EventStore& s, uint32_t name, double width, const QFontMetricsF& fm) {
   auto it = names_.find(name);
   if (it == names_.end()) {
     const std::string_view n = s.str(name);
@@ -35,8 +34,8 @@ float px(const TimeAxis& axis, int64_t t) {
   return static_cast<float>(std::clamp(x, -2.0, static_cast<double>(axis.width()) + 2.0));
 }
 
-void buildRow(const TimelineIndex& index, const TimeAxis& axis, const TrackRow& row,
-              const TimelinePalette& palette, RowGeometry& out) {
+void buildRow(const TimelineIndex& index, const TimeAxis& axis, const TrackRow& row, const TimelinePalette& palette,
+              RowGeometry& out) {
   const EventStore& s = *index.store();
   auto [i, last] = index.visible(row, axis.start(), axis.end());
   while (i < last) {
@@ -94,10 +93,8 @@ QString foldLabel(uint32_t count, double room, const QFontMetricsF& fm, const QL
 
 }  // namespace
 
-Geometry buildGeometry(const TimelineIndex& index, const TimeAxis& axis,
-                       const TimelineLayout& layout, int yTop, int yBottom,
-                       const TimelinePalette& palette, LabelCache* labels,
-                       const QFontMetricsF* fm) {
+Geometry buildGeometry(const TimelineIndex& index, const TimeAxis& axis, const TimelineLayout& layout, int yTop,
+                       int yBottom, const TimelinePalette& palette, LabelCache* labels, const QFontMetricsF* fm) {
   Geometry g;
   g.key = {axis.start(), axis.span(), axis.width(), yTop, yBottom, layout.version()};
   g.fills.resize(palette.size());
@@ -120,8 +117,8 @@ Geometry buildGeometry(const TimelineIndex& index, const TimeAxis& axis,
       const float drawW = w > 5 ? w - 1 : std::max(w, 1.0f);
       g.fills[it.colour].emplace_back(it.x0, top, drawW, h);
       if (!labels || !fm || w < kLabelPixels) continue;
-      const double room = std::min<double>(w, axis.width() + 2.0 - it.x0) - 6.0 -
-                          std::max(0.0, -static_cast<double>(it.x0));
+      const double room =
+          std::min<double>(w, axis.width() + 2.0 - it.x0) - 6.0 - std::max(0.0, -static_cast<double>(it.x0));
       if (room < 12) continue;
       const double lx = std::max(0.0, static_cast<double>(it.x0)) + 3.0;
       QString text = it.folded() ? foldLabel(it.count, room, *fm, locale)
@@ -138,8 +135,8 @@ const GeomItem* hitItem(const RowGeometry& row, double x, double slop) {
   const auto& items = row.items;
   // Last item starting at or before x + slop; boxes of a row rarely overlap,
   // so the answer is it or one just before it.
-  auto it = std::upper_bound(items.begin(), items.end(), x + slop,
-                             [](double v, const GeomItem& g) { return v < g.x0; });
+  auto it =
+      std::upper_bound(items.begin(), items.end(), x + slop, [](double v, const GeomItem& g) { return v < g.x0; });
   const GeomItem* best = nullptr;
   double bestDist = slop + 1;
   for (int k = 0; k < 4 && it != items.begin(); ++k) {

@@ -71,15 +71,13 @@ class LabelCache {
   std::unordered_map<uint32_t, Entry> names_;
 };
 
-inline constexpr double kFoldPixels = 3.0;    // narrower runs fold
+inline constexpr double kFoldPixels = 3.0;     // narrower runs fold
 inline constexpr float kMaxRunPixels = 48.0f;  // a fold box spans at most about this
-inline constexpr double kLabelPixels = 28.0;  // narrower boxes get no name
+inline constexpr double kLabelPixels = 28.0;   // narrower boxes get no name
 
 // Geometry of the rows whose slots intersect content y [yTop, yBottom).
-Geometry buildGeometry(const TimelineIndex& index, const TimeAxis& axis,
-                       const TimelineLayout& layout, int yTop, int yBottom,
-                       const TimelinePalette& palette, LabelCache* labels,
-                       const QFontMetricsF* fm);
+Geometry buildGeometry(const TimelineIndex& index, const TimeAxis& axis, const TimelineLayout& layout, int yTop,
+                       int yBottom, const TimelinePalette& palette, LabelCache* labels, const QFontMetricsF* fm);
 
 // The item under event-area x in a row (nearest within `slop` pixels), or nullptr.
 const GeomItem* hitItem(const RowGeometry& row, double x, double slop = 2.0);

@@ -41,13 +41,20 @@ std::string threadLabel(const Lane& l) { return l.label.empty() ? std::string("t
 
 const char* trackKindName(TrackKind k) {
   switch (k) {
-    case TrackKind::Cpu: return "cpu";
-    case TrackKind::Python: return "python";
-    case TrackKind::Instants: return "instants";
-    case TrackKind::Gpu: return "gpu";
-    case TrackKind::GpuAnnotations: return "gpu_annotations";
-    case TrackKind::Overhead: return "overhead";
-    case TrackKind::Other: return "other";
+    case TrackKind::Cpu:
+      return "cpu";
+    case TrackKind::Python:
+      return "python";
+    case TrackKind::Instants:
+      return "instants";
+    case TrackKind::Gpu:
+      return "gpu";
+    case TrackKind::GpuAnnotations:
+      return "gpu_annotations";
+    case TrackKind::Overhead:
+      return "overhead";
+    case TrackKind::Other:
+      return "other";
   }
   return "other";
 }
@@ -100,9 +107,12 @@ TimelineIndex::TimelineIndex(const EventStore& s) : store_(&s), place_(s.events(
       GreedyRows annRows, workRows;
       for (EventId id = lane.begin; id < lane.end; ++id) {
         const Event& e = s.event(id);
-        if (e.family == Family::Overhead) overheadIds.push_back(id);
-        else if (e.family == Family::GpuUserAnnotation) annRows.add(ann, s, id);
-        else workRows.add(work, s, id);
+        if (e.family == Family::Overhead)
+          overheadIds.push_back(id);
+        else if (e.family == Family::GpuUserAnnotation)
+          annRows.add(ann, s, id);
+        else
+          workRows.add(work, s, id);
       }
       if (ann.eventCount) gpu.push_back(std::move(ann));
       if (work.eventCount) gpu.push_back(std::move(work));
@@ -110,8 +120,10 @@ TimelineIndex::TimelineIndex(const EventStore& s) : store_(&s), place_(s.events(
       Track t{TrackKind::Other, ln, lane.label, {}, 0};
       GreedyRows rows;
       for (EventId id = lane.begin; id < lane.end; ++id) {
-        if (s.event(id).family == Family::Overhead) overheadIds.push_back(id);
-        else rows.add(t, s, id);
+        if (s.event(id).family == Family::Overhead)
+          overheadIds.push_back(id);
+        else
+          rows.add(t, s, id);
       }
       if (t.eventCount) other.push_back(std::move(t));
     }
@@ -140,20 +152,17 @@ TimelineIndex::TimelineIndex(const EventStore& s) : store_(&s), place_(s.events(
   }
 }
 
-std::pair<size_t, size_t> TimelineIndex::visible(const TrackRow& row, int64_t t0,
-                                                 int64_t t1) const {
+std::pair<size_t, size_t> TimelineIndex::visible(const TrackRow& row, int64_t t0, int64_t t1) const {
   // maxEnd is non-decreasing: nothing before the first maxEnd >= t0 can reach t0.
   const auto first = std::lower_bound(row.maxEnd.begin(), row.maxEnd.end(), t0);
   const size_t f = static_cast<size_t>(first - row.maxEnd.begin());
   return {f, firstStartingAt(row, f, row.ids.size(), t1)};
 }
 
-size_t TimelineIndex::firstStartingAt(const TrackRow& row, size_t from, size_t to,
-                                      int64_t t) const {
+size_t TimelineIndex::firstStartingAt(const TrackRow& row, size_t from, size_t to, int64_t t) const {
   const auto b = row.ids.begin() + static_cast<std::ptrdiff_t>(from);
   const auto e = row.ids.begin() + static_cast<std::ptrdiff_t>(to);
-  const auto it = std::lower_bound(
-      b, e, t, [this](EventId id, int64_t v) { return store_->event(id).start < v; });
+  const auto it = std::lower_bound(b, e, t, [this](EventId id, int64_t v) { return store_->event(id).start < v; });
   return static_cast<size_t>(it - row.ids.begin());
 }
 
@@ -161,8 +170,7 @@ size_t TimelineIndex::memoryBytes() const {
   size_t n = place_.capacity() * sizeof(uint32_t) + tracks_.capacity() * sizeof(Track);
   for (const Track& t : tracks_) {
     n += t.label.capacity() + t.rows.capacity() * sizeof(TrackRow);
-    for (const TrackRow& r : t.rows)
-      n += r.ids.capacity() * sizeof(EventId) + r.maxEnd.capacity() * sizeof(int64_t);
+    for (const TrackRow& r : t.rows) n += r.ids.capacity() * sizeof(EventId) + r.maxEnd.capacity() * sizeof(int64_t);
   }
   return n;
 }

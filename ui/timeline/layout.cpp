@@ -61,8 +61,7 @@ int TimelineLayout::rowY(uint32_t track, uint32_t row) const {
 }
 
 const RowSlot* TimelineLayout::slotAt(int y) const {
-  auto it = std::upper_bound(slots_.begin(), slots_.end(), y,
-                             [](int v, const RowSlot& s) { return v < s.y; });
+  auto it = std::upper_bound(slots_.begin(), slots_.end(), y, [](int v, const RowSlot& s) { return v < s.y; });
   if (it == slots_.begin()) return nullptr;
   --it;
   return y < it->y + it->h ? &*it : nullptr;

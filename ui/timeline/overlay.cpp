@@ -51,19 +51,18 @@ std::string launchingStep(const Explanation& a, EventId gpu) {
   return {};
 }
 
-std::string syncSentence(const EventStore& s, const Explanation& a, const SyncWait& w,
-                         int64_t hostNs) {
+std::string syncSentence(const EventStore& s, const Explanation& a, const SyncWait& w, int64_t hostNs) {
   std::string chain;
   for (size_t i = 0; i + 1 < w.opChain.size(); ++i) chain += (i ? " > " : "") + w.opChain[i];
-  std::string out = w.api + (chain.empty() ? "" : " (under " + chain + ")") +
-                    " blocked the CPU for " + durationText(w.durNs);
+  std::string out =
+      w.api + (chain.empty() ? "" : " (under " + chain + ")") + " blocked the CPU for " + durationText(w.durNs);
   if (w.awaited.empty()) return out + ", waiting for no GPU work queued before it.";
   out += " waiting for ";
   for (size_t i = 0; i < w.awaited.size() && i < 3; ++i) {
     const Awaited& aw = w.awaited[i];
     if (i) out += ", ";
-    out += std::string(s.name(s.event(aw.gpu))) + " (" + durationText(aw.gpuEndNs - aw.gpuStartNs) +
-           ", queued " + durationText(w.startNs - aw.queuedNs) + " before the wait";
+    out += std::string(s.name(s.event(aw.gpu))) + " (" + durationText(aw.gpuEndNs - aw.gpuStartNs) + ", queued " +
+           durationText(w.startNs - aw.queuedNs) + " before the wait";
     const std::string from = launchingStep(a, aw.gpu);
     if (!from.empty()) out += " by " + from;
     out += ")";
@@ -99,8 +98,7 @@ void finish(const EventStore& s, const Explanation& a, ExplainOverlay& o) {
     t += o.syncWaits.empty() ? "; a CPU-clock measurement of it sees host time only." : ".";
   } else {
     const std::string work = workNoun(s, o.launches);
-    t += "; it closed on the CPU " + durationText(o.hostEndNs - o.lastLaunchNs) +
-         " after its last launch";
+    t += "; it closed on the CPU " + durationText(o.hostEndNs - o.lastLaunchNs) + " after its last launch";
     if (o.gpuStartNs >= o.hostEndNs) {
       t += "; " + work + " ran " + durationText(o.gpuStartNs - o.hostEndNs) + " later, for " +
            durationText(o.gpuAttributedNs) + " (GPU window " + durationText(o.gpuEndNs - o.gpuStartNs) +
@@ -108,12 +106,10 @@ void finish(const EventStore& s, const Explanation& a, ExplainOverlay& o) {
     } else if (o.gpuEndNs > o.hostEndNs) {
       t += "; " + work + " (" + durationText(o.gpuAttributedNs) + " of GPU time) started " +
            durationText(o.hostEndNs - o.gpuStartNs) + " before it closed and ran " +
-           durationText(o.gpuEndNs - o.hostEndNs) +
-           " past it. A CPU-clock measurement of this step misses that tail.";
+           durationText(o.gpuEndNs - o.hostEndNs) + " past it. A CPU-clock measurement of this step misses that tail.";
     } else {
       t += "; " + work + " (" + durationText(o.gpuAttributedNs) + ") finished " +
-           durationText(o.hostEndNs - o.gpuEndNs) +
-           " before it closed, so its CPU window covers its GPU time.";
+           durationText(o.hostEndNs - o.gpuEndNs) + " before it closed, so its CPU window covers its GPU time.";
     }
   }
   for (const SyncWait& w : o.syncWaits) t += " " + syncSentence(s, a, w, host);
@@ -160,8 +156,8 @@ ExplainOverlay overlayForEvent(const EventStore& s, const Explanation& a, const 
   return fromReport(s, a, std::move(r));
 }
 
-ExplainOverlay overlayForSteps(const EventStore& s, const Explanation& a, const StepIndex& index, int first,
-                               int last, const std::string& name, const std::string& note) {
+ExplainOverlay overlayForSteps(const EventStore& s, const Explanation& a, const StepIndex& index, int first, int last,
+                               const std::string& name, const std::string& note) {
   if (first == last) {
     ExplainOverlay o = overlayForStep(s, a, first);
     if (!note.empty()) o.legend = note + " " + o.legend;

@@ -16,15 +16,15 @@ namespace attnscope::ui {
 
 struct ExplainOverlay {
   std::string name;
-  EventId event = kNoEvent;     // the annotation or op (none for an engine step window)
+  EventId event = kNoEvent;        // the annotation or op (none for an engine step window)
   uint32_t hostLane = UINT32_MAX;  // its thread (UINT32_MAX: shade every CPU thread)
   int64_t hostStartNs = 0, hostEndNs = 0;
   std::vector<Launch> launches;
   int64_t gpuStartNs = -1, gpuEndNs = -1;  // -1: it launched nothing
   int64_t gpuAttributedNs = 0;
-  int64_t lastLaunchNs = -1;  // start of its last launch call
+  int64_t lastLaunchNs = -1;        // start of its last launch call
   std::vector<SyncWait> syncWaits;  // inside the host window (any thread)
-  std::string legend;  // plain words, numbers from the fields above
+  std::string legend;               // plain words, numbers from the fields above
   // The time range that shows all of it (host, GPU, awaited work).
   int64_t extentStartNs = 0, extentEndNs = 0;
 };
@@ -36,8 +36,8 @@ ExplainOverlay overlayForEvent(const EventStore& s, const Explanation& a, const 
 
 // Steps first..last (indexes into a.steps, inclusive) as one host window,
 // named `name`, with `note` said first in the legend.
-ExplainOverlay overlayForSteps(const EventStore& s, const Explanation& a, const StepIndex& index, int first,
-                               int last, const std::string& name, const std::string& note);
+ExplainOverlay overlayForSteps(const EventStore& s, const Explanation& a, const StepIndex& index, int first, int last,
+                               const std::string& name, const std::string& note);
 
 // A region by name when no step carries it: "A..B" (steps A through B), or
 // one of the attention workload's steps (QK MATMUL, SCALE, SOFTMAX PASS, AV

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <unordered_set>
 
-#include "ui/timeline/view.h"
 #include "ui/common/text.h"
+#include "ui/timeline/view.h"
 
 namespace attnscope::ui {
 namespace {
@@ -23,16 +23,22 @@ const QColor kSelect(20, 20, 20);
 const QColor kHighlight(255, 140, 0);
 const QColor kMatch(250, 204, 21);
 
-
 QColor trackBadge(TrackKind k) {
   switch (k) {
-    case TrackKind::Cpu: return QColor("#3b78c2");
-    case TrackKind::Python: return QColor("#9fae94");
-    case TrackKind::Instants: return QColor("#00897b");
-    case TrackKind::Gpu: return QColor("#2e8b3e");
-    case TrackKind::GpuAnnotations: return QColor("#a58bd6");
-    case TrackKind::Overhead: return QColor("#8c8c8c");
-    case TrackKind::Other: return QColor("#78909c");
+    case TrackKind::Cpu:
+      return QColor("#3b78c2");
+    case TrackKind::Python:
+      return QColor("#9fae94");
+    case TrackKind::Instants:
+      return QColor("#00897b");
+    case TrackKind::Gpu:
+      return QColor("#2e8b3e");
+    case TrackKind::GpuAnnotations:
+      return QColor("#a58bd6");
+    case TrackKind::Overhead:
+      return QColor("#8c8c8c");
+    case TrackKind::Other:
+      return QColor("#78909c");
   }
   return Qt::gray;
 }
@@ -40,8 +46,7 @@ QColor trackBadge(TrackKind k) {
 // Text on a white rounded box so it reads over anything.
 void tag(QPainter& p, QPointF at, const QString& text, const QColor& border, bool above = true) {
   const QFontMetricsF fm(p.font());
-  const QRectF r(at.x(), above ? at.y() - fm.height() - 4 : at.y(), fm.horizontalAdvance(text) + 10,
-                 fm.height() + 4);
+  const QRectF r(at.x(), above ? at.y() - fm.height() - 4 : at.y(), fm.horizontalAdvance(text) + 10, fm.height() + 4);
   p.setPen(QPen(border, 1));
   p.setBrush(QColor(255, 255, 255, 235));
   p.drawRoundedRect(r, 3, 3);
@@ -144,8 +149,7 @@ void TimelineView::paintHighlights(QPainter& p) {
         bool hit = false;
         for (uint32_t k = 0; k < it.count && k < 64 && !hit; ++k)
           hit = matchName_[store_->event(row.ids[it.first + k]).name];
-        if (hit)
-          p.drawRect(QRectF(kHeaderWidth + it.x0 - 1, y, std::max(2.0f, it.x1 - it.x0 + 1), rg.h - 1));
+        if (hit) p.drawRect(QRectF(kHeaderWidth + it.x0 - 1, y, std::max(2.0f, it.x1 - it.x0 + 1), rg.h - 1));
       }
     }
   }
@@ -193,8 +197,7 @@ void TimelineView::paintFlows(QPainter& p, const QRect& area) {
     const QRectF a = eventRect(launch), b = eventRect(gpu);
     if (a.isEmpty() || b.isEmpty()) return;
     const bool down = b.top() >= a.top();
-    paintArrow(p, QPointF(a.left(), down ? a.bottom() : a.top()),
-               QPointF(b.left(), down ? b.top() : b.bottom()), c, w);
+    paintArrow(p, QPointF(a.left(), down ? a.bottom() : a.top()), QPointF(b.left(), down ? b.top() : b.bottom()), c, w);
   };
   auto linksOf = [&](EventId id, auto&& fn) {
     const Event& e = s.event(id);
@@ -214,8 +217,8 @@ void TimelineView::paintFlows(QPainter& p, const QRect& area) {
     for (const GeomItem& it : rg.items) {
       if (it.folded()) continue;
       const Event& e = s.event(row.ids[it.first]);
-      if (e.correlation > 0 && (e.family == Family::CudaRuntime || e.family == Family::CudaDriver ||
-                                isGpuFamily(e.family)))
+      if (e.correlation > 0 &&
+          (e.family == Family::CudaRuntime || e.family == Family::CudaDriver || isGpuFamily(e.family)))
         candidates.push_back(row.ids[it.first]);
     }
   }
@@ -233,8 +236,7 @@ void TimelineView::paintFlows(QPainter& p, const QRect& area) {
     } else if (isCpuFamily(e.family)) {
       const Lane& lane = s.lanes()[e.lane];
       for (EventId i = selected_ + 1, n = 0; i < lane.end && s.event(i).start < e.end() && n < 2000; ++i, ++n) {
-        if (s.event(i).correlation > 0)
-          linksOf(i, [&](EventId l, EventId gpu) { arrow(l, gpu, kSelect, 1.4); });
+        if (s.event(i).correlation > 0) linksOf(i, [&](EventId l, EventId gpu) { arrow(l, gpu, kSelect, 1.4); });
       }
     }
   }
@@ -265,10 +267,12 @@ void TimelineView::paintOverlayUnder(QPainter& p, const QRect& area) {
   }
   // Window edges across the whole area.
   p.setPen(QPen(kHostLine, 1, Qt::DashLine));
-  for (int64_t t : {o.hostStartNs, o.hostEndNs}) p.drawLine(QPointF(xOf(t), area.top()), QPointF(xOf(t), area.bottom()));
+  for (int64_t t : {o.hostStartNs, o.hostEndNs})
+    p.drawLine(QPointF(xOf(t), area.top()), QPointF(xOf(t), area.bottom()));
   if (o.gpuStartNs >= 0) {
     p.setPen(QPen(kGpuLine, 1, Qt::DotLine));
-    for (int64_t t : {o.gpuStartNs, o.gpuEndNs}) p.drawLine(QPointF(xOf(t), area.top()), QPointF(xOf(t), area.bottom()));
+    for (int64_t t : {o.gpuStartNs, o.gpuEndNs})
+      p.drawLine(QPointF(xOf(t), area.top()), QPointF(xOf(t), area.bottom()));
   }
 }
 
@@ -340,8 +344,8 @@ void TimelineView::paintOverlayOver(QPainter& p, const QRect& area) {
   const double hx0 = std::max<double>(xOf(o.hostStartNs), area.left() + 2);
   if (hostY >= 0)
     tag(p, QPointF(hx0, hostY + TimelineLayout::kTitleHeight + 1),
-        tr("%1: host window %2").arg(QString::fromStdString(o.name), durationQ(o.hostEndNs - o.hostStartNs)),
-        kHostLine, false);
+        tr("%1: host window %2").arg(QString::fromStdString(o.name), durationQ(o.hostEndNs - o.hostStartNs)), kHostLine,
+        false);
   if (gpuY >= 0) {
     const double gx0 = std::max<double>(xOf(o.gpuStartNs), area.left() + 2);
     const uint32_t gt = index_->trackOf(o.launches.front().gpu);
@@ -358,8 +362,9 @@ void TimelineView::paintOverlayOver(QPainter& p, const QRect& area) {
       p.drawLine(QPointF(xa, y), QPointF(xb, y));
       p.drawLine(QPointF(xa, y - 4), QPointF(xa, y + 4));
       p.drawLine(QPointF(xb, y - 4), QPointF(xb, y + 4));
-      const QString text = after ? tr("gap %1: GPU work starts after the step closed on the CPU").arg(durationQ(gapEnd - o.hostEndNs))
-                                 : tr("GPU runs %1 past the step's close").arg(durationQ(gapEnd - o.hostEndNs));
+      const QString text =
+          after ? tr("gap %1: GPU work starts after the step closed on the CPU").arg(durationQ(gapEnd - o.hostEndNs))
+                : tr("GPU runs %1 past the step's close").arg(durationQ(gapEnd - o.hostEndNs));
       const QFontMetricsF fm(p.font());
       const double tw = fm.horizontalAdvance(text) + 10;
       double tx = (xa + xb) / 2 - tw / 2;
@@ -393,8 +398,10 @@ void TimelineView::paintHeader(QPainter& p, QSize size) {
     if (canCollapse) {
       QPolygonF tri;
       const QPointF c(16, y + TimelineLayout::kRowHeight / 2.0);
-      if (collapsed) tri << c + QPointF(-3, -4) << c + QPointF(-3, 4) << c + QPointF(3, 0);
-      else tri << c + QPointF(-4, -2) << c + QPointF(4, -2) << c + QPointF(0, 3);
+      if (collapsed)
+        tri << c + QPointF(-3, -4) << c + QPointF(-3, 4) << c + QPointF(3, 0);
+      else
+        tri << c + QPointF(-4, -2) << c + QPointF(4, -2) << c + QPointF(0, 3);
       p.setBrush(QColor(90, 90, 90));
       p.setRenderHint(QPainter::Antialiasing, true);
       p.drawPolygon(tri);
@@ -407,10 +414,11 @@ void TimelineView::paintHeader(QPainter& p, QSize size) {
                fm.elidedText(QString::fromStdString(tr.label), Qt::ElideRight, titleRect.width()));
     p.setFont(font());
     p.setPen(QColor(110, 110, 110));
-    const QString sub = tr.rows.size() > 1
-                            ? this->tr("%1 events · %2 rows%3").arg(locale.toString(tr.eventCount)).arg(tr.rows.size())
-                                  .arg(collapsed ? this->tr(" (collapsed)") : QString())
-                            : this->tr("%1 events").arg(locale.toString(tr.eventCount));
+    const QString sub = tr.rows.size() > 1 ? this->tr("%1 events · %2 rows%3")
+                                                 .arg(locale.toString(tr.eventCount))
+                                                 .arg(tr.rows.size())
+                                                 .arg(collapsed ? this->tr(" (collapsed)") : QString())
+                                           : this->tr("%1 events").arg(locale.toString(tr.eventCount));
     if (layout_.trackHeight(t) - TimelineLayout::kTrackGap >= 2 * TimelineLayout::kRowHeight)
       p.drawText(QRect(24, y + TimelineLayout::kRowHeight, kHeaderWidth - 28, TimelineLayout::kRowHeight),
                  Qt::AlignLeft | Qt::AlignVCenter, sub);
@@ -440,7 +448,8 @@ void TimelineView::paintRuler(QPainter& p, QSize size) {
   // Corner: the span shown.
   p.setPen(QColor(60, 60, 60));
   p.drawText(QRect(8, 0, kHeaderWidth - 12, 20), Qt::AlignLeft | Qt::AlignVCenter,
-             tr("view %1 · %2/px").arg(durationQ(axis_.span()), durationQ(static_cast<int64_t>(std::ceil(axis_.nsPerPixel())))));
+             tr("view %1 · %2/px")
+                 .arg(durationQ(axis_.span()), durationQ(static_cast<int64_t>(std::ceil(axis_.nsPerPixel())))));
   p.save();
   p.setClipRect(QRect(kHeaderWidth, 0, size.width() - kHeaderWidth, kRulerHeight));
   if (rulerB_ > rulerA_)

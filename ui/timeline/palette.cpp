@@ -65,8 +65,10 @@ uint16_t TimelinePalette::indexOf(const EventStore& s, const Event& e) const {
       special_.assign(s.strings().size(), 0);
       for (uint32_t i = 0; i < s.strings().size(); ++i) {
         const std::string_view n = s.str(i);
-        if (n.find("Synchronize") != std::string_view::npos) special_[i] = 1;
-        else if (n.starts_with("cudaEventRecord") || n.starts_with("cuEventRecord")) special_[i] = 2;
+        if (n.find("Synchronize") != std::string_view::npos)
+          special_[i] = 1;
+        else if (n.starts_with("cudaEventRecord") || n.starts_with("cuEventRecord"))
+          special_[i] = 2;
       }
     }
     if (e.name < special_.size() && special_[e.name] == 1) return sync_;
@@ -76,8 +78,6 @@ uint16_t TimelinePalette::indexOf(const EventStore& s, const Event& e) const {
   return static_cast<uint16_t>(r.first + 2 * (e.name % r.count));
 }
 
-QColor TimelinePalette::familyColour(Family f) const {
-  return fills_[ranges_[static_cast<int>(f)].first];
-}
+QColor TimelinePalette::familyColour(Family f) const { return fills_[ranges_[static_cast<int>(f)].first]; }
 
 }  // namespace attnscope::ui

@@ -9,9 +9,8 @@
 
 namespace attnscope::ui {
 
-TimelineTableLink::TimelineTableLink(TimelinePanel* panel, QTableView* table,
-                                     KeyAveragesModel* model, QSortFilterProxyModel* proxy,
-                                     QObject* parent)
+TimelineTableLink::TimelineTableLink(TimelinePanel* panel, QTableView* table, KeyAveragesModel* model,
+                                     QSortFilterProxyModel* proxy, QObject* parent)
     : QObject(parent), panel_(panel), table_(table), model_(model), proxy_(proxy) {
   connect(model_, &QAbstractItemModel::modelReset, this, [this] { stale_ = true; });
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
@@ -49,8 +48,7 @@ void TimelineTableLink::onEventSelected(EventId id) {
   const QModelIndex idx = proxy_->mapFromSource(model_->index(r, 0));
   if (!idx.isValid()) return;  // filtered out of the table
   syncing_ = true;
-  table_->selectionModel()->setCurrentIndex(
-      idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  table_->selectionModel()->setCurrentIndex(idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
   table_->scrollTo(idx);
   syncing_ = false;
 }

@@ -20,8 +20,8 @@ class TimelineTableLink : public QObject {
   Q_OBJECT
 
  public:
-  TimelineTableLink(TimelinePanel* panel, QTableView* table, KeyAveragesModel* model,
-                    QSortFilterProxyModel* proxy, QObject* parent = nullptr);
+  TimelineTableLink(TimelinePanel* panel, QTableView* table, KeyAveragesModel* model, QSortFilterProxyModel* proxy,
+                    QObject* parent = nullptr);
 
   // The model row holding an event, or -1.
   int sourceRowOf(EventId id);

@@ -8,12 +8,11 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "ui/shell/trace_loader.h"
 #include "ui/common/text.h"
+#include "ui/shell/trace_loader.h"
 
 namespace attnscope::ui {
 namespace {
-
 
 QString swatch(const QColor& c, const QString& text, bool hatched = false) {
   return QStringLiteral("<span style=\"background:%1; color:%1;%3\">&nbsp;&nbsp;&nbsp;</span>&nbsp;%2")
@@ -61,10 +60,11 @@ TimelinePanel::TimelinePanel(QWidget* parent) : QWidget(parent) {
   zoomSel->setText(tr("Zoom to selection"));
   zoomSel->setToolTip(tr("The measured interval, else the selected event, else the overlay (Z)"));
   auto* hint = new QLabel(tr("<a href=\"#\">keys</a>"), this);
-  hint->setToolTip(tr("Wheel or W/S: zoom at the cursor · drag or A/D: pan · Shift+wheel: pan\n"
-                      "Shift+drag or drag on the ruler: measure · click: select · double-click: zoom to it\n"
-                      "F: fit all · Z: zoom to selection · E: explain the selected annotation/op · Esc: clear\n"
-                      "Track names: click the triangle to collapse, drag to reorder, right-click for more"));
+  hint->setToolTip(
+      tr("Wheel or W/S: zoom at the cursor · drag or A/D: pan · Shift+wheel: pan\n"
+         "Shift+drag or drag on the ruler: measure · click: select · double-click: zoom to it\n"
+         "F: fit all · Z: zoom to selection · E: explain the selected annotation/op · Esc: clear\n"
+         "Track names: click the triangle to collapse, drag to reorder, right-click for more"));
   bar->addWidget(explainLabel);
   bar->addWidget(steps_);
   bar->addWidget(explainSel_);
@@ -103,8 +103,10 @@ TimelinePanel::TimelinePanel(QWidget* parent) : QWidget(parent) {
 
   connect(steps_, &QComboBox::currentIndexChanged, this, [this](int i) {
     const int step = steps_->itemData(i).toInt();
-    if (step >= 0) explainStep(step);
-    else if (step == -1) clearOverlay();
+    if (step >= 0)
+      explainStep(step);
+    else if (step == -1)
+      clearOverlay();
   });
   connect(explainSel_, &QToolButton::clicked, this, [this] { explainEvent(view_->selectedEvent()); });
   connect(view_, &TimelineView::explainRequested, this, &TimelinePanel::explainEvent);
@@ -124,8 +126,9 @@ void TimelinePanel::setSnapshot(const std::shared_ptr<const TraceSnapshot>& snap
   store_ = snap ? snap->store : nullptr;
   // The loader analyzed the trace off the UI thread; snapshots made by hand
   // (tests) may not carry it.
-  analysis_ = snap && snap->analysis ? snap->analysis
-              : std::make_shared<const Explanation>(store_ ? explainTrace(*store_) : Explanation{});
+  analysis_ = snap && snap->analysis
+                  ? snap->analysis
+                  : std::make_shared<const Explanation>(store_ ? explainTrace(*store_) : Explanation{});
   stepIndex_.reset();
   if (store_) stepIndex_.emplace(*store_);
   view_->setStore(store_);
@@ -136,10 +139,11 @@ void TimelinePanel::setSnapshot(const std::shared_ptr<const TraceSnapshot>& snap
   steps_->addItem(tr("(no overlay)"), -1);
   for (size_t i = 0; i < analysis_->steps.size(); ++i) {
     const StepReport& st = analysis_->steps[i];
-    steps_->addItem(tr("%1 — CPU %2%3")
-                        .arg(QString::fromStdString(st.name), durationQ(st.hostEndNs - st.hostStartNs),
-                             st.gpuStartNs >= 0 ? tr(", GPU %1").arg(durationQ(st.gpuAttributedNs)) : tr(", no GPU work")),
-                    static_cast<int>(i));
+    steps_->addItem(
+        tr("%1 — CPU %2%3")
+            .arg(QString::fromStdString(st.name), durationQ(st.hostEndNs - st.hostStartNs),
+                 st.gpuStartNs >= 0 ? tr(", GPU %1").arg(durationQ(st.gpuAttributedNs)) : tr(", no GPU work")),
+        static_cast<int>(i));
   }
   if (!search_->text().isEmpty()) runSearch();
 }
@@ -210,10 +214,10 @@ void TimelinePanel::clearOverlay() {
 }
 
 void TimelinePanel::showOverlay(ExplainOverlay o) {
-  const QString key =
-      swatch(QColor(59, 120, 194, 110), tr("host window")) + QStringLiteral(" &nbsp; ") +
-      swatch(QColor(232, 103, 12, 110), tr("GPU window of the work it launched")) + QStringLiteral(" &nbsp; ") +
-      swatch(QColor("#f6c9c9"), tr("sync wait (hatched) → the GPU work it waited for"), true);
+  const QString key = swatch(QColor(59, 120, 194, 110), tr("host window")) + QStringLiteral(" &nbsp; ") +
+                      swatch(QColor(232, 103, 12, 110), tr("GPU window of the work it launched")) +
+                      QStringLiteral(" &nbsp; ") +
+                      swatch(QColor("#f6c9c9"), tr("sync wait (hatched) → the GPU work it waited for"), true);
   legend_->setText(QStringLiteral("<b>%1</b><br>%2").arg(QString::fromStdString(o.legend).toHtmlEscaped(), key));
   legend_->show();
   view_->zoomToRange(o.extentStartNs, o.extentEndNs, 0.06);

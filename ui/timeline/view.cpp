@@ -19,11 +19,9 @@ namespace {
 
 constexpr int kScrollUnits = 100000;  // horizontal scroll bar resolution over the whole trace
 
-
 }  // namespace
 
-TimelineView::TimelineView(QWidget* parent)
-    : QAbstractScrollArea(parent), index_(std::make_unique<TimelineIndex>()) {
+TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent), index_(std::make_unique<TimelineIndex>()) {
   setObjectName(QStringLiteral("timeline"));
   setFocusPolicy(Qt::StrongFocus);
   viewport()->setMouseTracking(true);
@@ -31,8 +29,7 @@ TimelineView::TimelineView(QWidget* parent)
   setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
   setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
   horizontalScrollBar()->setRange(0, 0);
-  connect(horizontalScrollBar(), &QScrollBar::valueChanged, this,
-          &TimelineView::onHorizontalScroll);
+  connect(horizontalScrollBar(), &QScrollBar::valueChanged, this, &TimelineView::onHorizontalScroll);
   setMinimumHeight(160);
 }
 
@@ -51,8 +48,10 @@ void TimelineView::setStore(std::shared_ptr<const EventStore> store) {
   rulerA_ = rulerB_ = 0;
   geometry_.reset();
   axis_.setWidth(eventAreaWidth());
-  if (store_ && !store_->events().empty()) axis_.setBounds(store_->minTime(), store_->maxTime());
-  else axis_.setBounds(0, 1000);
+  if (store_ && !store_->events().empty())
+    axis_.setBounds(store_->minTime(), store_->maxTime());
+  else
+    axis_.setBounds(0, 1000);
   axis_.fitAll();
   verticalScrollBar()->setValue(0);
   changed();
@@ -119,9 +118,12 @@ void TimelineView::zoomToRange(int64_t t0, int64_t t1, double margin) {
 }
 
 void TimelineView::zoomToSelection() {
-  if (rulerB_ > rulerA_) zoomToRange(rulerA_, rulerB_, 0.02);
-  else if (selected_ != kNoEvent) zoomToRange(store_->event(selected_).start, store_->event(selected_).end(), 0.15);
-  else if (overlay_) zoomToRange(overlay_->extentStartNs, overlay_->extentEndNs, 0.06);
+  if (rulerB_ > rulerA_)
+    zoomToRange(rulerA_, rulerB_, 0.02);
+  else if (selected_ != kNoEvent)
+    zoomToRange(store_->event(selected_).start, store_->event(selected_).end(), 0.15);
+  else if (overlay_)
+    zoomToRange(overlay_->extentStartNs, overlay_->extentEndNs, 0.06);
 }
 
 void TimelineView::zoomBy(double factor) {
@@ -197,9 +199,8 @@ int TimelineView::setSearch(const QString& text) {
     if (any) {
       for (EventId id = 0; id < store_->events().size(); ++id)
         if (matchName_[store_->event(id).name]) matches_.push_back(id);
-      std::stable_sort(matches_.begin(), matches_.end(), [this](EventId a, EventId b) {
-        return store_->event(a).start < store_->event(b).start;
-      });
+      std::stable_sort(matches_.begin(), matches_.end(),
+                       [this](EventId a, EventId b) { return store_->event(a).start < store_->event(b).start; });
     }
   }
   viewport()->update();
@@ -215,8 +216,10 @@ EventId TimelineView::nextMatch(bool forward) {
     const int64_t mid = axis_.start() + axis_.span() / 2;
     auto it = std::lower_bound(matches_.begin(), matches_.end(), mid,
                                [this](EventId id, int64_t t) { return store_->event(id).start < t; });
-    if (forward) next = it == matches_.end() ? matches_.front() : *it;
-    else next = it == matches_.begin() ? matches_.back() : *(it - 1);
+    if (forward)
+      next = it == matches_.end() ? matches_.front() : *it;
+    else
+      next = it == matches_.begin() ? matches_.back() : *(it - 1);
   } else if (forward) {
     next = pos + 1 == matches_.end() ? matches_.front() : *(pos + 1);
   } else {
@@ -282,7 +285,8 @@ QString TimelineView::toolTipFor(const Hit& h) const {
               "from %3 over %4, %5 of event time<br>first: %6<br><i>double-click to zoom in</i>")
         .arg(QLocale().toString(h.count))
         .arg(kFoldPixels)
-        .arg(durationQ(a.start - s.minTime()), durationQ(end - a.start), durationQ(busy), qs(s.name(a)).toHtmlEscaped());
+        .arg(durationQ(a.start - s.minTime()), durationQ(end - a.start), durationQ(busy),
+             qs(s.name(a)).toHtmlEscaped());
   }
   return detailsFor(h.event);
 }
@@ -301,11 +305,14 @@ QString TimelineView::detailsFor(EventId id) const {
     if (a->stream >= 0) lines << tr("device %1 · stream %2").arg(a->device).arg(a->stream);
     if (a->grid[0]) {
       lines << tr("grid [%1, %2, %3] · block [%4, %5, %6]")
-                   .arg(a->grid[0]).arg(a->grid[1]).arg(a->grid[2])
-                   .arg(a->block[0]).arg(a->block[1]).arg(a->block[2]);
+                   .arg(a->grid[0])
+                   .arg(a->grid[1])
+                   .arg(a->grid[2])
+                   .arg(a->block[0])
+                   .arg(a->block[1])
+                   .arg(a->block[2]);
     }
-    if (a->bytes && (e.family == Family::GpuMemcpy || e.family == Family::GpuMemset ||
-                     e.family == Family::Memory))
+    if (a->bytes && (e.family == Family::GpuMemcpy || e.family == Family::GpuMemset || e.family == Family::Memory))
       lines << tr("%1 bytes").arg(QLocale().toString(static_cast<qlonglong>(a->bytes)));
   }
   QStringList ids;
@@ -334,8 +341,10 @@ bool TimelineView::viewportEvent(QEvent* e) {
       return true;
     }
     const auto hit = hitTest(he->pos());
-    if (hit) QToolTip::showText(he->globalPos(), toolTipFor(*hit), viewport());
-    else QToolTip::hideText();
+    if (hit)
+      QToolTip::showText(he->globalPos(), toolTipFor(*hit), viewport());
+    else
+      QToolTip::hideText();
     return true;
   }
   return QAbstractScrollArea::viewportEvent(e);
@@ -465,13 +474,27 @@ void TimelineView::keyPressEvent(QKeyEvent* e) {
                            ? hoverPos_.x() - kHeaderWidth
                            : axis_.width() / 2.0;
   switch (e->key()) {
-    case Qt::Key_W: axis_.zoomAt(zoomX, 1.5); changed(); break;
-    case Qt::Key_S: axis_.zoomAt(zoomX, 1 / 1.5); changed(); break;
-    case Qt::Key_A: panBy(-0.15); break;
-    case Qt::Key_D: panBy(0.15); break;
+    case Qt::Key_W:
+      axis_.zoomAt(zoomX, 1.5);
+      changed();
+      break;
+    case Qt::Key_S:
+      axis_.zoomAt(zoomX, 1 / 1.5);
+      changed();
+      break;
+    case Qt::Key_A:
+      panBy(-0.15);
+      break;
+    case Qt::Key_D:
+      panBy(0.15);
+      break;
     case Qt::Key_F:
-    case Qt::Key_Home: fitAll(); break;
-    case Qt::Key_Z: zoomToSelection(); break;
+    case Qt::Key_Home:
+      fitAll();
+      break;
+    case Qt::Key_Z:
+      zoomToSelection();
+      break;
     case Qt::Key_E:
       if (selected_ != kNoEvent) emit explainRequested(selected_);
       break;
@@ -479,7 +502,9 @@ void TimelineView::keyPressEvent(QKeyEvent* e) {
       setRuler(0, 0);
       selectEvent(kNoEvent);
       break;
-    default: QAbstractScrollArea::keyPressEvent(e); return;
+    default:
+      QAbstractScrollArea::keyPressEvent(e);
+      return;
   }
   e->accept();
 }
@@ -526,7 +551,8 @@ void TimelineView::contextMenuEvent(QContextMenuEvent* e) {
       ex->setEnabled(f == Family::UserAnnotation || f == Family::CpuOp);
       menu.addAction(tr("Zoom to event"), this, [this] { zoomToSelection(); });
     }
-    if (rulerB_ > rulerA_) menu.addAction(tr("Zoom to measured interval"), this, [this] { zoomToRange(rulerA_, rulerB_, 0.02); });
+    if (rulerB_ > rulerA_)
+      menu.addAction(tr("Zoom to measured interval"), this, [this] { zoomToRange(rulerA_, rulerB_, 0.02); });
     menu.addAction(tr("Fit all"), this, [this] { fitAll(); });
   }
   menu.exec(e->globalPos());

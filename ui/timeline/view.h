@@ -49,7 +49,7 @@ class TimelineView : public QAbstractScrollArea {
   void fitAll();
   void zoomToRange(int64_t t0, int64_t t1, double margin = 0.05);
   void zoomToSelection();
-  void zoomBy(double factor);  // at the view centre
+  void zoomBy(double factor);   // at the view centre
   void panBy(double fraction);  // of the view width
   void relayoutTracks();        // after changing layout() directly
 
@@ -60,7 +60,7 @@ class TimelineView : public QAbstractScrollArea {
   const std::vector<EventId>& highlighted() const { return highlighted_; }
   int setSearch(const QString& text);  // returns the number of matches
   const std::vector<EventId>& searchMatches() const { return matches_; }
-  EventId nextMatch(bool forward);     // selects and reveals it
+  EventId nextMatch(bool forward);  // selects and reveals it
 
   void setOverlay(std::optional<ExplainOverlay> overlay);
   const std::optional<ExplainOverlay>& overlay() const { return overlay_; }
