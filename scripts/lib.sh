@@ -5,12 +5,15 @@
 #   ATTNSCOPE_ENGINE      AUTO (default) | ON | OFF. AUTO builds the LibTorch engine only when
 #                         python3 can already import torch (and a CUDA toolkit is there); it never
 #                         installs torch. ON installs torch==$ATTNSCOPE_TORCH_VERSION if missing.
-#   ATTNSCOPE_BUILD_TYPE  CMake build type for build/ (default RelWithDebInfo).
+#   ATTNSCOPE_BUILD_TYPE  CMake build type (default Release); the tree is build-<type>/, lower
+#                         case (build-release/, build-relwithdebinfo/, build-debug/), so build
+#                         types never share a directory.
 #   ATTNSCOPE_PRESET      scripts/test only: build and test with this CMake preset (e.g. asan).
 #   ATTNSCOPE_BUILD_TARGET  build only this target (CI: attnscope_tests, everything ctest runs).
 
 ATTNSCOPE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-ATTNSCOPE_BUILD_DIR="$ATTNSCOPE_ROOT/build"
+ATTNSCOPE_BUILD_TYPE="${ATTNSCOPE_BUILD_TYPE:-Release}"
+ATTNSCOPE_BUILD_DIR="$ATTNSCOPE_ROOT/build-${ATTNSCOPE_BUILD_TYPE,,}"
 ATTNSCOPE_TORCH_VERSION="2.11.0"
 
 # Everything a fresh Debian 12 (bookworm) image needs to build, test and screenshot attnscope
@@ -139,15 +142,15 @@ resolve_engine() {
   ENGINE_CMAKE_ARGS+=("-DCMAKE_PREFIX_PATH=$TORCH_PREFIX")
 }
 
-# Installs what is missing and builds build/ (extra args go to the CMake configure step).
-# Configures only when build/ has no Ninja tree yet or the configure arguments changed;
+# Installs what is missing and builds $ATTNSCOPE_BUILD_DIR (extra args go to the CMake configure
+# step). Configures only when the tree has no Ninja tree yet or the configure arguments changed;
 # Ninja re-runs CMake by itself when a CMakeLists.txt changes.
 build_main() {
   ensure_apt_packages
   resolve_engine
   local args=(
     -S "$ATTNSCOPE_ROOT" -B "$ATTNSCOPE_BUILD_DIR" -G Ninja
-    "-DCMAKE_BUILD_TYPE=${ATTNSCOPE_BUILD_TYPE:-RelWithDebInfo}"
+    "-DCMAKE_BUILD_TYPE=$ATTNSCOPE_BUILD_TYPE"
     "${ENGINE_CMAKE_ARGS[@]}"
     "$@"
   )
@@ -156,12 +159,12 @@ build_main() {
   local want
   want="$(printf '%q ' "${args[@]}")"
   if [[ -f $cache ]] && ! grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja' "$cache"; then
-    log "build/ was configured with another generator: starting it over"
+    log "$ATTNSCOPE_BUILD_DIR was configured with another generator: starting it over"
     rm -rf "$cache" "$ATTNSCOPE_BUILD_DIR/CMakeFiles"
   fi
   if [[ ! -f $cache || ! -f $ATTNSCOPE_BUILD_DIR/build.ninja || ! -f $stamp ||
     "$(cat "$stamp")" != "$want" ]]; then
-    log "configuring build/ (engine: $ENGINE_MODE)"
+    log "configuring $ATTNSCOPE_BUILD_DIR ($ATTNSCOPE_BUILD_TYPE, engine: $ENGINE_MODE)"
     rm -f "$stamp"
     cmake "${args[@]}"
     printf '%s' "$want" >"$stamp"
