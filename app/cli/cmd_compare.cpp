@@ -3,6 +3,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "core/explain/compare.h"
+#include "core/snapshot/trace_snapshot.h"
 
 namespace attnscope::cli {
 
@@ -49,7 +50,7 @@ int cmdCompare(Args& a) {
   const auto pos = a.positionals(2, 2);
   const EventStore sa = loadOrThrow(pos[0], limits);
   const EventStore sb = loadOrThrow(pos[1], limits);
-  const Comparison c = compareTraces(sa, sb, opt);
+  const Comparison c = compareTraces(*snapshotOf(sa), *snapshotOf(sb), opt);
   emit(out, format == "json" ? compareJson(c) : format == "csv" ? compareCsv(c) : compareText(c));
   return kExitOk;
 }

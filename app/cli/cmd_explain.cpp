@@ -3,6 +3,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "core/explain/explanation.h"
+#include "core/snapshot/trace_snapshot.h"
 
 namespace attnscope::cli {
 
@@ -30,7 +31,8 @@ int cmdExplain(Args& a) {
   const ReaderLimits limits = readerLimits(a);
   const auto pos = a.positionals(1, 1);
   const EventStore store = loadOrThrow(pos[0], limits);
-  const Explanation an = explainTrace(store);
+  const auto snap = snapshotOf(store);
+  const Explanation& an = *snap->explanation;
   emit(out, json ? explainJson(store, an) : explainText(store, an));
   return kExitOk;
 }

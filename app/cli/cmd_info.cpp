@@ -3,6 +3,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "core/explain/explanation.h"
+#include "core/snapshot/trace_snapshot.h"
 #include "core/store/trace_info.h"
 
 namespace attnscope::cli {
@@ -32,7 +33,7 @@ int cmdInfo(Args& a) {
   const ReaderLimits limits = readerLimits(a);
   const auto pos = a.positionals(1, 1);
   const EventStore store = loadOrThrow(pos[0], limits);
-  const Ledger ledger = computeLedger(store);
+  const Ledger ledger = computeLedger(*snapshotOf(store, {.explain = false}));
   emit(out, json ? traceInfoJson(store, "\"ledger\": " + ledgerJson(store, ledger, true))
                  : traceInfoText(store) + ledgerText(ledger));
   return kExitOk;

@@ -3,6 +3,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "core/explain/why.h"
+#include "core/snapshot/trace_snapshot.h"
 
 namespace attnscope::cli {
 
@@ -28,7 +29,7 @@ int cmdWhy(Args& a) {
   const ReaderLimits limits = readerLimits(a);
   const auto pos = a.positionals(2, 2);
   const EventStore store = loadOrThrow(pos[0], limits);
-  const WhyReport r = whyRow(store, pos[1]);
+  const WhyReport r = whyRow(*snapshotOf(store, {.explain = false}), pos[1]);
   if (!r.found) throw UsageError(pos[0] + ": no event named '" + pos[1] + "'");
   emit(out, json ? whyJson(store, r) : whyText(store, r));
   return kExitOk;

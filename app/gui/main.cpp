@@ -22,9 +22,8 @@
 
 #include "core/write/atomic_file.h"
 #include "startup_probe.h"
-#include "ui/panels/explain_panel.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/workbench.h"
+#include "ui/table/table_pane.h"
 #include "ui/timeline/timeline_pane.h"
 
 namespace {
@@ -118,36 +117,33 @@ int main(int argc, char* argv[]) {
     return 1;
   }
 
-  attnscope::ui::MainWindow window;
-  window.setGroupBy(byShape ? attnscope::GroupBy::InputShape : attnscope::GroupBy::Name);
-  if (parser.isSet(filterOpt)) window.setNameFilter(parser.value(filterOpt), true);
-
   const bool screenshot = parser.isSet(screenshotOpt);
   const bool probe = parser.isSet(probeOpt);
+  // A screenshot or a probe shows the default layout and leaves the user's settings alone.
+  attnscope::ui::MainWindowOptions options;
+  options.restoreSettings = !screenshot && !probe;
+  options.saveSettings = !screenshot && !probe;
+  attnscope::ui::MainWindow window(options);
+  window.tablePane()->setGroupBy(byShape ? attnscope::GroupBy::InputShape : attnscope::GroupBy::Name);
+  if (parser.isSet(filterOpt)) window.tablePane()->setNameFilter(parser.value(filterOpt), true);
+
   if (probe) new StartupProbe(&window, mainNs);
   if (parser.isSet(overlayOpt)) {
     const QString name = parser.value(overlayOpt);
     QObject::connect(&window, &attnscope::ui::MainWindow::traceShown, &app, [&window, name] {
-      if (window.timeline()->explainByName(name)) return;
+      if (window.timelinePane()->explainByName(name)) return;
       fail(QStringLiteral("--overlay: no step, user annotation or op named '%1' (steps: %2)")
-               .arg(name, window.timeline()->stepNames().join(QStringLiteral(", "))));
+               .arg(name, window.timelinePane()->stepNames().join(QStringLiteral(", "))));
       QCoreApplication::exit(2);
     });
   }
-  // Docks, run panel, runs, explanation, plots, compare, glossary. A
-  // screenshot shows the default layout and leaves the user's settings alone.
-  attnscope::ui::WorkbenchOptions benchOptions;
-  benchOptions.restoreSettings = !screenshot && !probe;
-  benchOptions.saveSettings = !screenshot && !probe;
-  auto* bench = new attnscope::ui::Workbench(&window, benchOptions);
   if (screenshot) {
     const QString out = parser.value(screenshotOpt);
     // Render without putting a window on a real desktop.
     window.setAttribute(Qt::WA_DontShowOnScreen);
     window.resize(size);
-    // Shoot once the explanation of the trace is on screen too (it is
-    // analyzed off the UI thread after the trace is shown).
-    QObject::connect(bench->explainPanel(), &attnscope::ui::ExplainPanel::analyzed, &app, [&window, out] {
+    // Shoot once the trace is on screen (the explanation's cards included).
+    QObject::connect(&window, &attnscope::ui::MainWindow::traceShown, &app, [&window, out] {
       // Let queued layout work (the view's delayed item layout) run first.
       QTimer::singleShot(0, &window, [&window, out] {
         QCoreApplication::processEvents();

@@ -33,7 +33,7 @@ bool StartupProbe::eventFilter(QObject* watched, QEvent* event) {
   if (event->type() != QEvent::Paint || pending_ || !watched->isWidgetType()) return false;
   auto* w = static_cast<QWidget*>(watched);
   if (w->window() != window_) return false;
-  const bool timeline = traceShown_ && window_->timeline()->isAncestorOf(w);
+  const bool timeline = traceShown_ && window_->timelinePane()->isAncestorOf(w);
   if (firstFrameNs_ && !timeline) return false;
   // Time it once this paint (and the rest of the frame) has been handled.
   pending_ = true;

@@ -1,5 +1,7 @@
 #include "core/explain/compare.h"
 
+#include "core/snapshot/trace_snapshot.h"
+
 #include <algorithm>
 #include <map>
 
@@ -179,19 +181,21 @@ void metricsText(std::string& out, const Pair<T>& p) {
 
 }  // namespace
 
-Comparison compareTraces(const EventStore& ea, const EventStore& eb, const CompareOptions& opt) {
+Comparison compareTraces(const TraceSnapshot& sa, const TraceSnapshot& sb, const CompareOptions& opt) {
+  const EventStore& ea = *sa.store;
+  const EventStore& eb = *sb.store;
   Comparison c;
   c.options = opt;
   c.pathA = ea.meta().sourcePath;
   c.pathB = eb.meta().sourcePath;
-  const KeyAverages ka = computeKeyAverages(ea, opt.groupBy, opt.attribution);
-  const KeyAverages kb = computeKeyAverages(eb, opt.groupBy, opt.attribution);
+  const KeyAverages& ka = *sa.table(opt.attribution, opt.groupBy);
+  const KeyAverages& kb = *sb.table(opt.attribution, opt.groupBy);
   c.rows = join(ka.rows, kb.rows, [](const KeyAverageRow& r) {
     return r.name + (r.deviceType == DeviceType::Cuda ? " [cuda]" : " [cpu]") +
            (r.inputShapes.empty() ? "" : " " + r.inputShapes);
   });
-  const Explanation a = explainTrace(ea);
-  const Explanation b = explainTrace(eb);
+  const Explanation& a = *sa.explanation;
+  const Explanation& b = *sb.explanation;
   c.steps = join(a.steps, b.steps, [](const StepReport& s) { return s.name; });
   c.syncWaits = join(a.syncWaits, b.syncWaits, [&](const SyncWait& w) {
     // Each side's events belong to its own store: find which one holds it.

@@ -37,7 +37,10 @@ struct Comparison {
   std::vector<std::string> perturbation;  // plain sentences with numbers
 };
 
-Comparison compareTraces(const EventStore& a, const EventStore& b, const CompareOptions& opt = {});
+struct TraceSnapshot;
+
+// Both snapshots need their explanation (buildSnapshot's default).
+Comparison compareTraces(const TraceSnapshot& a, const TraceSnapshot& b, const CompareOptions& opt = {});
 std::string compareText(const Comparison& c);
 std::string compareJson(const Comparison& c);
 std::string compareCsv(const Comparison& c);  // section,key,metric,a,b,delta

@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -120,39 +119,31 @@ struct Explanation {
   std::string stepSource;  // "engine", "annotations", "top_level_ops", "none"
 };
 
-// `windows`: our engine's steps; when null, steps come from the user
-// annotations (and, inside the outermost annotation, from the top-level ops
-// that no annotation covers).
-Explanation explainTrace(const EventStore& store, const std::vector<EngineStep>* windows = nullptr);
+class ActivityIndex;
+struct KeyAverages;
+struct EngineMetadata;
+struct TraceSnapshot;
+
+// The explanation of a snapshot's trace from the pieces it already holds
+// (store, activity index, both by-name tables, engine metadata): nothing is
+// recomputed. Steps are `steps` when given, else the engine's when the
+// trace has them, else the user annotations (and, inside the outermost
+// annotation, the top-level ops that no annotation covers).
+Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep>* steps = nullptr);
 
 // Pieces, for callers that need only one.
-std::vector<StepReport> findSteps(const EventStore& store, const std::vector<EngineStep>* windows, std::string* source);
-// What per-step figures need, indexed once per store, so that a step costs
-// two binary searches plus its own launches whatever the trace holds
-// (hostile ones overlap every step with every other, or give thousands of
-// launches one correlation).
-class StepIndex {
- public:
-  explicit StepIndex(const EventStore& store);
-  // CUDA runtime/driver calls of every thread starting in [t0, t1), by start.
-  std::span<const EventId> callsIn(int64_t t0, int64_t t1) const;
-  // The length of the union of GPU activity intervals inside [t0, t1).
-  int64_t gpuBusyWithin(int64_t t0, int64_t t1) const;
-
- private:
-  std::vector<EventId> calls_;      // by start
-  std::vector<int64_t> callStart_;  // their starts
-  // The union of GPU activity intervals: disjoint, sorted, with the busy
-  // time before each one.
-  std::vector<int64_t> busyStart_, busyEnd_, busyBefore_;
-};
+std::vector<StepReport> findSteps(const EventStore& store, const std::vector<EngineStep>* steps, std::string* source);
 // Fills the step's launches (the calls starting in its host window, or up
 // to `scanEndNs` when that is earlier: explainTrace ends a step where the
 // next one starts, so overlapping steps do not each take every launch) and
 // its GPU figures. A correlation's GPU work goes with its first call.
-void fillStepFigures(const EventStore& store, const StepIndex& index, StepReport& step, int64_t scanEndNs = INT64_MAX);
-std::vector<SyncWait> findSyncWaits(const EventStore& store);
-Ledger computeLedger(const EventStore& store);
+void fillStepFigures(const EventStore& store, const ActivityIndex& index, StepReport& step,
+                     int64_t scanEndNs = INT64_MAX);
+std::vector<SyncWait> findSyncWaits(const EventStore& store, const ActivityIndex& index);
+// What torch's sums say against what the GPU did; `engine` (may be null) gives the dropped-record count.
+Ledger computeLedger(const EventStore& store, const ActivityIndex& index, const KeyAverages& torchByName,
+                     const KeyAverages& correctedByName, const EngineMetadata* engine);
+Ledger computeLedger(const TraceSnapshot& snap);
 std::vector<Verdict> findVerdicts(const EventStore& store, const Explanation& a);
 
 std::string explainText(const EventStore& store, const Explanation& a);
@@ -161,12 +152,7 @@ std::string ledgerText(const Ledger& l);
 // withEvents: add an "events" object describing every event id it cites.
 std::string ledgerJson(const EventStore& store, const Ledger& l, bool withEvents);
 
-// Helpers the reports share: "298.889 us" style text and the JSON object
-// that lets a reader find an event in the trace file.
+// The JSON object that lets a reader find an event in the trace file.
 std::string eventJson(const EventStore& store, EventId id);
-// GPU activities (kernels, copies, memsets) sorted by start, and the
-// length of the union of their intervals inside [t0, t1).
-std::vector<EventId> gpuWorkByStart(const EventStore& store);
-int64_t gpuBusyWithin(const EventStore& store, const std::vector<EventId>& byStart, int64_t t0, int64_t t1);
 
 }  // namespace attnscope

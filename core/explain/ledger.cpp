@@ -6,6 +6,7 @@
 
 #include "core/explain/explanation.h"
 #include "core/run/engine_metadata.h"
+#include "core/snapshot/trace_snapshot.h"
 #include "core/tables/attribution.h"
 #include "core/tables/key_averages.h"
 #include "core/text/json_out.h"
@@ -27,11 +28,17 @@ std::string idList(const std::vector<EventId>& ids) {
 
 }  // namespace
 
-Ledger computeLedger(const EventStore& s) {
+Ledger computeLedger(const TraceSnapshot& snap) {
+  return computeLedger(*snap.store, snap.index, *snap.torchByName, *snap.correctedByName,
+                       snap.engine ? &*snap.engine : nullptr);
+}
+
+Ledger computeLedger(const EventStore& s, const ActivityIndex& index, const KeyAverages& torch,
+                     const KeyAverages& corrected, const EngineMetadata* engine) {
   Ledger l;
-  if (const auto engine = readEngineMetadata(s)) l.droppedRecords = engine->droppedRecords;
+  if (engine) l.droppedRecords = engine->droppedRecords;
   l.wallSpanNs = s.maxTime() - s.minTime();
-  const std::vector<EventId> byStart = gpuWorkByStart(s);
+  const std::vector<EventId>& byStart = index.gpuWorkByStart();
   l.gpuActivities = byStart.size();
   for (EventId id : byStart) {
     l.gpuActivitySumNs += s.event(id).dur;
@@ -40,7 +47,7 @@ Ledger computeLedger(const EventStore& s) {
       l.unlinkedGpuNs += s.event(id).dur;
     }
   }
-  l.gpuUnionNs = gpuBusyWithin(s, byStart, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+  l.gpuUnionNs = index.gpuBusyTotal();
   // The correlations GPU work carries, once (a trace may give thousands of
   // launches one correlation: asking byCorrelation per launch is quadratic).
   std::vector<int64_t> gpuCorrelations;
@@ -58,7 +65,6 @@ Ledger computeLedger(const EventStore& s) {
   }
   l.timing = l.gpuActivities ? "cupti" : l.cudaEventRecords ? "cuda_events" : "none";
 
-  const KeyAverages torch = computeKeyAverages(s, GroupBy::Name, Attribution::Torch);
   l.torchSelfDeviceTotalNs = torch.sumSelfDeviceNs;
   for (const auto& r : torch.rows) {
     l.torchSelfDeviceAllRowsNs += r.selfDeviceNs;
@@ -79,7 +85,7 @@ Ledger computeLedger(const EventStore& s) {
     l.overheadOwnedGpuNs += d.ns;
     l.doubleCounting.push_back(std::move(d));
   }
-  l.correctedSelfDeviceNs = computeKeyAverages(s, GroupBy::Name, Attribution::Corrected).sumSelfDeviceNs;
+  l.correctedSelfDeviceNs = corrected.sumSelfDeviceNs;
   return l;
 }
 

@@ -5,6 +5,8 @@
 
 #include "core/explain/explanation.h"
 #include "core/run/engine_metadata.h"
+#include "core/snapshot/trace_snapshot.h"
+#include "core/store/work_counters.h"
 #include "core/tables/attribution.h"
 
 namespace attnscope {
@@ -101,81 +103,7 @@ std::vector<StepReport> findSteps(const EventStore& s, const std::vector<EngineS
   return steps;
 }
 
-std::vector<EventId> gpuWorkByStart(const EventStore& s) {
-  std::vector<EventId> ids;
-  for (EventId i = 0; i < s.events().size(); ++i)
-    if (isGpuWork(s.event(i).family)) ids.push_back(i);
-  std::stable_sort(ids.begin(), ids.end(), [&](EventId a, EventId b) { return s.event(a).start < s.event(b).start; });
-  return ids;
-}
-
-int64_t gpuBusyWithin(const EventStore& s, const std::vector<EventId>& byStart, int64_t t0, int64_t t1) {
-  int64_t busy = 0;
-  int64_t curStart = 0, curEnd = 0;
-  bool open = false;
-  for (EventId id : byStart) {
-    const Event& e = s.event(id);
-    const int64_t a = std::max(e.start, t0);
-    const int64_t b = std::min(e.end(), t1);
-    if (e.start >= t1) break;
-    if (b <= a) continue;
-    if (open && a <= curEnd) {
-      curEnd = std::max(curEnd, b);
-      continue;
-    }
-    if (open) busy += curEnd - curStart;
-    curStart = a;
-    curEnd = b;
-    open = true;
-  }
-  if (open) busy += curEnd - curStart;
-  return busy;
-}
-
-StepIndex::StepIndex(const EventStore& s) {
-  for (EventId i = 0; i < s.events().size(); ++i) {
-    const Family f = s.event(i).family;
-    if (f == Family::CudaRuntime || f == Family::CudaDriver) calls_.push_back(i);
-  }
-  std::stable_sort(calls_.begin(), calls_.end(),
-                   [&](EventId a, EventId b) { return s.event(a).start < s.event(b).start; });
-  callStart_.reserve(calls_.size());
-  for (EventId id : calls_) callStart_.push_back(s.event(id).start);
-  int64_t before = 0;
-  for (EventId id : gpuWorkByStart(s)) {
-    const Event& e = s.event(id);
-    if (e.dur <= 0) continue;
-    if (!busyEnd_.empty() && e.start <= busyEnd_.back()) {
-      busyEnd_.back() = std::max(busyEnd_.back(), e.end());
-      continue;
-    }
-    if (!busyEnd_.empty()) before += busyEnd_.back() - busyStart_.back();
-    busyStart_.push_back(e.start);
-    busyEnd_.push_back(e.end());
-    busyBefore_.push_back(before);
-  }
-}
-
-std::span<const EventId> StepIndex::callsIn(int64_t t0, int64_t t1) const {
-  const auto a = std::lower_bound(callStart_.begin(), callStart_.end(), t0);
-  const auto b = std::lower_bound(a, callStart_.end(), t1);
-  return {calls_.data() + (a - callStart_.begin()), static_cast<size_t>(b - a)};
-}
-
-int64_t StepIndex::gpuBusyWithin(int64_t t0, int64_t t1) const {
-  // The intervals ending after t0 and starting before t1, clipped to the window.
-  const size_t k0 = static_cast<size_t>(std::upper_bound(busyEnd_.begin(), busyEnd_.end(), t0) - busyEnd_.begin());
-  const size_t k1 =
-      static_cast<size_t>(std::lower_bound(busyStart_.begin(), busyStart_.end(), t1) - busyStart_.begin());
-  if (k0 >= k1) return 0;
-  const int64_t last = busyEnd_[k1 - 1] - busyStart_[k1 - 1];
-  int64_t busy = busyBefore_[k1 - 1] + last - busyBefore_[k0];
-  busy -= std::max<int64_t>(0, t0 - busyStart_[k0]);
-  busy -= std::max<int64_t>(0, busyEnd_[k1 - 1] - t1);
-  return busy;
-}
-
-void fillStepFigures(const EventStore& s, const StepIndex& index, StepReport& st, int64_t scanEndNs) {
+void fillStepFigures(const EventStore& s, const ActivityIndex& index, StepReport& st, int64_t scanEndNs) {
   const size_t first = st.launches.size();
   for (EventId id : index.callsIn(st.hostStartNs, std::min(st.hostEndNs, scanEndNs))) {
     const Event& e = s.event(id);
@@ -206,28 +134,31 @@ void fillStepFigures(const EventStore& s, const StepIndex& index, StepReport& st
   st.gpuBusyInHostWindowNs = index.gpuBusyWithin(st.hostStartNs, st.hostEndNs);
 }
 
-Explanation explainTrace(const EventStore& s, const std::vector<EngineStep>* windows) {
+Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep>* steps) {
+  workCounters().explanations++;
+  const EventStore& s = *snap.store;
   Explanation a;
   // Our engine's traces name their four steps and host windows: use them.
-  const std::optional<EngineMetadata> engine = windows ? std::nullopt : readEngineMetadata(s);
-  if (engine && !engine->windows.empty()) windows = &engine->windows;
-  a.steps = findSteps(s, windows, &a.stepSource);
-  if (engine) {
-    // The events pass's CUDA-event time per step (iteration i, step k).
-    auto ev = engine->timing.find("events");
-    for (size_t i = 0; i < a.steps.size() && ev != engine->timing.end(); ++i) {
-      const size_t iter = i / 4, step = i % 4;
-      if (iter < ev->second.size() && step < ev->second[iter].size() && ev->second[iter][step] >= 0)
-        a.steps[i].eventNs = ev->second[iter][step];
+  const EngineMetadata* engine = snap.engine ? &*snap.engine : nullptr;
+  const bool engineSteps = !steps && engine && !engine->steps.empty();
+  if (engineSteps) steps = &engine->steps;
+  a.steps = findSteps(s, steps, &a.stepSource);
+  if (engineSteps) {
+    // The events measurement's CUDA-event time per step (iteration i, step k).
+    if (const TimingSeries* ev = engine->timingOf("events")) {
+      for (size_t i = 0; i < a.steps.size(); ++i) {
+        const size_t iter = i / kStepCount, step = i % kStepCount;
+        if (iter < ev->steps.size() && step < ev->steps[iter].size() && ev->steps[iter][step] >= 0)
+          a.steps[i].eventNs = ev->steps[iter][step];
+      }
     }
   }
-  const StepIndex index(s);
   for (size_t i = 0; i < a.steps.size(); ++i) {
     // Steps are in start order; one that overlaps the next ends its scan there.
     const int64_t next = i + 1 < a.steps.size() ? a.steps[i + 1].hostStartNs : INT64_MAX;
-    fillStepFigures(s, index, a.steps[i], next);
+    fillStepFigures(s, snap.index, a.steps[i], next);
   }
-  a.syncWaits = findSyncWaits(s);
+  a.syncWaits = findSyncWaits(s, snap.index);
   for (size_t w = 0; w < a.syncWaits.size(); ++w) {
     SyncWait& sw = a.syncWaits[w];
     for (size_t i = 0; i < a.steps.size(); ++i) {
@@ -239,7 +170,7 @@ Explanation explainTrace(const EventStore& s, const std::vector<EngineStep>* win
       }
     }
   }
-  a.ledger = computeLedger(s);
+  a.ledger = computeLedger(snap);
   a.verdicts = findVerdicts(s, a);
   return a;
 }

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "core/explain/explanation.h"
+#include "core/store/activity_index.h"
 #include "core/tables/attribution.h"
 
 namespace attnscope {
@@ -91,11 +92,10 @@ void fillChain(const EventStore& s, SyncWait& w) {
   }
 }
 
-void fillAwaited(const EventStore& s, const std::vector<EventId>& byStart, SyncWait& w) {
+void fillAwaited(const EventStore& s, const ActivityIndex& index, SyncWait& w) {
   const int64_t end = w.startNs + w.durNs;
-  for (EventId g : byStart) {
+  for (EventId g : index.gpuWorkStartingBefore(end)) {
     const Event& ge = s.event(g);
-    if (ge.start >= end) break;
     if (ge.end() <= w.startNs || ge.end() > end) continue;
     const EventId launch = launchOf(s, g);
     const int64_t queued = launch != kNoEvent ? s.event(launch).start : ge.start;
@@ -103,12 +103,10 @@ void fillAwaited(const EventStore& s, const std::vector<EventId>& byStart, SyncW
     w.awaited.push_back({g, ge.correlation, ge.start, ge.end(), queued});
   }
 }
-
 }  // namespace
 
-std::vector<SyncWait> findSyncWaits(const EventStore& s) {
+std::vector<SyncWait> findSyncWaits(const EventStore& s, const ActivityIndex& index) {
   std::vector<SyncWait> out;
-  const std::vector<EventId> byStart = gpuWorkByStart(s);
   for (EventId i = 0; i < s.events().size(); ++i) {
     const Event& e = s.event(i);
     if (!isSynchronizing(s, e)) continue;
@@ -118,7 +116,7 @@ std::vector<SyncWait> findSyncWaits(const EventStore& s) {
     w.startNs = e.start;
     w.durNs = e.dur;
     fillChain(s, w);
-    fillAwaited(s, byStart, w);
+    fillAwaited(s, index, w);
     out.push_back(std::move(w));
   }
   std::stable_sort(out.begin(), out.end(), [](const SyncWait& a, const SyncWait& b) { return a.startNs < b.startNs; });

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/explain/explanation.h"
+#include "core/snapshot/trace_snapshot.h"
 #include "core/tables/attribution.h"
 #include "core/tables/key_averages.h"
 #include "core/text/json_out.h"
@@ -24,9 +25,9 @@ EventId ancestorIn(const EventStore& s, EventId id, const std::set<EventId>& set
   return kNoEvent;
 }
 
-void rowItems(const EventStore& s, std::string_view name, WhyReport& r) {
-  const KeyAverages torch = computeKeyAverages(s, GroupBy::Name, Attribution::Torch);
-  const KeyAverages corr = computeKeyAverages(s, GroupBy::Name, Attribution::Corrected);
+void rowItems(const TraceSnapshot& snap, std::string_view name, WhyReport& r) {
+  const KeyAverages& torch = *snap.torchByName;
+  const KeyAverages& corr = *snap.correctedByName;
   for (const KeyAverages* ka : {&torch, &corr}) {
     for (const auto& row : ka->rows) {
       if (row.name != name) continue;
@@ -41,11 +42,12 @@ void rowItems(const EventStore& s, std::string_view name, WhyReport& r) {
   }
 }
 
-void cpuItems(const EventStore& s, const std::set<EventId>& mine, WhyReport& r) {
+void cpuItems(const TraceSnapshot& snap, const std::set<EventId>& mine, WhyReport& r) {
+  const EventStore& s = *snap.store;
   int64_t ownNs = 0;
   std::vector<EventId> own;
   std::map<std::string, std::pair<int64_t, std::vector<EventId>>> children;
-  const std::vector<EventId> gpu = gpuWorkByStart(s);
+  const std::vector<EventId>& gpu = snap.index.gpuWorkByStart();
   for (EventId g : gpu) {
     const GpuOwner o = gpuOwner(s, g);
     if ((o.op != kNoEvent && mine.count(o.op)) || (o.launch != kNoEvent && mine.count(o.launch))) {
@@ -122,13 +124,14 @@ void cpuItems(const EventStore& s, const std::set<EventId>& mine, WhyReport& r) 
   }
 }
 
-void deviceItems(const EventStore& s, const std::vector<EventId>& spans, const std::vector<EventId>& work,
+void deviceItems(const TraceSnapshot& snap, const std::vector<EventId>& spans, const std::vector<EventId>& work,
                  WhyReport& r) {
+  const EventStore& s = *snap.store;
   for (EventId sp : spans) {
     const Event& e = s.event(sp);
     int64_t inside = 0;
     std::vector<EventId> ev{sp};
-    for (EventId g : gpuWorkByStart(s))
+    for (EventId g : snap.index.gpuWorkStartingBefore(e.end()))
       if (s.event(g).start >= e.start && s.event(g).end() <= e.end() && s.event(g).lane == e.lane) {
         inside += s.event(g).dur;
         ev.push_back(g);
@@ -157,7 +160,8 @@ void deviceItems(const EventStore& s, const std::vector<EventId>& spans, const s
 
 }  // namespace
 
-WhyReport whyRow(const EventStore& s, std::string_view name) {
+WhyReport whyRow(const TraceSnapshot& snap, std::string_view name) {
+  const EventStore& s = *snap.store;
   WhyReport r;
   r.name = std::string(name);
   std::set<EventId> cpu;
@@ -175,9 +179,9 @@ WhyReport whyRow(const EventStore& s, std::string_view name) {
   }
   r.found = !cpu.empty() || !spans.empty() || !work.empty();
   if (!r.found) return r;
-  rowItems(s, name, r);
-  if (!cpu.empty()) cpuItems(s, cpu, r);
-  if (!spans.empty() || !work.empty()) deviceItems(s, spans, work, r);
+  rowItems(snap, name, r);
+  if (!cpu.empty()) cpuItems(snap, cpu, r);
+  if (!spans.empty() || !work.empty()) deviceItems(snap, spans, work, r);
   return r;
 }
 

@@ -26,7 +26,10 @@ struct WhyReport {
   std::vector<WhyItem> items;
 };
 
-WhyReport whyRow(const EventStore& store, std::string_view name);
+struct TraceSnapshot;
+
+// Reads the snapshot's tables and index; recomputes neither.
+WhyReport whyRow(const TraceSnapshot& snap, std::string_view name);
 std::string whyText(const EventStore& store, const WhyReport& r);
 std::string whyJson(const EventStore& store, const WhyReport& r);
 

@@ -2,68 +2,154 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
+#include <utility>
+
+#include "core/store/work_counters.h"
+
 namespace attnscope {
 
-std::optional<EngineMetadata> readEngineMetadata(const EventStore& store) {
-  const std::string& text = store.meta().attnscopeJson;
-  if (text.empty()) return std::nullopt;
+std::vector<double> TimingSeries::meanNs() const {
+  std::vector<double> out(kStepCount, -1.0);
+  for (int k = 0; k < kStepCount; ++k) {
+    double sum = 0;
+    int n = 0;
+    for (const auto& it : steps) {
+      if (static_cast<size_t>(k) < it.size() && it[static_cast<size_t>(k)] >= 0) {
+        sum += static_cast<double>(it[static_cast<size_t>(k)]);
+        ++n;
+      }
+    }
+    if (n > 0) out[static_cast<size_t>(k)] = sum / n;
+  }
+  return out;
+}
+
+const TimingSeries* EngineMetadata::timingOf(std::string_view method) const {
+  for (const TimingSeries& t : timing)
+    if (t.method == method) return &t;
+  return nullptr;
+}
+
+namespace {
+
+using Value = simdjson::simdjson_result<simdjson::dom::element>;
+
+// A string field, "" when it is missing or not a string.
+std::string str(Value v) {
+  std::string_view sv;
+  return v.get_string().get(sv) ? std::string() : std::string(sv);
+}
+
+// An integer field written as an integer (the engine's) or, leniently, as a number.
+bool integer(Value v, int64_t* out) {
+  if (!v.get_int64().get(*out)) return true;
+  double d = 0;
+  if (v.get_double().get(d)) return false;
+  *out = static_cast<int64_t>(d);
+  return true;
+}
+
+}  // namespace
+
+std::optional<EngineMetadata> parseEngineMetadata(std::string_view json) {
+  if (json.empty()) return std::nullopt;
+  workCounters().engineMetadataParses++;
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  if (parser.parse(text).get(doc)) return std::nullopt;
+  if (parser.parse(json.data(), json.size()).get(doc) || !doc.is_object()) return std::nullopt;
   EngineMetadata m;
-  std::string_view sv;
-  if (!doc["config"]["args"].get_string().get(sv)) m.args = std::string(sv);
+  simdjson::dom::element e;
+  m.args = str(doc.at_pointer("/config/args"));
+  if (!m.args.empty()) {
+    std::vector<std::string> args;
+    for (size_t i = 0; i < m.args.size();) {
+      const size_t j = std::min(m.args.find(' ', i), m.args.size());
+      if (j > i) args.push_back(m.args.substr(i, j - i));
+      i = j + 1;
+    }
+    RunConfig c;
+    if (!parseRunArgs(args, &c)) m.config = c;
+  }
+  if (!doc["device"].get(e)) m.device = e.is_object() ? str(e["name"]) : str(Value(std::move(e)));
   simdjson::dom::array steps;
-  if (doc["steps"].get_array().get(steps)) return std::nullopt;
-  for (auto step : steps) {
-    std::string_view name;
-    bool wrapped = false;
-    if (step["name"].get_string().get(name)) continue;
-    if (step["wrapped"].get_bool().get(wrapped)) wrapped = false;
-    simdjson::dom::array iters;
-    if (step["iterations"].get_array().get(iters)) continue;
-    for (auto it : iters) {
-      int64_t i = 0, a = 0, b = 0;
-      if (it["iteration"].get_int64().get(i) || it["host_start_ns"].get_int64().get(a) ||
-          it["host_end_ns"].get_int64().get(b))
-        continue;
-      EngineStep w;
-      w.name = i == 0 ? std::string(name) : std::string(name) + " #" + std::to_string(i + 1);
-      w.wrapped = wrapped;
-      w.hostStartNs = a;
-      w.hostEndNs = b;
-      m.windows.push_back(std::move(w));
+  if (!doc["steps"].get_array().get(steps)) {
+    for (auto step : steps) {
+      std::string_view name;
+      if (step["name"].get_string().get(name)) continue;
+      bool wrapped = false;
+      if (step["wrapped"].get_bool().get(wrapped)) wrapped = false;
+      m.stepNames.emplace_back(name);
+      m.wrapped.push_back(wrapped);
+      simdjson::dom::array iters;
+      if (step["iterations"].get_array().get(iters)) continue;
+      for (auto it : iters) {
+        int64_t i = 0, a = 0, b = 0;
+        if (!integer(it["iteration"], &i) || !integer(it["host_start_ns"], &a) || !integer(it["host_end_ns"], &b))
+          continue;
+        EngineStep w;
+        w.name = i == 0 ? std::string(name) : std::string(name) + " #" + std::to_string(i + 1);
+        w.wrapped = wrapped;
+        w.hostStartNs = a;
+        w.hostEndNs = b;
+        m.steps.push_back(std::move(w));
+      }
     }
   }
   // Steps in time order (the metadata groups them by step).
-  std::stable_sort(m.windows.begin(), m.windows.end(),
+  std::stable_sort(m.steps.begin(), m.steps.end(),
                    [](const EngineStep& x, const EngineStep& y) { return x.hostStartNs < y.hostStartNs; });
   simdjson::dom::object timing;
   if (!doc["timing"].get_object().get(timing)) {
-    for (auto [method, v] : timing) {
+    // The engine's method order (cupti, events, host, host-sync, torch), whatever the object's.
+    for (int t = 0; t < kTimingMethodCount; ++t) {
+      const std::string_view method = timingName(static_cast<TimingMethod>(t));
+      simdjson::dom::element v;
+      if (timing[method].get(v)) continue;
+      TimingSeries s;
+      s.method = std::string(method);
+      s.measures = str(v["measures"]);
+      s.process = str(v["process"]);
       simdjson::dom::array rows;
-      if (v["steps"].get_array().get(rows)) continue;
-      auto& table = m.timing[std::string(method)];
-      for (auto row : rows) {
-        std::vector<int64_t> r;
-        for (auto x : row) {
-          int64_t n = -1;
-          if (x.get_int64().get(n)) n = -1;
-          r.push_back(n);
+      if (!v["steps"].get_array().get(rows)) {
+        for (auto row : rows) {
+          std::vector<int64_t> r;
+          simdjson::dom::array xs;
+          if (!row.get_array().get(xs))
+            for (auto x : xs) {
+              int64_t n = -1;
+              if (!integer(Value(std::move(x)), &n)) n = -1;
+              r.push_back(n);
+            }
+          s.steps.push_back(std::move(r));
         }
-        table.push_back(std::move(r));
       }
-      std::string_view what;
-      if (!v["measures"].get_string().get(what)) m.measures[std::string(method)] = std::string(what);
+      m.timing.push_back(std::move(s));
     }
   }
-  auto c = doc["collection"];
-  int64_t n = 0;
-  if (!c["dropped_records"].get_int64().get(n)) m.droppedRecords = static_cast<uint64_t>(n);
-  if (!c["cupti"].get_string().get(sv)) m.cupti = std::string(sv);
-  if (c["nvtx_ranges_pushed"].get_int64().get(m.nvtxPushed)) m.nvtxPushed = 0;
-  if (c["nvtx_ranges_seen"].get_int64().get(m.nvtxSeen)) m.nvtxSeen = 0;
+  simdjson::dom::array notes;
+  if (!doc["notes"].get_array().get(notes))
+    for (simdjson::dom::element n : notes) m.notes.push_back(str(Value(std::move(n))));
+  simdjson::dom::element c;
+  if (!doc["collection"].get(c) && c.is_object()) {
+    int64_t n = 0;
+    if (!c["dropped_records"].get_int64().get(n)) m.droppedRecords = static_cast<uint64_t>(n);
+    m.cupti = str(c["cupti"]);
+    if (c["nvtx_ranges_pushed"].get_int64().get(m.nvtxPushed)) m.nvtxPushed = 0;
+    if (c["nvtx_ranges_seen"].get_int64().get(m.nvtxSeen)) m.nvtxSeen = 0;
+  }
   return m;
+}
+
+std::optional<EngineMetadata> readEngineMetadata(const EventStore& store) {
+  return parseEngineMetadata(store.meta().attnscopeJson);
+}
+
+std::string missingCollection(const EngineMetadata& m) {
+  if (m.cupti.empty() || m.cupti == "ok") return {};
+  std::string why = m.cupti;
+  if (why.starts_with("unavailable: ")) why = why.substr(13);
+  return "CUPTI unavailable: " + why + "; GPU kernels, copies and memsets were not collected.";
 }
 
 }  // namespace attnscope

@@ -1,32 +1,56 @@
-// Reads the "attnscope" metadata object our engine writes into its traces:
-// the four workload steps with their host windows (wrapped or not), every
-// timing method's per-step figures, and the collection counters.
+// The "attnscope" metadata object our engine writes into its traces, read
+// once per trace (the snapshot holds it; nothing else parses it): the run's
+// configuration, the four workload steps with their host windows (wrapped or
+// not), every timing method's per-step figures and the collection counters.
+// Traces from torch.profiler have none.
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/explain/explanation.h"
+#include "core/run/run_config.h"
 #include "core/store/event_store.h"
 
 namespace attnscope {
 
-struct EngineMetadata {
-  std::string args;                 // the run's canonical command line options
-  std::vector<EngineStep> windows;  // every step of every iteration ("SCALE", "SCALE #2", ...)
-  // method ("cupti", "events", "host", "host-sync", "torch") -> per iteration -> per step, ns
-  std::map<std::string, std::vector<std::vector<int64_t>>> timing;
-  std::map<std::string, std::string> measures;  // method -> what it measures, in words
-  uint64_t droppedRecords = 0;
-  std::string cupti;  // "ok" or "unavailable: ..."
-  int64_t nvtxPushed = 0;
-  int64_t nvtxSeen = 0;
+// One timing method's figures: per iteration, per step (kStepCount), in ns.
+struct TimingSeries {
+  std::string method;                       // cupti, events, host, host-sync, torch
+  std::string measures;                     // what the number means, in words
+  std::string process;                      // "parent" or "child"
+  std::vector<std::vector<int64_t>> steps;  // -1 where not measured
+  // The mean over iterations per step (-1 where no iteration has a value).
+  std::vector<double> meanNs() const;
 };
 
-// nullopt when the trace has no (readable) engine metadata.
+struct EngineMetadata {
+  std::string args;                    // the run's canonical command line options
+  std::optional<RunConfig> config;     // args parsed back (nullopt when they do not parse)
+  std::string device;                  // "cpu" or the GPU's name
+  std::vector<std::string> stepNames;  // the four steps, in order
+  std::vector<bool> wrapped;           // per step: inside a record_function
+  std::vector<EngineStep> steps;       // every step of every iteration ("SCALE", "SCALE #2"), in time order
+  std::vector<TimingSeries> timing;    // in the engine's method order
+  std::vector<std::string> notes;
+  std::string cupti;  // "ok" or "unavailable: ..." ("" when not recorded)
+  uint64_t droppedRecords = 0;
+  int64_t nvtxPushed = 0;
+  int64_t nvtxSeen = 0;
+
+  const TimingSeries* timingOf(std::string_view method) const;
+};
+
+// nullopt when `json` (the raw object) is empty or not a JSON object.
+std::optional<EngineMetadata> parseEngineMetadata(std::string_view json);
+// The store's object (EventStore::Meta::attnscopeJson), parsed.
 std::optional<EngineMetadata> readEngineMetadata(const EventStore& store);
+
+// "" when CUPTI collected the run's GPU activity; else, in one sentence,
+// which collection is missing, why, and what the trace still holds.
+std::string missingCollection(const EngineMetadata& m);
 
 }  // namespace attnscope

@@ -45,6 +45,8 @@ inline constexpr int kFamilyCount = static_cast<int>(Family::Count);
 std::string_view familyName(Family f);  // the trace's `cat` spelling
 bool isGpuFamily(Family f);             // runs on a device timeline
 bool isCpuFamily(Family f);             // runs on a host thread
+// Kernels, copies and memsets: the GPU activities whose durations are work.
+inline bool isGpuWork(Family f) { return f == Family::Kernel || f == Family::GpuMemcpy || f == Family::GpuMemset; }
 
 enum class LaneKind : uint8_t { CpuThread, GpuStream, Other };
 

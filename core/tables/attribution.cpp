@@ -2,8 +2,6 @@
 
 namespace attnscope {
 
-bool isGpuWork(Family f) { return f == Family::Kernel || f == Family::GpuMemcpy || f == Family::GpuMemset; }
-
 EventId launchOf(const EventStore& s, EventId gpu) {
   const Event& g = s.event(gpu);
   return g.correlation > 0 ? s.callOfCorrelation(g.correlation) : kNoEvent;

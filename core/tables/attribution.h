@@ -13,8 +13,6 @@
 
 namespace attnscope {
 
-// Kernels, copies and memsets: the GPU activities whose durations are work.
-bool isGpuWork(Family f);
 // The runtime or driver call with the same correlation id, or kNoEvent.
 EventId launchOf(const EventStore& s, EventId gpu);
 // Innermost cpu_op or user_annotation enclosing `ev` on its thread, or kNoEvent.

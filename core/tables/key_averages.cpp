@@ -1,5 +1,6 @@
 #include "core/tables/key_averages.h"
 
+#include "core/store/work_counters.h"
 #include "core/tables/attribution.h"
 
 #include <algorithm>
@@ -523,6 +524,7 @@ KeyAverages aggregate(const Prepared& p, GroupBy groupBy, Attribution attributio
     out.sumSelfCpuNs += r.selfCpuNs;
     if (corrected || (r.deviceType == DeviceType::Cuda && !r.userAnnotation)) out.sumSelfDeviceNs += r.selfDeviceNs;
   }
+  workCounters().keyAverageTables++;
   return out;
 }
 

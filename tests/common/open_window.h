@@ -1,17 +1,15 @@
-// The desktop app as the fault tests drive it: the main window with the
-// workbench around it (default layout, settings neither read nor written, no
-// engine probe), shown offscreen, with a trace opened.
+// The desktop app as the fault tests drive it: the main window (default
+// layout, settings neither read nor written, no engine probe), shown
+// offscreen, with a trace opened.
 #pragma once
 
 #include <QSignalSpy>
 #include <QString>
 
 #include "ui/shell/main_window.h"
-#include "ui/shell/workbench.h"
 
 struct OpenWindow {
-  attnscope::ui::MainWindow window;
-  attnscope::ui::Workbench bench{&window, attnscope::ui::WorkbenchOptions{false, false, false}};
+  attnscope::ui::MainWindow window{attnscope::ui::MainWindowOptions{false, false, false}};
   QSignalSpy shown{&window, &attnscope::ui::MainWindow::traceShown};
 
   OpenWindow() {

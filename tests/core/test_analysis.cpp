@@ -6,6 +6,7 @@
 #include "core/explain/compare.h"
 #include "core/explain/explanation.h"
 #include "core/read/trace_reader.h"
+#include "core/snapshot/trace_snapshot.h"
 #include "core/tables/attribution.h"
 #include "core/tables/key_averages.h"
 
@@ -44,7 +45,7 @@ class AnalysisTest : public QObject {
   // 5367878834240.143 + 540.41 = 5367878834780.553, inside the wait.
   void scaleSyncAwaitsTheQkGemm() {
     const EventStore s = load("kineto/softmax_8x16x1024x64.json");
-    const Explanation a = explainTrace(s);
+    const Explanation a = *snapshotOf(s)->explanation;
     const SyncWait* w = nullptr;
     for (const auto& x : a.syncWaits)
       if (x.api == "cudaStreamSynchronize") w = &x;
@@ -93,7 +94,7 @@ class AnalysisTest : public QObject {
     QCOMPARE(c->selfDeviceNs, int64_t{0});
     QCOMPARE(c->deviceTotalNs, int64_t{0});
     QCOMPARE(corr.attribution, Attribution::Corrected);
-    const Ledger l = computeLedger(s);
+    const Ledger l = computeLedger(*snapshotOf(s, {.explain = false}));
     QCOMPARE(l.overheadOwnedGpuNs, int64_t{540410});
     QCOMPARE(l.overheadOwnedGpu.size(), size_t{1});
     QCOMPARE(s.event(l.overheadOwnedGpu[0]).correlation, int64_t{990});
@@ -111,7 +112,7 @@ class AnalysisTest : public QObject {
     for (const char* name :
          {"none_8x16x1024x64", "none_sync_8x16x1024x64", "softmax_8x16x1024x64", "softmax_sync_8x16x1024x64"}) {
       const EventStore s = load(QString("kineto/%1.json").arg(name));
-      const std::vector<SyncWait> ws = findSyncWaits(s);
+      const std::vector<SyncWait> ws = findSyncWaits(s, ActivityIndex(s));
       int stream = 0, deviceProfiler = 0, deviceUser = 0;
       for (const auto& w : ws) {
         stream += w.api == "cudaStreamSynchronize";
@@ -142,13 +143,13 @@ class AnalysisTest : public QObject {
         QCOMPARE(ka.sumSelfDeviceNs, gpuSum);
       }
       // torch mode double counts (ops and kernel rows both carry the time).
-      QVERIFY(computeLedger(s).torchSelfDeviceAllRowsNs > gpuSum);
+      QVERIFY(computeLedger(*snapshotOf(s, {.explain = false})).torchSelfDeviceAllRowsNs > gpuSum);
     }
   }
 
   void stepsFromAnnotationsAndTopLevelOps() {
     const EventStore s = load("kineto/softmax_8x16x1024x64.json");
-    const Explanation a = explainTrace(s);
+    const Explanation a = *snapshotOf(s)->explanation;
     QCOMPARE(a.stepSource, std::string("annotations"));
     QCOMPARE(a.steps.size(), size_t{10});
     const StepReport* sp = nullptr;
@@ -170,7 +171,7 @@ class AnalysisTest : public QObject {
     const EventStore s = load("kineto/softmax_8x16x1024x64.json");
     // The SOFTMAX PASS annotation's host window, given as an engine step.
     const std::vector<EngineStep> w{{"SOFTMAX PASS", true, 5367878834984435, 5367878835138263}};
-    const Explanation a = explainTrace(s, &w);
+    const Explanation a = *snapshotOf(s, {.steps = &w})->explanation;
     QCOMPARE(a.stepSource, std::string("engine"));
     QCOMPARE(a.steps.size(), size_t{1});
     QCOMPARE(a.steps[0].gpuAttributedNs, int64_t{259261});
@@ -180,7 +181,7 @@ class AnalysisTest : public QObject {
   void eventFallbackSaysWhatItsTimeMeasures() {
     for (const char* name : {"softmax_8x16x1024x64_w3", "none_8x16x1024x64_w3", "full+sync_8x16x1024x64_w3"}) {
       const EventStore s = load(QString("event-fallback/%1.json").arg(name));
-      const Explanation a = explainTrace(s);
+      const Explanation a = *snapshotOf(s)->explanation;
       QCOMPARE(a.ledger.timing, std::string("cuda_events"));
       QCOMPARE(a.ledger.gpuActivities, uint64_t{0});
       QVERIFY(a.ledger.cudaEventRecords > 0);
@@ -200,7 +201,7 @@ class AnalysisTest : public QObject {
   void compareReportsTheSyncWaitShift() {
     const EventStore a = load("kineto/softmax_8x16x1024x64.json");
     const EventStore b = load("kineto/none_8x16x1024x64.json");
-    const Comparison c = compareTraces(a, b);
+    const Comparison c = compareTraces(*snapshotOf(a), *snapshotOf(b));
     const Pair<SyncWait>* p = nullptr;
     for (const auto& x : c.syncWaits)
       if (x.a && x.b && x.a->api == "cudaStreamSynchronize") p = &x;

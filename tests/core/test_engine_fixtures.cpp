@@ -6,6 +6,7 @@
 #include "core/explain/explanation.h"
 #include "core/read/trace_reader.h"
 #include "core/run/engine_metadata.h"
+#include "core/snapshot/trace_snapshot.h"
 #include "core/tables/key_averages.h"
 
 using namespace attnscope;
@@ -50,7 +51,7 @@ class EngineFixturesTest : public QObject {
     QCOMPARE(m->cupti, std::string("ok"));
     QCOMPARE(m->droppedRecords, uint64_t{0});
     QVERIFY(m->nvtxSeen == m->nvtxPushed);  // NVTX came back through CUPTI
-    QCOMPARE(m->windows.size(), size_t{4});
+    QCOMPARE(m->steps.size(), size_t{4});
     // Every kernel and copy links to its launch (correlation) and its op (External id).
     uint64_t gpu = 0, linked = 0;
     for (const Event& e : s.events()) {
@@ -88,13 +89,13 @@ class EngineFixturesTest : public QObject {
     const auto dev = readEngineMetadata(load("softmax_none_8x16x1024x64.json"));
     const auto host = readEngineMetadata(load("softmax_none_hostscalar_8x16x1024x64.json"));
     QVERIFY(dev && host);
-    const int64_t scaleHost = dev->timing.at("host")[0][1];
-    const int64_t qkGpu = dev->timing.at("cupti")[0][0];
-    const int64_t qkHost = dev->timing.at("host")[0][0];
+    const int64_t scaleHost = dev->timingOf("host")->steps[0][1];
+    const int64_t qkGpu = dev->timingOf("cupti")->steps[0][0];
+    const int64_t qkHost = dev->timingOf("host")->steps[0][0];
     QVERIFY2(qkHost < qkGpu / 4, "QK MATMUL's host time is launch cost");
     QVERIFY2(scaleHost > qkGpu / 2, "SCALE's host time is the QK GEMM's GPU time");
-    QVERIFY2(host->timing.at("host")[0][1] < scaleHost / 5, "no hidden sync with a host scalar");
-    const Explanation an = explainTrace(load("softmax_none_8x16x1024x64.json"));
+    QVERIFY2(host->timingOf("host")->steps[0][1] < scaleHost / 5, "no hidden sync with a host scalar");
+    const Explanation an = *snapshotOf(load("softmax_none_8x16x1024x64.json"))->explanation;
     QCOMPARE(an.stepSource, std::string("engine"));
     QCOMPARE(an.steps.size(), size_t{4});
     QCOMPARE(an.steps[1].name, std::string("SCALE"));

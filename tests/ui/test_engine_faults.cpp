@@ -13,14 +13,14 @@
 #include <QtTest>
 
 #include "core/read/trace_reader.h"
+#include "core/run/engine_metadata.h"
 #include "open_window.h"
-#include "ui/run/engine_meta.h"
 #include "ui/run/engine_runner.h"
 #include "ui/run/run_panel.h"
 #include "ui/run/runs_model.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/workbench.h"
 #include "ui/table/key_averages_model.h"
+#include "ui/table/table_pane.h"
 
 using namespace attnscope;
 using namespace attnscope::ui;
@@ -62,10 +62,10 @@ class EngineFaultsTest : public QObject {
   QTemporaryDir tmp_;
   std::unique_ptr<OpenWindow> app_;
   QString goodRun_;  // the trace of the run that worked, shown when a fault comes
-  std::shared_ptr<const TraceSnapshot> before_;
+  std::shared_ptr<const LoadedTrace> before_;
 
-  RunPanel* panel() const { return app_->bench.runPanel(); }
-  RunsModel* runs() const { return app_->bench.runs(); }
+  RunPanel* panel() const { return app_->window.runPanel(); }
+  RunsModel* runs() const { return app_->window.runs(); }
 
   // Starts a run with `cfg`; `whileRunning` is called once it runs.
   RunOutcome run(const RunConfig& cfg, const std::function<void()>& whileRunning = {}) {
@@ -85,8 +85,8 @@ class EngineFaultsTest : public QObject {
     QCOMPARE(runs()->entry(1)->status, RunStatus::Done);
     QCOMPARE(runs()->entry(1)->path, goodRun_);
     QVERIFY(loadTrace(goodRun_.toStdString()).ok());
-    QCOMPARE(app_->window.snapshot(), before_);  // the same trace, the same table
-    QVERIFY(app_->window.model()->rowCount() > 0);
+    QCOMPARE(app_->window.trace(), before_);  // the same trace, the same table
+    QVERIFY(app_->window.tablePane()->model()->rowCount() > 0);
     QVERIFY(!panel()->runner()->isRunning());
     // The failed run has no trace, and nothing half-written is left.
     const RunEntry* failed = runs()->entry(rowsBefore);
@@ -121,7 +121,7 @@ class EngineFaultsTest : public QObject {
     QVERIFY2(ok.status == RunStatus::Done, qPrintable(ok.message + QLatin1Char('\n') + ok.stderrText));
     QTRY_VERIFY_WITH_TIMEOUT(app_->shown.size() > shownBefore, 30000);
     goodRun_ = ok.outPath;
-    before_ = app_->window.snapshot();
+    before_ = app_->window.trace();
     QCOMPARE(before_->path, goodRun_);
   }
 
@@ -138,21 +138,21 @@ class EngineFaultsTest : public QObject {
     QVERIFY(label);
     QVERIFY2(label->text().contains(QStringLiteral("CUPTI unavailable")), qPrintable(label->text()));
     // The trace itself is whole: CPU ops and the four steps' scopes.
-    QVERIFY(before_->store->familyCount(Family::CpuOp) > 10);
+    QVERIFY(before_->store().familyCount(Family::CpuOp) > 10);
   }
 
   // On a GPU box CUPTI may be refused (no profiling permission): the same
   // sentence with the engine's reason; nothing when it collected.
   void missingCollectionWording() {
-    EngineMeta m;
-    m.cupti = QStringLiteral("ok");
-    QVERIFY(missingCollection(m).isEmpty());
+    EngineMetadata m;
+    m.cupti = "ok";
+    QVERIFY(missingCollection(m).empty());
     m.cupti.clear();  // a torch.profiler trace: nothing to say
-    QVERIFY(missingCollection(m).isEmpty());
-    m.cupti = QStringLiteral("unavailable: cuptiActivityEnable failed (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)");
-    QCOMPARE(missingCollection(m), QStringLiteral("CUPTI unavailable: cuptiActivityEnable failed "
-                                                  "(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES); GPU kernels, copies and "
-                                                  "memsets were not collected."));
+    QVERIFY(missingCollection(m).empty());
+    m.cupti = "unavailable: cuptiActivityEnable failed (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)";
+    QCOMPARE(missingCollection(m), std::string("CUPTI unavailable: cuptiActivityEnable failed "
+                                               "(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES); GPU kernels, copies and "
+                                               "memsets were not collected."));
   }
 
   // The engine killed mid-run (SIGKILL, as the kernel's OOM killer does).

@@ -23,6 +23,7 @@
 #include "ui/shell/trace_loader.h"
 #include "ui/table/key_averages_model.h"
 #include "ui/table/key_averages_proxy.h"
+#include "ui/table/table_pane.h"
 
 using namespace attnscope;
 using attnscope::ui::KeyAveragesModel;
@@ -373,18 +374,21 @@ void TestKeyAveragesModel::loaderDeliversSnapshot() {
   ui::TraceLoader loader;
   QSignalSpy loaded(&loader, &ui::TraceLoader::loaded);
   QSignalSpy failed(&loader, &ui::TraceLoader::failed);
-  loader.loadFile(kTrace);
+  loader.load(kTrace);
   QVERIFY(loader.isBusy());
   QVERIFY(loaded.wait(30000));
   QCOMPARE(failed.count(), 0);
   QVERIFY(!loader.isBusy());
-  const auto snap = loaded.front().front().value<std::shared_ptr<const ui::TraceSnapshot>>();
-  QVERIFY(snap && snap->store && snap->byName && snap->byInputShape);
-  QCOMPARE(snap->path, kTrace);
-  QCOMPARE(snap->byName->groupBy, GroupBy::Name);
-  QCOMPARE(snap->byInputShape->groupBy, GroupBy::InputShape);
-  QCOMPARE(snap->byName->rows.size(), byName_->rows.size());
-  QCOMPARE(snap->store->events().size(), store_->events().size());
+  const auto trace = loaded.front().front().value<std::shared_ptr<const ui::LoadedTrace>>();
+  QVERIFY(trace && trace->snapshot && trace->timeline);
+  const TraceSnapshot& snap = *trace->snapshot;
+  QVERIFY(snap.store && snap.torchByName && snap.torchByInputShape && snap.explanation);
+  QCOMPARE(trace->path, kTrace);
+  QCOMPARE(snap.torchByName->groupBy, GroupBy::Name);
+  QCOMPARE(snap.torchByInputShape->groupBy, GroupBy::InputShape);
+  QCOMPARE(snap.correctedByName->attribution, Attribution::Corrected);
+  QCOMPARE(snap.torchByName->rows.size(), byName_->rows.size());
+  QCOMPARE(snap.store->events().size(), store_->events().size());
 }
 
 void TestKeyAveragesModel::loaderReportsMissingFile() {
@@ -392,7 +396,7 @@ void TestKeyAveragesModel::loaderReportsMissingFile() {
   QSignalSpy loaded(&loader, &ui::TraceLoader::loaded);
   QSignalSpy failed(&loader, &ui::TraceLoader::failed);
   const QString missing = QStringLiteral("/nonexistent/attnscope/no_such_trace.json");
-  loader.loadFile(missing);
+  loader.load(missing);
   QVERIFY(failed.wait(30000));
   QCOMPARE(loaded.count(), 0);
   QVERIFY2(failed.front().front().toString().contains(missing), qPrintable(failed.front().front().toString()));
@@ -404,33 +408,33 @@ void TestKeyAveragesModel::windowKeepsTraceAfterFailedLoad() {
   QSignalSpy failed(&w, &ui::MainWindow::loadFailed);
   w.openTrace(kTrace);
   QVERIFY(shown.wait(30000));
-  const auto before = w.snapshot();
+  const auto before = w.trace();
   QVERIFY(before);
-  const int rows = w.tableView()->model()->rowCount();
+  const int rows = w.tablePane()->view()->model()->rowCount();
   QCOMPARE(rows, static_cast<int>(byName_->rows.size()));
   // Default sort: Self CUDA descending, like torch's table.
-  QCOMPARE(nameAt(*w.tableView()->model(), 0), QStringLiteral("MULTIHEAD_ATTENTION_FULL"));
+  QCOMPARE(nameAt(*w.tablePane()->view()->model(), 0), QStringLiteral("MULTIHEAD_ATTENTION_FULL"));
 
   const QString missing = QStringLiteral("/nonexistent/attnscope/missing.json");
   w.openTrace(missing);
   QVERIFY(failed.wait(30000));
-  QCOMPARE(w.snapshot().get(), before.get());
-  QCOMPARE(w.tableView()->model()->rowCount(), rows);
+  QCOMPARE(w.trace().get(), before.get());
+  QCOMPARE(w.tablePane()->view()->model()->rowCount(), rows);
   auto* error = w.findChild<QLabel*>(QStringLiteral("errorText"));
   QVERIFY(error);
   QVERIFY(!error->isHidden());
   QVERIFY2(error->text().contains(missing), qPrintable(error->text()));
 
   // Group by and filter through the window.
-  w.setGroupBy(GroupBy::InputShape);
-  QCOMPARE(w.tableView()->model()->rowCount(), static_cast<int>(byShape_->rows.size()));
-  QVERIFY(!w.tableView()->isColumnHidden(col(Column::InputShapes)));
-  w.setNameFilter(QStringLiteral("^aten::"), true);
-  for (int r = 0; r < w.tableView()->model()->rowCount(); ++r) {
-    QVERIFY(nameAt(*w.tableView()->model(), r).startsWith(QStringLiteral("aten::")));
+  w.tablePane()->setGroupBy(GroupBy::InputShape);
+  QCOMPARE(w.tablePane()->view()->model()->rowCount(), static_cast<int>(byShape_->rows.size()));
+  QVERIFY(!w.tablePane()->view()->isColumnHidden(col(Column::InputShapes)));
+  w.tablePane()->setNameFilter(QStringLiteral("^aten::"), true);
+  for (int r = 0; r < w.tablePane()->view()->model()->rowCount(); ++r) {
+    QVERIFY(nameAt(*w.tablePane()->view()->model(), r).startsWith(QStringLiteral("aten::")));
   }
-  w.setGroupBy(GroupBy::Name);
-  QVERIFY(w.tableView()->isColumnHidden(col(Column::InputShapes)));
+  w.tablePane()->setGroupBy(GroupBy::Name);
+  QVERIFY(w.tablePane()->view()->isColumnHidden(col(Column::InputShapes)));
 }
 
 // The capture compiled into the binary is the same file as the shared one.
@@ -446,8 +450,8 @@ void TestKeyAveragesModel::bundledSampleIsTheSharedCapture() {
   QSignalSpy shown(&w, &ui::MainWindow::traceShown);
   w.openBundledSample();
   QVERIFY(shown.wait(30000));
-  QVERIFY(w.snapshot()->bundled);
-  QCOMPARE(w.tableView()->model()->rowCount(), static_cast<int>(byName_->rows.size()));
+  QVERIFY(w.trace()->bundled);
+  QCOMPARE(w.tablePane()->view()->model()->rowCount(), static_cast<int>(byName_->rows.size()));
   auto* note = w.findChild<QLabel*>(QStringLiteral("sampleNote"));
   QVERIFY(note && !note->isHidden());
   QVERIFY(note->text().contains(QStringLiteral("NVIDIA H200")));

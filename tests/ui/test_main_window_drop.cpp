@@ -7,6 +7,7 @@
 
 #include "ui/shell/main_window.h"
 #include "ui/table/key_averages_proxy.h"
+#include "ui/table/table_pane.h"
 
 using namespace attnscope::ui;
 
@@ -34,13 +35,13 @@ class MainWindowDropTest : public QObject {
     const QString good = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto/none_8x16x1024x64.json");
     QVERIFY(drop(w, good));
     QVERIFY(shown.wait(30000));
-    QVERIFY(w.snapshot());
-    const auto before = w.snapshot();
-    QCOMPARE(w.proxy()->rowCount() > 0, true);
+    QVERIFY(w.trace());
+    const auto before = w.trace();
+    QCOMPARE(w.tablePane()->proxy()->rowCount() > 0, true);
     // A broken trace dropped next: an error is shown, the loaded trace stays.
     QVERIFY(drop(w, QStringLiteral(ATTNSCOPE_TEST_DATA "/malformed/not_json.json")));
     QTest::qWait(1500);
-    QCOMPARE(w.snapshot(), before);
+    QCOMPARE(w.trace(), before);
   }
 };
 

@@ -12,6 +12,7 @@
 #include "ui/shell/main_window.h"
 #include "ui/table/key_averages_model.h"
 #include "ui/table/key_averages_proxy.h"
+#include "ui/table/table_pane.h"
 #include "ui/timeline/timeline_pane.h"
 #include "ui/timeline/view.h"
 
@@ -262,17 +263,15 @@ class TestTimeline : public QObject {
   }
 
   void overlayNumbers() {
-    TimelinePanel panel;
-    auto snap = std::make_shared<TraceSnapshot>();
+    TimelinePane panel;
     const QString path = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto/softmax_8x16x1024x64.json");
     // Load through the same loader the window uses.
     TraceLoader loader;
     QSignalSpy loaded(&loader, &TraceLoader::loaded);
-    loader.loadFile(path);
+    loader.load(path);
     QVERIFY(loaded.wait(30000));
-    const auto s = loaded.takeFirst().at(0).value<std::shared_ptr<const TraceSnapshot>>();
-    panel.setSnapshot(s);
-    const Explanation& a = panel.analysis();
+    panel.setTrace(loaded.takeFirst().at(0).value<std::shared_ptr<const LoadedTrace>>());
+    const Explanation& a = panel.explanation();
     const int softmax = findStepByName(a, "SOFTMAX PASS");
     QVERIFY(softmax >= 0);
     QVERIFY(panel.explainByName(QStringLiteral("SOFTMAX PASS")));
@@ -305,17 +304,18 @@ class TestTimeline : public QObject {
     QSignalSpy shown(&w, &MainWindow::traceShown);
     w.openTrace(QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto/softmax_8x16x1024x64.json"));
     QVERIFY(shown.wait(30000));
-    TimelineView* v = w.timeline()->view();
-    QTableView* table = w.tableView();
+    TimelineView* v = w.timelinePane()->view();
+    QTableView* table = w.tablePane()->view();
     // Table row -> its events highlight.
     int divRow = -1;
-    for (int r = 0; r < w.proxy()->rowCount(); ++r) {
-      if (w.proxy()->index(r, 0).data().toString().contains(QStringLiteral("aten::div"))) divRow = r;
+    for (int r = 0; r < w.tablePane()->proxy()->rowCount(); ++r) {
+      if (w.tablePane()->proxy()->index(r, 0).data().toString().contains(QStringLiteral("aten::div"))) divRow = r;
     }
     QVERIFY(divRow >= 0);
-    table->selectionModel()->setCurrentIndex(w.proxy()->index(divRow, 0),
+    table->selectionModel()->setCurrentIndex(w.tablePane()->proxy()->index(divRow, 0),
                                              QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-    const KeyAverageRow* row = w.model()->rowAt(w.proxy()->mapToSource(w.proxy()->index(divRow, 0)).row());
+    const KeyAverageRow* row = w.tablePane()->model()->rowAt(
+        w.tablePane()->proxy()->mapToSource(w.tablePane()->proxy()->index(divRow, 0)).row());
     QVERIFY(row && !row->events.empty());
     std::vector<EventId> want = row->events;
     std::sort(want.begin(), want.end());
@@ -331,7 +331,7 @@ class TestTimeline : public QObject {
     v->selectEvent(kernel, true);
     const QModelIndex cur = table->selectionModel()->currentIndex();
     QVERIFY(cur.isValid());
-    const KeyAverageRow* sel = w.model()->rowAt(w.proxy()->mapToSource(cur).row());
+    const KeyAverageRow* sel = w.tablePane()->model()->rowAt(w.tablePane()->proxy()->mapToSource(cur).row());
     QVERIFY(sel);
     QVERIFY(std::find(sel->events.begin(), sel->events.end(), kernel) != sel->events.end());
     // And the row's highlight now holds that event.

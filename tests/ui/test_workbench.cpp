@@ -24,21 +24,23 @@
 #include <QtTest>
 
 #include "core/read/trace_reader.h"
+#include "core/run/engine_metadata.h"
+#include "core/snapshot/trace_snapshot.h"
 #include "core/tables/key_averages.h"
 #include "ui/panels/compare_view.h"
 #include "ui/panels/explain_panel.h"
 #include "ui/panels/glossary_dock.h"
 #include "ui/panels/plots_panel.h"
 #include "ui/panels/why_panel.h"
-#include "ui/run/engine_meta.h"
 #include "ui/run/engine_runner.h"
 #include "ui/run/run_panel.h"
 #include "ui/run/runs_model.h"
 #include "ui/shell/export.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/workbench.h"
+#include "ui/shell/trace_loader.h"
 #include "ui/table/key_averages_model.h"
 #include "ui/table/key_averages_proxy.h"
+#include "ui/table/table_pane.h"
 
 using namespace attnscope;
 using namespace attnscope::ui;
@@ -170,7 +172,7 @@ void TestWorkbench::glossaryModelUnderTester() {
 void TestWorkbench::compareModelsUnderTester() {
   auto none = load(kNone);
   QVERIFY(none);
-  const Comparison c = compareTraces(*none, *softmax_);
+  const Comparison c = compareTraces(*snapshotOf(*none), *snapshotOf(*softmax_));
   CompareModel rows, steps;
   QAbstractItemModelTester t1(&rows, QAbstractItemModelTester::FailureReportingMode::QtTest);
   QAbstractItemModelTester t2(&steps, QAbstractItemModelTester::FailureReportingMode::QtTest);
@@ -433,7 +435,7 @@ void TestWorkbench::runnerRealCpuEngine() {
   QCOMPARE(progress.back().at(0).toInt(), 100);
   auto store = load(out);
   QVERIFY(store);
-  const auto meta = parseEngineMeta(store->meta().attnscopeJson);
+  const auto meta = readEngineMetadata(*store);
   QVERIFY(meta);
   QVERIFY(meta->config);
   QCOMPARE(toRunArgs(*meta->config), toRunArgs([&] {
@@ -442,83 +444,84 @@ void TestWorkbench::runnerRealCpuEngine() {
              x.progressJson = true;
              return x;
            }()));
-  QStringList methods;
-  for (const auto& t : meta->timing) methods << t.method;
-  QCOMPARE(methods, (QStringList{QStringLiteral("cupti"), QStringLiteral("events"), QStringLiteral("host"),
-                                 QStringLiteral("host-sync")}));
-  QCOMPARE(meta->timing[2].steps.size(), 2);  // two iterations
-  QCOMPARE(meta->windows.size(), size_t{8});
+  std::vector<std::string> methods;
+  for (const auto& t : meta->timing) methods.push_back(t.method);
+  QCOMPARE(methods, (std::vector<std::string>{"cupti", "events", "host", "host-sync"}));
+  QCOMPARE(meta->timing[2].steps.size(), size_t{2});  // two iterations
+  QCOMPARE(meta->steps.size(), size_t{8});
 }
 
 void TestWorkbench::workbenchRunFailureKeepsEarlierRuns() {
-  MainWindow w;
-  Workbench bench(&w, {false, false, false});
+  MainWindow w({false, false, false});
   QSignalSpy shown(&w, &MainWindow::traceShown);
   QVERIFY(openAndWait(w, shown, kSoftmax));
-  QCOMPARE(bench.runs()->rowCount(), 1);
-  const auto before = w.snapshot();
-  bench.runPanel()->runner()->setProgram(
+  QCOMPARE(w.runs()->rowCount(), 1);
+  const auto before = w.trace();
+  w.runPanel()->runner()->setProgram(
       fakeCli(tmp_, QStringLiteral("abort.sh"), "echo 'terminate called: boom' >&2\nkill -ABRT $$"));
-  QSignalSpy finished(bench.runPanel(), &RunPanel::runFinished);
-  QVERIFY(bench.runPanel()->startRun());
-  QCOMPARE(bench.runs()->rowCount(), 2);
-  QCOMPARE(bench.runs()->entry(1)->status, RunStatus::Running);
+  QSignalSpy finished(w.runPanel(), &RunPanel::runFinished);
+  QVERIFY(w.runPanel()->startRun());
+  QCOMPARE(w.runs()->rowCount(), 2);
+  QCOMPARE(w.runs()->entry(1)->status, RunStatus::Running);
   QVERIFY(finished.wait(20000));
-  QCOMPARE(bench.runs()->rowCount(), 2);
-  QCOMPARE(bench.runs()->entry(0)->status, RunStatus::Opened);
-  QCOMPARE(bench.runs()->entry(1)->status, RunStatus::Crashed);
-  QVERIFY(bench.runs()->entry(1)->stderrText.contains(QStringLiteral("boom")));
-  QCOMPARE(w.snapshot(), before);  // the loaded trace stays
-  auto* stderrView = bench.runPanel()->findChild<QWidget*>(QStringLiteral("stderr"));
+  QCOMPARE(w.runs()->rowCount(), 2);
+  QCOMPARE(w.runs()->entry(0)->status, RunStatus::Opened);
+  QCOMPARE(w.runs()->entry(1)->status, RunStatus::Crashed);
+  QVERIFY(w.runs()->entry(1)->stderrText.contains(QStringLiteral("boom")));
+  QCOMPARE(w.trace(), before);  // the loaded trace stays
+  auto* stderrView = w.runPanel()->findChild<QWidget*>(QStringLiteral("stderr"));
   QVERIFY(stderrView && !stderrView->isHidden());
 }
 
 void TestWorkbench::tableOptionsOnRealCapture() {
-  MainWindow w;
-  Workbench bench(&w, {false, false, false});
+  MainWindow w({false, false, false});
   QSignalSpy shown(&w, &MainWindow::traceShown);
   QVERIFY(openAndWait(w, shown, kSoftmax));
   auto selfDeviceOf = [&](const QString& name) -> qlonglong {
-    for (int r = 0; r < w.model()->rowCount(); ++r)
-      if (w.model()->rowAt(r)->name == name.toStdString()) return w.model()->rowAt(r)->selfDeviceNs;
+    for (int r = 0; r < w.tablePane()->model()->rowCount(); ++r)
+      if (w.tablePane()->model()->rowAt(r)->name == name.toStdString())
+        return w.tablePane()->model()->rowAt(r)->selfDeviceNs;
     return -1;
   };
   // torch lets the profiler's Activity Buffer Request own the first GEMM.
   QVERIFY(selfDeviceOf(QStringLiteral("Activity Buffer Request")) > 500000);
   w.findChild<QComboBox*>(QStringLiteral("attribution"))->setCurrentIndex(1);
-  QCOMPARE(w.attribution(), Attribution::Corrected);
-  QCOMPARE(w.model()->averages()->attribution, Attribution::Corrected);
+  QCOMPARE(w.tablePane()->attribution(), Attribution::Corrected);
+  QCOMPARE(w.tablePane()->model()->averages()->attribution, Attribution::Corrected);
   QCOMPARE(selfDeviceOf(QStringLiteral("Activity Buffer Request")), 0);
   // Grouping keeps the attribution.
-  w.setGroupBy(GroupBy::InputShape);
-  QCOMPARE(w.model()->averages()->attribution, Attribution::Corrected);
-  QCOMPARE(w.model()->averages()->groupBy, GroupBy::InputShape);
-  w.setGroupBy(GroupBy::Name);
+  w.tablePane()->setGroupBy(GroupBy::InputShape);
+  QCOMPARE(w.tablePane()->model()->averages()->attribution, Attribution::Corrected);
+  QCOMPARE(w.tablePane()->model()->averages()->groupBy, GroupBy::InputShape);
+  w.tablePane()->setGroupBy(GroupBy::Name);
   // Time unit: every time cell in ms.
-  bench.setTimeUnit(static_cast<int>(KeyAveragesModel::TimeUnit::Ms));
+  w.tablePane()->setTimeUnit(KeyAveragesModel::TimeUnit::Ms);
   const int selfCuda = KeyAveragesModel::columnOf(Column::SelfDevice);
-  for (int r = 0; r < w.proxy()->rowCount(); ++r)
-    QVERIFY(w.proxy()->data(w.proxy()->index(r, selfCuda)).toString().endsWith(QStringLiteral("ms")));
-  bench.setTimeUnit(static_cast<int>(KeyAveragesModel::TimeUnit::Auto));
+  for (int r = 0; r < w.tablePane()->proxy()->rowCount(); ++r)
+    QVERIFY(w.tablePane()
+                ->proxy()
+                ->data(w.tablePane()->proxy()->index(r, selfCuda))
+                .toString()
+                .endsWith(QStringLiteral("ms")));
+  w.tablePane()->setTimeUnit(KeyAveragesModel::TimeUnit::Auto);
   // Top-N with the filter.
-  w.setNameFilter(QStringLiteral("^aten::"), true);
-  bench.setTopN(3);
-  QCOMPARE(w.proxy()->rowCount(), 3);
-  bench.setTopN(0);
-  QVERIFY(w.proxy()->rowCount() > 3);
+  w.tablePane()->setNameFilter(QStringLiteral("^aten::"), true);
+  w.tablePane()->setTopN(3);
+  QCOMPARE(w.tablePane()->proxy()->rowCount(), 3);
+  w.tablePane()->setTopN(0);
+  QVERIFY(w.tablePane()->proxy()->rowCount() > 3);
 }
 
 void TestWorkbench::exportTableContent() {
-  MainWindow w;
-  Workbench bench(&w, {false, false, false});
+  MainWindow w({false, false, false});
   QSignalSpy shown(&w, &MainWindow::traceShown);
   QVERIFY(openAndWait(w, shown, kSoftmax));
-  w.setNameFilter(QStringLiteral("^aten::"), true);
-  const int shown_ = w.proxy()->rowCount();
+  w.tablePane()->setNameFilter(QStringLiteral("^aten::"), true);
+  const int shown_ = w.tablePane()->proxy()->rowCount();
   QVERIFY(shown_ > 3);
   QString err;
   const QString csv = tmp_.filePath(QStringLiteral("t.csv"));
-  QVERIFY2(bench.exportTable(csv, &err), qPrintable(err));
+  QVERIFY2(w.exportTable(csv, &err), qPrintable(err));
   QFile f(csv);
   QVERIFY(f.open(QIODevice::ReadOnly));
   const QStringList lines = QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
@@ -526,10 +529,11 @@ void TestWorkbench::exportTableContent() {
   QVERIFY(lines[0].startsWith(QStringLiteral("name,")));
   for (int i = 1; i < lines.size(); ++i) QVERIFY(lines[i].startsWith(QStringLiteral("aten::")));
   // The first data row is the table's first row (sorted by Self CUDA, descending).
-  QVERIFY(lines[1].startsWith(w.proxy()->data(w.proxy()->index(0, 0)).toString() + QLatin1Char(',')));
+  QVERIFY(lines[1].startsWith(w.tablePane()->proxy()->data(w.tablePane()->proxy()->index(0, 0)).toString() +
+                              QLatin1Char(',')));
 
   const QString json = tmp_.filePath(QStringLiteral("t.json"));
-  QVERIFY2(bench.exportTable(json, &err), qPrintable(err));
+  QVERIFY2(w.exportTable(json, &err), qPrintable(err));
   QFile j(json);
   QVERIFY(j.open(QIODevice::ReadOnly));
   const QJsonObject o = QJsonDocument::fromJson(j.readAll()).object();
@@ -537,8 +541,8 @@ void TestWorkbench::exportTableContent() {
   QCOMPARE(o.value(QStringLiteral("attribution")).toString(), QStringLiteral("torch"));
 
   const QString md = tmp_.filePath(QStringLiteral("t.md"));
-  bench.setTopN(2);
-  QVERIFY2(bench.exportTable(md, &err), qPrintable(err));
+  w.tablePane()->setTopN(2);
+  QVERIFY2(w.exportTable(md, &err), qPrintable(err));
   QFile m(md);
   QVERIFY(m.open(QIODevice::ReadOnly));
   const QStringList mdLines = QString::fromUtf8(m.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
@@ -546,24 +550,23 @@ void TestWorkbench::exportTableContent() {
   int dataRows = 0;
   for (const QString& l : mdLines) dataRows += l.startsWith(QStringLiteral("| aten::"));
   QCOMPARE(dataRows, 2);
-  QVERIFY(!bench.exportTable(tmp_.filePath(QStringLiteral("t.xlsx")), &err));
+  QVERIFY(!w.exportTable(tmp_.filePath(QStringLiteral("t.xlsx")), &err));
   QVERIFY(err.contains(QStringLiteral("unknown table format")));
 }
 
 void TestWorkbench::exportUnwritableLeavesNoFile() {
-  MainWindow w;
-  Workbench bench(&w, {false, false, false});
+  MainWindow w({false, false, false});
   QSignalSpy shown(&w, &MainWindow::traceShown);
   QVERIFY(openAndWait(w, shown, kSoftmax));
   QString err;
   // A missing directory.
-  QVERIFY(!bench.exportTable(QStringLiteral("/nonexistent-dir-attnscope/t.csv"), &err));
+  QVERIFY(!w.exportTable(QStringLiteral("/nonexistent-dir-attnscope/t.csv"), &err));
   QVERIFY(err.contains(QStringLiteral("/nonexistent-dir-attnscope")));
   // A directory where the file should go (fails even as root): no temp file left behind.
   QTemporaryDir dir;
   const QString blocked = dir.filePath(QStringLiteral("t.csv"));
   QVERIFY(QDir().mkdir(blocked));
-  QVERIFY(!bench.exportTable(blocked, &err));
+  QVERIFY(!w.exportTable(blocked, &err));
   QVERIFY2(err.contains(blocked), qPrintable(err));
   QCOMPARE(QDir(dir.path()).entryList(QDir::NoDotAndDotDot | QDir::AllEntries | QDir::Hidden),
            QStringList{QStringLiteral("t.csv")});
@@ -572,22 +575,21 @@ void TestWorkbench::exportUnwritableLeavesNoFile() {
     QTemporaryDir ro;
     QVERIFY(QFile::setPermissions(ro.path(), QFileDevice::ReadOwner | QFileDevice::ExeOwner));
     const QString target = ro.filePath(QStringLiteral("t.csv"));
-    const bool ok = bench.exportTable(target, &err);
+    const bool ok = w.exportTable(target, &err);
     QFile::setPermissions(ro.path(), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
     QVERIFY(!ok);
     QCOMPARE(QDir(ro.path()).entryList(QDir::NoDotAndDotDot | QDir::AllEntries | QDir::Hidden).size(), 0);
   }
-  QVERIFY(!bench.exportTrace(QStringLiteral("/nonexistent-dir-attnscope/t.json"), &err));
+  QVERIFY(!w.exportTrace(QStringLiteral("/nonexistent-dir-attnscope/t.json"), &err));
 }
 
 void TestWorkbench::exportTraceReloads() {
-  MainWindow w;
-  Workbench bench(&w, {false, false, false});
+  MainWindow w({false, false, false});
   QSignalSpy shown(&w, &MainWindow::traceShown);
   QVERIFY(openAndWait(w, shown, kSoftmax));
   const QString out = tmp_.filePath(QStringLiteral("export.json"));
   QString err;
-  QVERIFY2(bench.exportTrace(out, &err), qPrintable(err));
+  QVERIFY2(w.exportTrace(out, &err), qPrintable(err));
   auto back = load(out);
   QVERIFY(back);
   QCOMPARE(back->familyCount(Family::Kernel), softmax_->familyCount(Family::Kernel));
@@ -599,31 +601,30 @@ void TestWorkbench::exportTraceReloads() {
 
 void TestWorkbench::saveRunAndReopen() {
   if (!QFile::exists(kEngineTrace)) QSKIP("tests/data/h200 engine captures are not in this checkout");
-  MainWindow w;
-  Workbench bench(&w, {false, false, false});
+  MainWindow w({false, false, false});
   QSignalSpy shown(&w, &MainWindow::traceShown);
   w.openTrace(kEngineTrace);
   QVERIFY(shown.wait(30000));
-  const RunEntry* e = bench.runs()->entry(0);
+  const RunEntry* e = w.runs()->entry(0);
   QVERIFY(e && e->config);  // the engine's settings came back from the trace
   QCOMPARE(e->config->wrap, (std::array<bool, 4>{false, false, true, false}));
   const QString saved = tmp_.filePath(QStringLiteral("saved-run.json"));
   QString err;
-  QVERIFY2(bench.saveRun(saved, &err), qPrintable(err));
-  QVERIFY(bench.runs()->entry(0)->saved);
+  QVERIFY2(w.saveRun(saved, &err), qPrintable(err));
+  QVERIFY(w.runs()->entry(0)->saved);
   w.openTrace(saved);
   QVERIFY(shown.wait(30000));
-  QCOMPARE(bench.runs()->rowCount(), 2);
-  QVERIFY(bench.runs()->entry(1)->config.has_value());
-  QVERIFY(bench.recentFiles().contains(QFileInfo(saved).absoluteFilePath()));
+  QCOMPARE(w.runs()->rowCount(), 2);
+  QVERIFY(w.runs()->entry(1)->config.has_value());
+  QVERIFY(w.recentFiles().contains(QFileInfo(saved).absoluteFilePath()));
 }
 
 void TestWorkbench::explainPanelCards() {
   ExplainPanel p;
-  QSignalSpy done(&p, &ExplainPanel::analyzed);
-  p.setStore(softmax_);
-  QVERIFY(done.wait(30000));
-  QVERIFY(p.analysis());
+  QSignalSpy done(&p, &ExplainPanel::explained);
+  p.setTrace(loadedTraceOf(softmax_));
+  QCOMPARE(done.size(), 1);  // the loader made the explanation: the cards come at once
+  QVERIFY(p.explanation());
   const QString text = p.plainText();
   QVERIFY2(text.contains(QStringLiteral("SOFTMAX PASS")), qPrintable(text.left(500)));
   QVERIFY(text.contains(QStringLiteral("record_function")));
@@ -634,34 +635,39 @@ void TestWorkbench::explainPanelCards() {
 
 void TestWorkbench::whyPanelForARow() {
   WhyPanel p;
-  p.setStore(softmax_);
+  QSignalSpy shown(&p, &WhyPanel::shown);
+  p.setTrace(loadedTraceOf(softmax_));
   p.showRow(QStringLiteral("SOFTMAX PASS"), QStringLiteral("glossary text"));
+  QCOMPARE(p.reportsMade(), 0);  // hidden: nothing is made
+  p.show();
+  QVERIFY(shown.wait(30000));
+  QCOMPARE(p.reportsMade(), 1);
   const QString t = p.plainText();
   QVERIFY(t.startsWith(QStringLiteral("SOFTMAX PASS")));
   QVERIFY(t.size() > 60);
   QVERIFY(t.contains(QStringLiteral("glossary text")));
   p.showRow(QStringLiteral("no such row"));
+  QVERIFY(shown.wait(30000));
   QVERIFY(p.plainText().contains(QStringLiteral("No event")));
 }
 
 void TestWorkbench::compareTwoCaptures() {
-  MainWindow w;
-  Workbench bench(&w, {false, false, false});
+  MainWindow w({false, false, false});
   QSignalSpy shown(&w, &MainWindow::traceShown);
   w.openTrace(kNone);
   QVERIFY(shown.wait(30000));
   w.openTrace(kSoftmax);
   QVERIFY(shown.wait(30000));
-  QCOMPARE(bench.runs()->rowCount(), 2);
-  QSignalSpy compared(bench.compareView(), &CompareView::compared);
+  QCOMPARE(w.runs()->rowCount(), 2);
+  QSignalSpy compared(w.compareView(), &CompareView::compared);
   QString err;
-  QVERIFY2(bench.compareRows(0, 1, &err), qPrintable(err));
+  QVERIFY2(w.compareRows(0, 1, &err), qPrintable(err));
   QVERIFY(compared.wait(30000));
-  QVERIFY(bench.compareView()->comparison());
-  QVERIFY(bench.compareView()->rowsModel()->rowCount() > 10);
-  QVERIFY(bench.compareView()->stepsModel()->rowCount() > 0);
-  QVERIFY(!bench.compareView()->perturbationText().isEmpty());
-  QVERIFY(!bench.compareRows(0, 7, &err));
+  QVERIFY(w.compareView()->comparison());
+  QVERIFY(w.compareView()->rowsModel()->rowCount() > 10);
+  QVERIFY(w.compareView()->stepsModel()->rowCount() > 0);
+  QVERIFY(!w.compareView()->perturbationText().isEmpty());
+  QVERIFY(!w.compareRows(0, 7, &err));
 }
 
 void TestWorkbench::glossaryCoversColumnsAndFamilies() {
@@ -698,13 +704,13 @@ void TestWorkbench::glossaryCoversColumnsAndFamilies() {
 }
 
 void TestWorkbench::kernelHistogramCountsKernels() {
-  const auto bins = kernelHistogram(*softmax_);
+  const auto bins = kernelHistogram(*softmax_, ActivityIndex(*softmax_));
   int total = 0;
   for (const auto& b : bins) total += b.count;
   QCOMPARE(static_cast<uint64_t>(total), softmax_->familyCount(Family::Kernel));
   QVERIFY(!bins.isEmpty() && bins.front().count > 0 && bins.back().count > 0);
   PlotsPanel p;
-  p.setStore(softmax_);
+  p.setTrace(loadedTraceOf(softmax_));
   QVERIFY(p.stepSeries().isEmpty());  // a torch.profiler capture has no per-method timings
 }
 
@@ -712,34 +718,39 @@ void TestWorkbench::engineMetadataParses() {
   if (!QFile::exists(kEngineTrace)) QSKIP("tests/data/h200 engine captures are not in this checkout");
   auto store = load(kEngineTrace);
   QVERIFY(store);
-  const auto meta = parseEngineMeta(store->meta().attnscopeJson);
+  const auto meta = readEngineMetadata(*store);
   QVERIFY(meta);
-  QCOMPARE(meta->stepNames.size(), kStepCount);
-  QVERIFY(!meta->timing.isEmpty());
-  QCOMPARE(meta->timing.front().method, QStringLiteral("cupti"));
-  for (const auto& t : meta->timing) QCOMPARE(t.meanNs().size(), kStepCount);
-  QVERIFY(!parseEngineMeta(std::string("not json")));
-  QVERIFY(!parseEngineMeta(std::string()));
+  QCOMPARE(meta->stepNames.size(), size_t{kStepCount});
+  QVERIFY(!meta->timing.empty());
+  QCOMPARE(meta->timing.front().method, std::string("cupti"));
+  for (const auto& t : meta->timing) QCOMPARE(t.meanNs().size(), size_t{kStepCount});
+  QVERIFY(!parseEngineMetadata("not json"));
+  QVERIFY(!parseEngineMetadata(""));
   if (PlotsPanel::chartsAvailable()) {
     PlotsPanel p;
-    p.setStore(store);
-    QCOMPARE(p.stepSeries().size(), meta->timing.size());
+    p.setTrace(loadedTraceOf(store));
+    QCOMPARE(static_cast<size_t>(p.stepSeries().size()), meta->timing.size());
   }
 }
 
 void TestWorkbench::copySelection() {
-  MainWindow w;
-  Workbench bench(&w, {false, false, false});
+  MainWindow w({false, false, false});
   QSignalSpy shown(&w, &MainWindow::traceShown);
   QVERIFY(openAndWait(w, shown, kSoftmax));
-  w.tableView()->selectRow(0);
-  const QString text = bench.copySelection();
+  w.show();
+  w.dock(QStringLiteral("whyDock"))->raise();  // the Why panel answers while it is on screen
+  QSignalSpy why(w.whyPanel(), &WhyPanel::shown);
+  w.tablePane()->view()->selectRow(0);
+  const QString text = w.copySelection();
   const QStringList lines = text.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
   QCOMPARE(lines.size(), 2);
   QVERIFY(lines[0].startsWith(QStringLiteral("Name\t")));
-  QVERIFY(lines[1].startsWith(w.proxy()->data(w.proxy()->index(0, 0)).toString() + QLatin1Char('\t')));
+  QVERIFY(lines[1].startsWith(w.tablePane()->proxy()->data(w.tablePane()->proxy()->index(0, 0)).toString() +
+                              QLatin1Char('\t')));
   // Selecting a row answers "why is this zero?" for it.
-  QVERIFY(bench.whyPanel()->plainText().startsWith(w.proxy()->data(w.proxy()->index(0, 0)).toString()));
+  QVERIFY(why.wait(30000));
+  QVERIFY(w.whyPanel()->plainText().startsWith(
+      w.tablePane()->proxy()->data(w.tablePane()->proxy()->index(0, 0)).toString()));
 }
 
 QTEST_MAIN(TestWorkbench)

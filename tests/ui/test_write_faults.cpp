@@ -16,7 +16,7 @@
 #include "ui/run/runs_model.h"
 #include "ui/shell/export.h"
 #include "ui/shell/main_window.h"
-#include "ui/shell/workbench.h"
+#include "ui/table/table_pane.h"
 #include "write_faults.h"
 
 using namespace attnscope::ui;
@@ -36,13 +36,13 @@ class WriteFaultsTest : public QObject {
   QTemporaryDir tmp_;
   std::unique_ptr<OpenWindow> app_;
 
-  using Writer = std::function<bool(Workbench&, const QString&, QString*)>;
+  using Writer = std::function<bool(MainWindow&, const QString&, QString*)>;
   static Writer writer(const QString& kind) {
     if (kind == QLatin1String("trace"))
-      return [](Workbench& b, const QString& p, QString* e) { return b.exportTrace(p, e); };
+      return [](MainWindow& b, const QString& p, QString* e) { return b.exportTrace(p, e); };
     if (kind == QLatin1String("run"))
-      return [](Workbench& b, const QString& p, QString* e) { return b.saveRun(p, e, 0); };
-    return [kind](Workbench& b, const QString& p, QString* e) {
+      return [](MainWindow& b, const QString& p, QString* e) { return b.saveRun(p, e, 0); };
+    return [kind](MainWindow& b, const QString& p, QString* e) {
       return b.exportTable(p, e, formatForPath(QStringLiteral("x.") + kind));
     };
   }
@@ -53,7 +53,7 @@ class WriteFaultsTest : public QObject {
     qputenv("XDG_CONFIG_HOME", tmp_.filePath(QStringLiteral("config")).toUtf8());
     app_ = std::make_unique<OpenWindow>();
     QVERIFY(app_->open(kEngineTrace));
-    QCOMPARE(app_->bench.runs()->rowCount(), 1);
+    QCOMPARE(app_->window.runs()->rowCount(), 1);
   }
 
   void everyWriter_data() {
@@ -63,12 +63,12 @@ class WriteFaultsTest : public QObject {
   void everyWriter() {
     QFETCH(QString, kind);
     const Writer write = writer(kind);
-    const auto before = app_->window.snapshot();
+    const auto before = app_->window.trace();
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("out.") + (kind.size() <= 4 ? kind : QStringLiteral("json")));
     QString err;
     // It works, and leaves only its file.
-    QVERIFY2(write(app_->bench, path, &err), qPrintable(err));
+    QVERIFY2(write(app_->window, path, &err), qPrintable(err));
     QVERIFY(contents(path).size() > 1024);
     QCOMPARE(entries(dir.path()).size(), 1);
 
@@ -76,7 +76,7 @@ class WriteFaultsTest : public QObject {
     for (const QString& target :
          {kUnwritableDir + QStringLiteral("/out.json"), kMissingDir + QStringLiteral("/out.json"), kFullDevice}) {
       err.clear();
-      QVERIFY(!write(app_->bench, target, &err));
+      QVERIFY(!write(app_->window, target, &err));
       QVERIFY2(err.startsWith(target + QStringLiteral(": ")), qPrintable(err));
       QVERIFY2(err.contains(QStringLiteral("cannot write")) || err.contains(QStringLiteral("write failed")),
                qPrintable(err));
@@ -90,17 +90,17 @@ class WriteFaultsTest : public QObject {
     }
     {
       FileSizeLimit limit(512);
-      QVERIFY(!write(app_->bench, path, &err));
+      QVERIFY(!write(app_->window, path, &err));
     }
     QVERIFY2(err.contains(QStringLiteral("File too large")), qPrintable(err));
     QCOMPARE(contents(path), kBefore);
     QCOMPARE(entries(dir.path()).size(), 1);
 
     // Nothing in the window changed.
-    QCOMPARE(app_->window.snapshot(), before);
-    QCOMPARE(app_->bench.runs()->rowCount(), 1);
-    QCOMPARE(app_->bench.runs()->entry(0)->status, RunStatus::Opened);
-    if (kind == QLatin1String("run")) QVERIFY(app_->bench.runs()->entry(0)->saved);  // from the write that worked
+    QCOMPARE(app_->window.trace(), before);
+    QCOMPARE(app_->window.runs()->rowCount(), 1);
+    QCOMPARE(app_->window.runs()->entry(0)->status, RunStatus::Opened);
+    if (kind == QLatin1String("run")) QVERIFY(app_->window.runs()->entry(0)->saved);  // from the write that worked
   }
 
   // A failed save does not mark the run saved.
@@ -108,9 +108,9 @@ class WriteFaultsTest : public QObject {
     OpenWindow fresh;
     QVERIFY(fresh.open(kEngineTrace));
     QString err;
-    QVERIFY(!fresh.bench.saveRun(kFullDevice, &err, 0));
-    QVERIFY(!fresh.bench.runs()->entry(0)->saved);
-    QVERIFY(!fresh.bench.recentFiles().contains(kFullDevice));
+    QVERIFY(!fresh.window.saveRun(kFullDevice, &err, 0));
+    QVERIFY(!fresh.window.runs()->entry(0)->saved);
+    QVERIFY(!fresh.window.recentFiles().contains(kFullDevice));
   }
 
   // attnscope --screenshot FILE: the same for the PNG it writes.

@@ -256,8 +256,8 @@ CompareView::CompareView(QWidget* parent)
 
 void CompareView::setMessage(const QString& text) { title_->setText(text); }
 
-void CompareView::compare(const QString& labelA, std::shared_ptr<const EventStore> a, const QString& labelB,
-                          std::shared_ptr<const EventStore> b) {
+void CompareView::compare(const QString& labelA, std::shared_ptr<const TraceSnapshot> a, const QString& labelB,
+                          std::shared_ptr<const TraceSnapshot> b) {
   labelA_ = labelA;
   labelB_ = labelB;
   a_ = std::move(a);

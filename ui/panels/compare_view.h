@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "core/explain/compare.h"
+#include "core/snapshot/trace_snapshot.h"
 #include "ui/table/table_model_base.h"
 
 class QComboBox;
@@ -62,9 +63,9 @@ class CompareView : public QWidget {
  public:
   explicit CompareView(QWidget* parent = nullptr);
 
-  // Compares two loaded traces (asynchronously); compared() follows.
-  void compare(const QString& labelA, std::shared_ptr<const EventStore> a, const QString& labelB,
-               std::shared_ptr<const EventStore> b);
+  // Compares two loaded traces (asynchronously: reading their snapshots); compared() follows.
+  void compare(const QString& labelA, std::shared_ptr<const TraceSnapshot> a, const QString& labelB,
+               std::shared_ptr<const TraceSnapshot> b);
   void setMessage(const QString& text);
   CompareModel* rowsModel() const { return rows_; }
   CompareModel* stepsModel() const { return steps_; }
@@ -87,7 +88,7 @@ class CompareView : public QWidget {
   QTableView* rowsView_;
   QTableView* stepsView_;
   QString labelA_, labelB_;
-  std::shared_ptr<const EventStore> a_, b_;
+  std::shared_ptr<const TraceSnapshot> a_, b_;
   std::shared_ptr<const Comparison> cmp_;
   quint64 generation_ = 0;
 };

@@ -2,14 +2,12 @@
 #include "ui/common/text.h"
 
 #include <QFrame>
-#include <QFutureWatcher>
 #include <QGridLayout>
 #include <QLabel>
 #include <QPalette>
 #include <QScrollArea>
 #include <QTextDocumentFragment>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 namespace attnscope::ui {
 namespace {
@@ -80,35 +78,6 @@ ExplainPanel::ExplainPanel(QWidget* parent) : QWidget(parent) {
   cardsLayout_->addStretch(1);
   scroll_->setWidget(cards_);
   layout->addWidget(scroll_, 1);
-}
-
-void ExplainPanel::setStore(std::shared_ptr<const EventStore> store) {
-  const quint64 gen = ++generation_;
-  if (!store) {
-    clearCards();
-    header_->setText(tr("No trace."));
-    return;
-  }
-  header_->setText(tr("Analyzing…"));
-  auto* watcher = new QFutureWatcher<std::shared_ptr<const Explanation>>(this);
-  connect(watcher, &QFutureWatcher<std::shared_ptr<const Explanation>>::finished, this, [this, watcher, gen, store] {
-    auto a = watcher->result();
-    watcher->deleteLater();
-    if (gen != generation_) return;
-    showAnalysis(store, a);
-  });
-  watcher->setFuture(QtConcurrent::run([store]() -> std::shared_ptr<const Explanation> {
-    try {
-      return std::make_shared<const Explanation>(explainTrace(*store));  // engine windows included
-    } catch (const std::exception&) {
-      return nullptr;
-    }
-  }));
-}
-
-void ExplainPanel::setAnalysis(std::shared_ptr<const EventStore> store, std::shared_ptr<const Explanation> a) {
-  ++generation_;
-  showAnalysis(std::move(store), std::move(a));
 }
 
 void ExplainPanel::clearCards() {
@@ -215,16 +184,16 @@ QWidget* ExplainPanel::syncCard(const EventStore& s, const SyncWait& w, int inde
   return f;
 }
 
-void ExplainPanel::showAnalysis(std::shared_ptr<const EventStore> store, std::shared_ptr<const Explanation> a) {
+void ExplainPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
   clearCards();
-  store_ = std::move(store);
-  analysis_ = std::move(a);
-  if (!store_ || !analysis_) {
-    header_->setText(tr("The analysis failed on this trace."));
-    emit analyzed();
+  trace_ = std::move(trace);
+  if (!trace_ || !trace_->snapshot->explanation) {
+    header_->setText(trace_ ? tr("This trace has no explanation.") : tr("No trace."));
+    emit explained();
     return;
   }
-  const Explanation& an = *analysis_;
+  const EventStore& store = trace_->store();
+  const Explanation& an = *trace_->snapshot->explanation;
   const Ledger& l = an.ledger;
   QString source;
   if (an.stepSource == "engine")
@@ -243,9 +212,9 @@ void ExplainPanel::showAnalysis(std::shared_ptr<const EventStore> store, std::sh
           .arg(l.gpuActivities)
           .arg(usQ(l.torchSelfDeviceTotalNs), usQ(l.torchSelfDeviceAllRowsNs), usQ(l.correctedSelfDeviceNs)));
   int pos = 0;
-  for (const StepReport& st : an.steps) cardsLayout_->insertWidget(pos++, stepCard(*store_, an, st));
+  for (const StepReport& st : an.steps) cardsLayout_->insertWidget(pos++, stepCard(store, an, st));
   for (size_t i = 0; i < an.syncWaits.size(); ++i)
-    cardsLayout_->insertWidget(pos++, syncCard(*store_, an.syncWaits[i], static_cast<int>(i)));
+    cardsLayout_->insertWidget(pos++, syncCard(store, an.syncWaits[i], static_cast<int>(i)));
   std::vector<const Verdict*> global;
   for (const Verdict& v : an.verdicts) {
     bool isStep = false;
@@ -261,7 +230,7 @@ void ExplainPanel::showAnalysis(std::shared_ptr<const EventStore> store, std::sh
     g->addWidget(lab);
     cardsLayout_->insertWidget(pos++, f);
   }
-  emit analyzed();
+  emit explained();
 }
 
 QString ExplainPanel::plainText() const {

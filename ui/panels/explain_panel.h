@@ -12,6 +12,7 @@
 
 #include "core/explain/explanation.h"
 #include "core/store/event_store.h"
+#include "ui/shell/trace_loader.h"
 
 class QLabel;
 class QScrollArea;
@@ -25,20 +26,15 @@ class ExplainPanel : public QWidget {
  public:
   explicit ExplainPanel(QWidget* parent = nullptr);
 
-  // Analyzes the store (asynchronously); analyzed() follows. A newer call
-  // supersedes an older one that is still running.
-  void setStore(std::shared_ptr<const EventStore> store);
-  // Shows an analysis already made (the loader's); supersedes a running one.
-  void setAnalysis(std::shared_ptr<const EventStore> store, std::shared_ptr<const Explanation> a);
-  const Explanation* analysis() const { return analysis_.get(); }
+  // Shows the trace's explanation (the loader made it off the UI thread);
+  // explained() follows once the cards are built.
+  void setTrace(std::shared_ptr<const LoadedTrace> trace);
+  const Explanation* explanation() const { return trace_ ? trace_->snapshot->explanation.get() : nullptr; }
   // The cards' text, for tests and copying.
   QString plainText() const;
 
-  // Builds the cards synchronously (used by setStore on completion).
-  void showAnalysis(std::shared_ptr<const EventStore> store, std::shared_ptr<const Explanation> a);
-
  signals:
-  void analyzed();
+  void explained();
   void glossaryRequested(const QString& key);
 
  private:
@@ -50,9 +46,7 @@ class ExplainPanel : public QWidget {
   QScrollArea* scroll_;
   QWidget* cards_;
   QVBoxLayout* cardsLayout_;
-  std::shared_ptr<const EventStore> store_;
-  std::shared_ptr<const Explanation> analysis_;
-  quint64 generation_ = 0;
+  std::shared_ptr<const LoadedTrace> trace_;
 };
 
 }  // namespace attnscope::ui

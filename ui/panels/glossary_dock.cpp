@@ -191,4 +191,6 @@ void GlossaryDock::setSearch(const QString& text) { search_->setText(text); }
 
 QString GlossaryDock::currentText() const { return text_->toPlainText(); }
 
+void GlossaryDock::focusSearch() { search_->setFocus(); }
+
 }  // namespace attnscope::ui

@@ -63,6 +63,7 @@ class GlossaryDock : public QWidget {
   // Shows the entry for `name` (see GlossaryModel::find); false if none.
   bool lookup(const QString& name, int family = -1);
   void setSearch(const QString& text);
+  void focusSearch();
   GlossaryModel* model() const { return model_; }
   QSortFilterProxyModel* proxy() const { return proxy_; }
   QString currentText() const;

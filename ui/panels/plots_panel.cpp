@@ -5,7 +5,8 @@
 #include <QVBoxLayout>
 #include <cmath>
 
-#include "ui/run/engine_meta.h"
+#include "ui/common/text.h"
+#include "ui/shell/trace_loader.h"
 
 #ifdef ATTNSCOPE_HAVE_CHARTS
 #include <QtCharts/QBarCategoryAxis>
@@ -83,10 +84,11 @@ QChart* barChart(QBarSeries* series, const QStringList& categories, const QStrin
 
 }  // namespace
 
-QVector<HistogramBin> kernelHistogram(const EventStore& store) {
+QVector<HistogramBin> kernelHistogram(const EventStore& store, const ActivityIndex& index) {
   // bin 0: < 1 us; bin k: [2^(k-1), 2^k) us
   QVector<int> counts(40, 0);
-  for (const Event& e : store.events()) {
+  for (EventId id : index.gpuWorkByStart()) {
+    const Event& e = store.event(id);
     if (e.family != Family::Kernel) continue;
     const double us = static_cast<double>(e.dur) / 1000.0;
     int k = us < 1.0 ? 0 : 1 + static_cast<int>(std::floor(std::log2(us)));
@@ -126,40 +128,40 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
   tabs_->addTab(stepsTab_, tr("Steps by timing method"));
   tabs_->addTab(histTab_, tr("Kernel durations"));
   layout->addWidget(tabs_);
-  setStore(nullptr);
+  setTrace(nullptr);
 }
 
-void PlotsPanel::setStore(std::shared_ptr<const EventStore> store) {
+void PlotsPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
   series_.clear();
 #ifndef ATTNSCOPE_HAVE_CHARTS
-  (void)store;
+  (void)trace;
   replaceContent(stepsTab_, message(tr("This build has no Qt Charts (install qt6-charts-dev and rebuild).")));
   replaceContent(histTab_, message(tr("This build has no Qt Charts (install qt6-charts-dev and rebuild).")));
 #else
-  if (!store) {
+  if (!trace) {
     replaceContent(stepsTab_, message(tr("No trace.")));
     replaceContent(histTab_, message(tr("No trace.")));
     return;
   }
   const QPalette pal = palette();
-  const auto meta = parseEngineMeta(store->meta().attnscopeJson);
-  if (!meta || meta->timing.isEmpty()) {
+  const EventStore& store = trace->store();
+  const std::optional<EngineMetadata>& meta = trace->snapshot->engine;
+  if (!meta || meta->timing.empty()) {
     replaceContent(stepsTab_, message(tr("This trace has no per-method step timings: they come from engine "
                                          "runs (the Run panel), which time each step with CUPTI, CUDA events "
                                          "and the host clock.")));
   } else {
     auto* series = new QBarSeries;
     for (const TimingSeries& t : meta->timing) {
-      auto* set = new QBarSet(t.method);
-      const QVector<double> mean = t.meanNs();
-      for (double v : mean) *set << (v < 0 ? 0.0 : v / 1000.0);
-      set->setLabel(t.method);
+      auto* set = new QBarSet(qs(t.method));
+      for (double v : t.meanNs()) *set << (v < 0 ? 0.0 : v / 1000.0);
+      set->setLabel(qs(t.method));
       series->append(set);
-      series_ << t.method;
+      series_ << qs(t.method);
     }
     QStringList cats;
-    for (int k = 0; k < meta->stepNames.size(); ++k)
-      cats << meta->stepNames[k] + (k < meta->wrapped.size() && meta->wrapped[k] ? QStringLiteral("*") : QString());
+    for (size_t k = 0; k < meta->stepNames.size(); ++k)
+      cats << qs(meta->stepNames[k]) + (k < meta->wrapped.size() && meta->wrapped[k] ? QStringLiteral("*") : QString());
     QChart* chart = barChart(series, cats, QString(), tr("µs (mean over iterations)"),
                              tr("The same four steps, timed four ways (* = wrapped)"), pal);
     auto* box = new QWidget;
@@ -168,14 +170,14 @@ void PlotsPanel::setStore(std::shared_ptr<const EventStore> store) {
     bl->addWidget(chartView(chart), 1);
     QString legend;
     for (const TimingSeries& t : meta->timing)
-      legend += QStringLiteral("<b>%1</b>: %2<br>").arg(t.method.toHtmlEscaped(), t.measures.toHtmlEscaped());
+      legend += QStringLiteral("<b>%1</b>: %2<br>").arg(qs(t.method).toHtmlEscaped(), qs(t.measures).toHtmlEscaped());
     auto* l = new QLabel(legend);
     l->setWordWrap(true);
     l->setTextFormat(Qt::RichText);
     bl->addWidget(l);
     replaceContent(stepsTab_, box);
   }
-  const QVector<HistogramBin> bins = kernelHistogram(*store);
+  const QVector<HistogramBin> bins = kernelHistogram(store, trace->snapshot->index);
   if (bins.isEmpty()) {
     replaceContent(histTab_, message(tr("This trace has no kernel records (no CUPTI, or a CPU run).")));
   } else {
@@ -188,7 +190,7 @@ void PlotsPanel::setStore(std::shared_ptr<const EventStore> store) {
     auto* series = new QBarSeries;
     series->append(set);
     QChart* chart = barChart(series, cats, tr("kernel duration, µs"), tr("kernels"),
-                             tr("%1 kernels").arg(store->familyCount(Family::Kernel)), pal);
+                             tr("%1 kernels").arg(store.familyCount(Family::Kernel)), pal);
     chart->legend()->hide();
     replaceContent(histTab_, chartView(chart));
   }

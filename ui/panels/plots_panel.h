@@ -8,6 +8,7 @@
 #include <QWidget>
 #include <memory>
 
+#include "core/store/activity_index.h"
 #include "core/store/event_store.h"
 
 class QLabel;
@@ -15,20 +16,22 @@ class QTabWidget;
 
 namespace attnscope::ui {
 
+struct LoadedTrace;
+
 struct HistogramBin {
   double loUs = 0, hiUs = 0;
   int count = 0;
 };
 // Kernel durations in power-of-two microsecond bins (<1 us first), empty
 // leading and trailing bins dropped.
-QVector<HistogramBin> kernelHistogram(const EventStore& store);
+QVector<HistogramBin> kernelHistogram(const EventStore& store, const ActivityIndex& index);
 
 class PlotsPanel : public QWidget {
   Q_OBJECT
 
  public:
   explicit PlotsPanel(QWidget* parent = nullptr);
-  void setStore(std::shared_ptr<const EventStore> store);
+  void setTrace(std::shared_ptr<const LoadedTrace> trace);
   // What the step chart shows: methods (series) and whether the trace had engine timing.
   QStringList stepSeries() const { return series_; }
   static bool chartsAvailable();

@@ -1,11 +1,14 @@
 #include "ui/panels/why_panel.h"
 
+#include <QFutureWatcher>
 #include <QTextBrowser>
 #include <QUrl>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include "core/explain/why.h"
 #include "ui/common/text.h"
+#include "ui/shell/trace_loader.h"
 
 namespace attnscope::ui {
 namespace {
@@ -34,27 +37,54 @@ WhyPanel::WhyPanel(QWidget* parent) : QWidget(parent) {
   layout->addWidget(text_);
 }
 
-void WhyPanel::setStore(std::shared_ptr<const EventStore> store) {
-  store_ = std::move(store);
+void WhyPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
+  trace_ = std::move(trace);
+  name_.clear();
+  stale_ = false;
+  ++generation_;
   text_->clear();
 }
 
 void WhyPanel::showRow(const QString& name, const QString& glossaryText) {
-  if (!store_ || name.isEmpty()) {
+  if (name == name_ && glossaryText == glossary_ && !stale_) return;
+  name_ = name;
+  glossary_ = glossaryText;
+  stale_ = true;
+  refresh();
+}
+
+void WhyPanel::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  refresh();
+}
+
+void WhyPanel::refresh() {
+  if (!stale_ || !isVisible()) return;  // made when the panel is shown
+  stale_ = false;
+  const quint64 gen = ++generation_;
+  if (!trace_ || name_.isEmpty()) {
     text_->clear();
+    emit shown();
     return;
   }
-  const WhyReport r = whyRow(*store_, name.toStdString());
-  QString html = QStringLiteral("<h3>%1</h3>").arg(name.toHtmlEscaped());
-  if (!r.found) html += tr("<p>No event in this trace has that name.</p>");
-  for (const WhyItem& it : r.items) {
-    html += QStringLiteral("<p><b>%1.</b> %2</p>").arg(sectionTitle(it.section), qs(it.text).toHtmlEscaped());
-  }
-  if (!glossaryText.isEmpty())
-    html +=
-        QStringLiteral("<hr><p><i>%1</i> <a href=\"#%2\">%3</a></p>")
-            .arg(glossaryText.toHtmlEscaped(), QString::fromLatin1(QUrl::toPercentEncoding(name)), tr("(glossary)"));
-  text_->setHtml(html);
+  ++reports_;
+  auto* watcher = new QFutureWatcher<WhyReport>(this);
+  connect(watcher, &QFutureWatcher<WhyReport>::finished, this, [this, watcher, gen, name = name_, gloss = glossary_] {
+    const WhyReport r = watcher->result();
+    watcher->deleteLater();
+    if (gen != generation_) return;  // a newer row or trace
+    QString html = QStringLiteral("<h3>%1</h3>").arg(name.toHtmlEscaped());
+    if (!r.found) html += tr("<p>No event in this trace has that name.</p>");
+    for (const WhyItem& it : r.items)
+      html += QStringLiteral("<p><b>%1.</b> %2</p>").arg(sectionTitle(it.section), qs(it.text).toHtmlEscaped());
+    if (!gloss.isEmpty())
+      html += QStringLiteral("<hr><p><i>%1</i> <a href=\"#%2\">%3</a></p>")
+                  .arg(gloss.toHtmlEscaped(), QString::fromLatin1(QUrl::toPercentEncoding(name)), tr("(glossary)"));
+    text_->setHtml(html);
+    emit shown();
+  });
+  watcher->setFuture(
+      QtConcurrent::run([trace = trace_, name = name_.toStdString()] { return whyRow(*trace->snapshot, name); }));
 }
 
 QString WhyPanel::plainText() const { return text_->toPlainText(); }

@@ -1,32 +1,47 @@
-// "Why is this zero?" for the selected table row (core's whyRow): where the
-// row's GPU time is (its own kernels, its children's) or, when it has none,
-// where the GPU work near it went; plus the row's glossary entry.
+// "Why is this zero?" for the selected table row (core's whyRow over the
+// snapshot's tables and index): where the row's GPU time is (its own
+// kernels, its children's) or, when it has none, where the GPU work near it
+// went; plus the row's glossary entry. The report is made on a worker
+// thread, and only while the panel is visible: selecting rows with the
+// panel hidden costs nothing.
 #pragma once
 
 #include <QWidget>
 #include <memory>
 
-#include "core/store/event_store.h"
-
 class QTextBrowser;
 
 namespace attnscope::ui {
+
+struct LoadedTrace;
 
 class WhyPanel : public QWidget {
   Q_OBJECT
 
  public:
   explicit WhyPanel(QWidget* parent = nullptr);
-  void setStore(std::shared_ptr<const EventStore> store);
-  // Explains the row called `name` (empty: clears).
+  void setTrace(std::shared_ptr<const LoadedTrace> trace);
+  // Explains the row called `name` (empty: clears); shown() follows once the text is there.
   void showRow(const QString& name, const QString& glossaryText = {});
   QString plainText() const;
+  // Reports made since the panel was created (tests: selections with the panel hidden make none).
+  int reportsMade() const { return reports_; }
 
  signals:
+  void shown();
   void glossaryRequested(const QString& key);
 
+ protected:
+  void showEvent(QShowEvent* event) override;
+
  private:
-  std::shared_ptr<const EventStore> store_;
+  void refresh();
+
+  std::shared_ptr<const LoadedTrace> trace_;
+  QString name_, glossary_;
+  bool stale_ = false;  // name_ changed since the text was made
+  quint64 generation_ = 0;
+  int reports_ = 0;
   QTextBrowser* text_;
 };
 

@@ -133,7 +133,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
   form->addRow(tr("S&ync:"), sync_);
   scale_ = new QComboBox(this);
   scale_->setObjectName(QStringLiteral("scale"));
-  scale_->addItem(tr("device tensor: sqrt(tensor(d, device))"), static_cast<int>(ScaleMode::DeviceTensor));
+  scale_->addItem(tr("device tensor (hidden sync)"), static_cast<int>(ScaleMode::DeviceTensor));
   scale_->addItem(tr("host scalar"), static_cast<int>(ScaleMode::HostScalar));
   scale_->setToolTip(
       tr("qk / torch.sqrt(torch.tensor(d, device=cuda)) hides a host-to-device copy "

@@ -2,51 +2,58 @@
 
 #include <QAction>
 #include <QApplication>
-#include <QCheckBox>
-#include <QComboBox>
+#include <QClipboard>
+#include <QDir>
+#include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFrame>
+#include <QFutureWatcher>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QKeySequence>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
 #include <QMenu>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QMimeData>
-#include <QResizeEvent>
-#include <QSignalBlocker>
-#include <QSizePolicy>
+#include <QScrollArea>
+#include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTableView>
+#include <QToolBar>
 #include <QToolButton>
 #include <QVBoxLayout>
-#include <algorithm>
 
 #include "core/store/trace_info.h"
-#include "core/tables/table_format.h"
 #include "ui/common/text.h"
+#include "ui/panels/compare_view.h"
+#include "ui/panels/explain_panel.h"
+#include "ui/panels/glossary_dock.h"
+#include "ui/panels/plots_panel.h"
+#include "ui/panels/why_panel.h"
+#include "ui/run/run_panel.h"
+#include "ui/run/runs_dock.h"
+#include "ui/run/runs_model.h"
 #include "ui/shell/bundled_sample.h"
+#include "ui/shell/export.h"
 #include "ui/table/key_averages_model.h"
 #include "ui/table/key_averages_proxy.h"
-#include "ui/table/two_line_header_view.h"
+#include "ui/table/table_pane.h"
 #include "ui/timeline/table_link.h"
 #include "ui/timeline/timeline_pane.h"
 
 namespace attnscope::ui {
 namespace {
 
-// Name and Input Shapes widths (pixels): never narrower than the minimum,
-// and not given more than the "want" cap while the other one is short.
-constexpr int kMinNameWidth = 200;
-constexpr int kMaxNameWant = 460;
-constexpr int kMinShapesWidth = 150;
-constexpr int kMaxShapesWant = 420;
+constexpr int kMaxRecent = 10;
+constexpr int kStateVersion = 1;
+constexpr size_t kMaxCachedTraces = 8;
 
 const char* kNoteStyle =
     "QLabel { background: #e8f1fb; color: #0b3d6e; border: 1px solid #a9c8ec;"
@@ -55,18 +62,48 @@ const char* kErrorStyle =
     "QFrame#errorBar { background: #fdecea; border: 1px solid #f1aeb5; border-radius: 4px; }"
     " QFrame#errorBar QLabel { color: #8a1c14; background: transparent; }";
 
+QString exportFilter() {
+  return QObject::tr("CSV (*.csv);;JSON (*.json);;Markdown (*.md);;Text, torch's layout (*.txt)");
+}
+
 }  // namespace
 
-MainWindow::MainWindow(QWidget* parent)
-    : QMainWindow(parent),
-      loader_(new TraceLoader(this)),
-      model_(new KeyAveragesModel(this)),
-      proxy_(new KeyAveragesProxy(this)),
-      columnChoice_(static_cast<size_t>(Column::Count), -1) {
+MainWindow::MainWindow(MainWindowOptions options, QWidget* parent)
+    : QMainWindow(parent), opt_(options), loader_(new TraceLoader(this)) {
   setWindowTitle(QStringLiteral("attnscope"));
   setAcceptDrops(true);
-  proxy_->setSourceModel(model_);
+  runDir_.setAutoRemove(true);
+  setCentralWidget(buildCentral());
+  buildActions();
+  buildDocks();
+  buildToolbar();
+  buildMenus();
+  buildStatusBar();
+  defaultState_ = saveState(kStateVersion);
 
+  connect(loader_, &TraceLoader::started, this, [this](const QString& path) {
+    loadingPath_ = path;
+    updateStatus();
+  });
+  connect(loader_, &TraceLoader::loaded, this, &MainWindow::showTrace);
+  connect(loader_, &TraceLoader::failed, this, &MainWindow::showLoadError);
+
+  if (runDir_.isValid()) runPanel_->setOutputDir(runDir_.path());
+  if (opt_.restoreSettings) restoreSettings();
+  updateRecentMenu();
+  updateActions();
+  updateStatus();
+  resize(1280, 800);
+  if (opt_.probeEngine) runPanel_->runner()->probe();
+}
+
+MainWindow::~MainWindow() {
+  if (opt_.saveSettings) saveSettings();
+}
+
+// ---- the central area -------------------------------------------------------
+
+QWidget* MainWindow::buildCentral() {
   auto* central = new QWidget(this);
   auto* layout = new QVBoxLayout(central);
   layout->setContentsMargins(8, 6, 8, 4);
@@ -98,42 +135,225 @@ MainWindow::MainWindow(QWidget* parent)
   errorBar_->hide();
   layout->addWidget(errorBar_);
 
-  layout->addWidget(buildControls());
-
-  view_ = new QTableView(central);
-  view_->setHorizontalHeader(new TwoLineHeaderView(view_));
-  view_->setModel(proxy_);
-  view_->setSortingEnabled(true);
-  view_->setAlternatingRowColors(true);
-  view_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  view_->setWordWrap(false);
-  view_->setTextElideMode(Qt::ElideRight);
-  view_->setHorizontalScrollMode(QAbstractItemView::ScrollPerPixel);
-  view_->verticalHeader()->hide();
-  view_->verticalHeader()->setDefaultSectionSize(view_->fontMetrics().height() + 8);
-  auto* header = view_->horizontalHeader();
-  header->setSectionsMovable(true);
-  header->setHighlightSections(false);
-  header->setMinimumSectionSize(40);
-  header->setContextMenuPolicy(Qt::CustomContextMenu);
-  connect(header, &QHeaderView::customContextMenuRequested, this, &MainWindow::showHeaderMenu);
-  view_->sortByColumn(KeyAveragesModel::columnOf(Column::SelfDevice), Qt::DescendingOrder);
-  // Only the sorted column keeps room for the arrow: refit when it moves.
-  connect(header, &QHeaderView::sortIndicatorChanged, this, [this] { fitColumns(); });
-  view_->viewport()->installEventFilter(this);
   // The timeline on top, the table below; selection shared.
   auto* split = new QSplitter(Qt::Vertical, central);
   split->setObjectName(QStringLiteral("timelineSplitter"));
-  timeline_ = new TimelinePanel(split);
+  timeline_ = new TimelinePane(split);
+  table_ = new TablePane(split);
   split->addWidget(timeline_);
-  split->addWidget(view_);
+  split->addWidget(table_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
   split->setChildrenCollapsible(false);
-  new TimelineTableLink(timeline_, view_, model_, proxy_, this);
+  new TimelineTableLink(timeline_, table_->view(), table_->model(), table_->proxy(), this);
   layout->addWidget(split, 1);
-  setCentralWidget(central);
 
+  connect(table_, &TablePane::currentRowChanged, this, &MainWindow::onTableRowChanged);
+  connect(table_, &TablePane::whyRequested, this, [this] {
+    showDock(QStringLiteral("whyDock"));
+    onTableRowChanged();
+  });
+  connect(table_, &TablePane::glossaryRequested, this, &MainWindow::showGlossary);
+  return central;
+}
+
+// ---- actions, docks, menus, toolbar, status bar ------------------------------
+
+void MainWindow::buildActions() {
+  openAct_ = new QAction(tr("&Open…"), this);
+  openAct_->setShortcut(QKeySequence::Open);
+  connect(openAct_, &QAction::triggered, this, &MainWindow::chooseFile);
+  sampleAct_ = new QAction(tr("Open &Bundled Sample"), this);
+  sampleAct_->setStatusTip(tr("The H200 multi-head attention capture compiled into attnscope"));
+  connect(sampleAct_, &QAction::triggered, this, &MainWindow::openBundledSample);
+  runAct_ = new QAction(tr("&Run"), this);
+  runAct_->setShortcuts({QKeySequence(Qt::Key_F5), QKeySequence(Qt::CTRL | Qt::Key_R)});
+  runAct_->setToolTip(tr("Run the engine with the Run panel's settings (F5)"));
+  cancelAct_ = new QAction(tr("&Cancel run"), this);
+  cancelAct_->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
+  compareAct_ = new QAction(tr("Co&mpare runs"), this);
+  compareAct_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_K));
+  compareAct_->setToolTip(tr("Compare the two runs selected in the Runs list (Ctrl+K)"));
+  connect(compareAct_, &QAction::triggered, this, &MainWindow::compareSelected);
+  exportTableAct_ = new QAction(tr("&Export Table…"), this);
+  exportTableAct_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+  connect(exportTableAct_, &QAction::triggered, this, &MainWindow::chooseExportTable);
+  exportTraceAct_ = new QAction(tr("Export &Trace (Chrome JSON)…"), this);
+  exportTraceAct_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+  connect(exportTraceAct_, &QAction::triggered, this, &MainWindow::chooseExportTrace);
+  saveRunAct_ = new QAction(tr("&Save Run…"), this);
+  saveRunAct_->setShortcut(QKeySequence::Save);
+  connect(saveRunAct_, &QAction::triggered, this, &MainWindow::chooseSaveRun);
+  copyAct_ = new QAction(tr("&Copy Rows"), this);
+  copyAct_->setShortcut(QKeySequence::Copy);
+  copyAct_->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+  connect(copyAct_, &QAction::triggered, this, [this] { copySelection(); });
+  table_->view()->addAction(copyAct_);
+  table_->addRowMenuActions({copyAct_, exportTableAct_});
+}
+
+QDockWidget* MainWindow::dock(const QString& objectName) const {
+  for (QDockWidget* d : docks_)
+    if (d->objectName() == objectName) return d;
+  return nullptr;
+}
+
+void MainWindow::showDock(const QString& objectName) {
+  if (QDockWidget* d = dock(objectName)) {
+    d->show();
+    d->raise();
+  }
+}
+
+void MainWindow::showGlossary(const QString& key, int family) {
+  showDock(QStringLiteral("glossaryDock"));
+  glossary_->lookup(key, family);
+}
+
+void MainWindow::buildDocks() {
+  setDockNestingEnabled(true);
+  setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks | QMainWindow::AllowNestedDocks);
+  auto makeDock = [this](const QString& name, const QString& title, QWidget* content, bool scroll) {
+    auto* d = new QDockWidget(title, this);
+    d->setObjectName(name);
+    d->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    if (scroll) {
+      auto* area = new QScrollArea(d);
+      area->setWidgetResizable(true);
+      area->setFrameShape(QFrame::NoFrame);
+      area->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+      area->setWidget(content);
+      d->setWidget(area);
+    } else {
+      d->setWidget(content);
+    }
+    docks_ << d;
+    return d;
+  };
+
+  runPanel_ = new RunPanel;
+  QDockWidget* runDock = makeDock(QStringLiteral("runDock"), tr("Run"), runPanel_, true);
+  runsDock_ = new RunsDock;
+  QDockWidget* runsDock = makeDock(QStringLiteral("runsDock"), tr("Runs"), runsDock_, false);
+  explain_ = new ExplainPanel;
+  QDockWidget* explainDock = makeDock(QStringLiteral("explainDock"), tr("Explanation"), explain_, false);
+  why_ = new WhyPanel;
+  QDockWidget* whyDock = makeDock(QStringLiteral("whyDock"), tr("Why is this zero?"), why_, false);
+  plots_ = new PlotsPanel;
+  QDockWidget* plotsDock = makeDock(QStringLiteral("plotsDock"), tr("Plots"), plots_, false);
+  compare_ = new CompareView;
+  QDockWidget* compareDock = makeDock(QStringLiteral("compareDock"), tr("Compare"), compare_, false);
+  glossary_ = new GlossaryDock;
+  QDockWidget* glossaryDock = makeDock(QStringLiteral("glossaryDock"), tr("Glossary"), glossary_, false);
+
+  connect(explain_, &ExplainPanel::glossaryRequested, this, [this](const QString& key) { showGlossary(key); });
+  connect(why_, &WhyPanel::glossaryRequested, this, [this](const QString& key) { showGlossary(key); });
+
+  connect(runPanel_, &RunPanel::runStarted, this, &MainWindow::onRunStarted);
+  connect(runPanel_, &RunPanel::runFinished, this, &MainWindow::onRunFinished);
+  connect(runAct_, &QAction::triggered, this, [this] {
+    dock(QStringLiteral("runDock"))->show();
+    runPanel_->startRun();
+  });
+  connect(cancelAct_, &QAction::triggered, runPanel_, &RunPanel::cancelRun);
+
+  connect(runsDock_, &RunsDock::showRequested, this, &MainWindow::showRunRow);
+  connect(runsDock_, &RunsDock::compareRequested, this, &MainWindow::compareSelected);
+  connect(runsDock_, &RunsDock::saveRequested, this, &MainWindow::chooseSaveRun);
+  connect(runsDock_, &RunsDock::selectionChanged, this, &MainWindow::updateActions);
+  connect(runsDock_, &RunsDock::useSettingsRequested, this, [this](int row) {
+    const RunEntry* e = runs()->entry(row);
+    if (e && e->config) {
+      runPanel_->setConfig(*e->config);
+      dock(QStringLiteral("runDock"))->raise();
+    } else {
+      statusBar()->showMessage(tr("This run has no engine settings (a torch.profiler trace)."), 5000);
+    }
+  });
+
+  // Default layout: every dock in the bottom area, in two tab groups (the
+  // run side and the explanation side), so that the central area keeps the
+  // window's full width at 1280x800.
+  setCorner(Qt::BottomLeftCorner, Qt::BottomDockWidgetArea);
+  setCorner(Qt::BottomRightCorner, Qt::BottomDockWidgetArea);
+  addDockWidget(Qt::BottomDockWidgetArea, runDock);
+  addDockWidget(Qt::BottomDockWidgetArea, explainDock);
+  splitDockWidget(runDock, explainDock, Qt::Horizontal);
+  tabifyDockWidget(runDock, runsDock);
+  tabifyDockWidget(runsDock, compareDock);
+  for (QDockWidget* d : {whyDock, plotsDock, glossaryDock}) tabifyDockWidget(explainDock, d);
+  runDock->raise();
+  explainDock->raise();
+  resizeDocks({runDock, explainDock}, {800, 480}, Qt::Horizontal);
+  resizeDocks({runDock}, {250}, Qt::Vertical);  // leaves the table ~6 rows at 1280x800
+}
+
+void MainWindow::buildToolbar() {
+  QToolBar* main = addToolBar(tr("Main"));
+  main->setObjectName(QStringLiteral("mainToolBar"));
+  main->setToolButtonStyle(Qt::ToolButtonTextOnly);
+  main->setMovable(false);
+  main->addAction(runAct_);
+  main->addAction(cancelAct_);
+  main->addSeparator();
+  main->addAction(compareAct_);
+  main->addAction(exportTableAct_);
+}
+
+void MainWindow::buildMenus() {
+  QMenuBar* bar = menuBar();
+  QMenu* file = bar->addMenu(tr("&File"));
+  file->addAction(openAct_);
+  file->addAction(sampleAct_);
+  recentMenu_ = file->addMenu(tr("Open &Recent"));
+  file->addSeparator();
+  file->addAction(saveRunAct_);
+  file->addAction(exportTableAct_);
+  file->addAction(exportTraceAct_);
+  file->addSeparator();
+  QAction* quit = file->addAction(tr("&Quit"), qApp, &QApplication::quit);
+  quit->setShortcut(QKeySequence::Quit);
+  quit->setMenuRole(QAction::QuitRole);
+
+  QMenu* edit = bar->addMenu(tr("&Edit"));
+  edit->addAction(copyAct_);
+  QAction* find = edit->addAction(tr("&Find in Table"), table_, &TablePane::focusFilter);
+  find->setShortcut(QKeySequence::Find);
+  QAction* findGloss = edit->addAction(tr("Search the &Glossary"), this, [this] {
+    showDock(QStringLiteral("glossaryDock"));
+    glossary_->focusSearch();
+  });
+  findGloss->setShortcut(QKeySequence::HelpContents);
+
+  QMenu* run = bar->addMenu(tr("&Run"));
+  run->addAction(runAct_);
+  run->addAction(cancelAct_);
+  run->addSeparator();
+  QMenu* presets = run->addMenu(tr("&Presets"));
+  presets->addAction(tr("Only &SOFTMAX PASS wrapped, no sync"), this,
+                     [this] { runPanel_->applyPreset(RunPreset::WrapSoftmaxOnly); });
+  presets->addAction(tr("&Nothing wrapped, sync at the end"), this,
+                     [this] { runPanel_->applyPreset(RunPreset::SyncAtEnd); });
+  presets->addAction(tr("&Everything wrapped"), this, [this] { runPanel_->applyPreset(RunPreset::WrapEveryStep); });
+  run->addSeparator();
+  run->addAction(compareAct_);
+
+  viewMenu_ = bar->addMenu(tr("&View"));
+  for (QDockWidget* d : docks_) viewMenu_->addAction(d->toggleViewAction());
+  viewMenu_->addSeparator();
+  viewMenu_->addAction(tr("&Reset Layout"), this, &MainWindow::resetLayout);
+
+  QMenu* help = bar->addMenu(tr("&Help"));
+  help->addAction(tr("&Glossary"), this, [this] { showDock(QStringLiteral("glossaryDock")); });
+  help->addAction(tr("&About attnscope"), this, [this] {
+    QMessageBox::about(this, tr("About attnscope"),
+                       tr("<b>attnscope %1</b><p>Reads torch.profiler traces, reproduces key_averages(), "
+                          "and explains where CUDA time goes. Runs use %2.</p>")
+                           .arg(QApplication::applicationVersion(), runPanel_->runner()->program().toHtmlEscaped()));
+  });
+}
+
+void MainWindow::buildStatusBar() {
   summary_ = new QLabel(this);
   summary_->setObjectName(QStringLiteral("summary"));
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -141,108 +361,108 @@ MainWindow::MainWindow(QWidget* parent)
   summary_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   badEvents_ = new QLabel(this);
   badEvents_->setObjectName(QStringLiteral("badEvents"));
+  engineStatus_ = new QLabel(this);
+  engineStatus_->setObjectName(QStringLiteral("engineStatus"));
   statusBar()->addWidget(summary_, 1);
   statusBar()->addPermanentWidget(badEvents_);
-
-  buildMenus();
-
-  connect(proxy_, &QAbstractItemModel::rowsInserted, this, &MainWindow::updateRowCount);
-  connect(proxy_, &QAbstractItemModel::rowsRemoved, this, &MainWindow::updateRowCount);
-  connect(proxy_, &QAbstractItemModel::modelReset, this, &MainWindow::updateRowCount);
-  connect(proxy_, &QAbstractItemModel::layoutChanged, this, &MainWindow::updateRowCount);
-
-  connect(loader_, &TraceLoader::started, this, [this](const QString& path) {
-    loadingPath_ = path;
-    updateStatus();
+  statusBar()->addPermanentWidget(engineStatus_);
+  connect(runPanel_->runner(), &EngineRunner::progress, this,
+          [this](int pct, const QString&) { engineStatus_->setText(tr("Engine run: %1%").arg(pct)); });
+  connect(runPanel_->runner(), &EngineRunner::availabilityChanged, this, [this](const EngineAvailability& a) {
+    engineStatus_->setText(!a.engineBuilt ? tr("Engine: unavailable")
+                           : a.gpu        ? tr("Engine: GPU + CPU")
+                                          : tr("Engine: CPU only"));
+    engineStatus_->setToolTip(a.reason.isEmpty() ? a.program : a.reason);
+    updateActions();
   });
-  connect(loader_, &TraceLoader::loaded, this, &MainWindow::showSnapshot);
-  connect(loader_, &TraceLoader::failed, this, &MainWindow::showLoadError);
-
-  updateRowCount();
-  updateStatus();
-  resize(1280, 800);
 }
 
-MainWindow::~MainWindow() = default;
+// ---- settings -----------------------------------------------------------------
 
-void MainWindow::buildMenus() {
-  QMenu* file = menuBar()->addMenu(tr("&File"));
-  QAction* open = file->addAction(tr("&Open…"), this, &MainWindow::chooseFile);
-  open->setShortcut(QKeySequence::Open);
-  QAction* sample = file->addAction(tr("Open &Bundled Sample"), this, &MainWindow::openBundledSample);
-  sample->setStatusTip(tr("The H200 multi-head attention capture compiled into attnscope"));
-  file->addSeparator();
-  QAction* quit = file->addAction(tr("&Quit"), qApp, &QApplication::quit);
-  quit->setShortcut(QKeySequence::Quit);
-  quit->setMenuRole(QAction::QuitRole);
+void MainWindow::resetLayout() {
+  restoreState(defaultState_, kStateVersion);
+  for (QDockWidget* d : docks_) d->show();
+  dock(QStringLiteral("runDock"))->raise();
+  dock(QStringLiteral("explainDock"))->raise();
 }
 
-QWidget* MainWindow::buildControls() {
-  auto* bar = new QWidget(this);
-  auto* row = new QHBoxLayout(bar);
-  row->setContentsMargins(0, 0, 0, 0);
-  row->setSpacing(6);
-
-  auto* groupLabel = new QLabel(tr("&Group by:"), bar);
-  groupBy_ = new QComboBox(bar);
-  groupBy_->setObjectName(QStringLiteral("groupBy"));
-  groupBy_->addItem(tr("Name"), static_cast<int>(GroupBy::Name));
-  groupBy_->addItem(tr("Input shape"), static_cast<int>(GroupBy::InputShape));
-  groupBy_->setToolTip(tr("key_averages() or key_averages(group_by_input_shape=True)"));
-  groupLabel->setBuddy(groupBy_);
-  connect(groupBy_, &QComboBox::currentIndexChanged, this, &MainWindow::applyGroupBy);
-
-  auto* filterLabel = new QLabel(tr("&Filter:"), bar);
-  filter_ = new QLineEdit(bar);
-  filter_->setObjectName(QStringLiteral("filter"));
-  filter_->setClearButtonEnabled(true);
-  filter_->setPlaceholderText(tr("Name contains… (check Regex for e.g. ^aten::)"));
-  filter_->setMinimumWidth(320);
-  filterLabel->setBuddy(filter_);
-  regex_ = new QCheckBox(tr("Rege&x"), bar);
-  regex_->setObjectName(QStringLiteral("regex"));
-  connect(filter_, &QLineEdit::textChanged, this, &MainWindow::applyFilter);
-  connect(regex_, &QCheckBox::toggled, this, &MainWindow::applyFilter);
-
-  rowCount_ = new QLabel(bar);
-  rowCount_->setObjectName(QStringLiteral("rowCount"));
-
-  auto* legend = new QLabel(bar);
-  legend->setToolTip(
-      tr("Rows whose events ran on the GPU timeline: kernels, memcpy/memset and "
-         "the device-side span (gpu_user_annotation) of a record_function scope."));
-  legend->setTextFormat(Qt::RichText);
-  legend->setText(
-      tr("<span style=\"background:#2e7d32; color:white; font-weight:bold;\">&nbsp;GPU&nbsp;</span>"
-         "&nbsp;device-side row"));
-
-  row->addWidget(groupLabel);
-  row->addWidget(groupBy_);
-  row->addSpacing(12);
-  row->addWidget(filterLabel);
-  row->addWidget(filter_, 1);
-  row->addWidget(regex_);
-  row->addSpacing(12);
-  row->addWidget(rowCount_);
-  row->addStretch(0);
-  row->addSpacing(12);
-  row->addWidget(legend);
-  return bar;
+void MainWindow::restoreSettings() {
+  QSettings s;
+  const QByteArray geo = s.value(QStringLiteral("window/geometry")).toByteArray();
+  if (!geo.isEmpty()) restoreGeometry(geo);
+  const QByteArray state = s.value(QStringLiteral("window/state")).toByteArray();
+  if (!state.isEmpty()) restoreState(state, kStateVersion);
+  recent_ = s.value(QStringLiteral("recentFiles")).toStringList();
+  const QString args = s.value(QStringLiteral("run/args")).toString();
+  if (!args.isEmpty()) {
+    std::vector<std::string> v;
+    for (const QString& a : args.split(QLatin1Char(' '), Qt::SkipEmptyParts)) v.push_back(a.toStdString());
+    RunConfig c;
+    if (!parseRunArgs(v, &c)) runPanel_->setConfig(c);
+  }
+  table_->setTimeUnit(static_cast<KeyAveragesModel::TimeUnit>(s.value(QStringLiteral("table/timeUnit"), 0).toInt()));
 }
+
+void MainWindow::saveSettings() {
+  QSettings s;
+  s.setValue(QStringLiteral("window/geometry"), saveGeometry());
+  s.setValue(QStringLiteral("window/state"), saveState(kStateVersion));
+  s.setValue(QStringLiteral("recentFiles"), recent_);
+  QStringList args;
+  for (const std::string& a : toRunArgs(runPanel_->config())) args << QString::fromStdString(a);
+  s.setValue(QStringLiteral("run/args"), args.join(QLatin1Char(' ')));
+  s.setValue(QStringLiteral("table/timeUnit"), static_cast<int>(table_->timeUnit()));
+}
+
+void MainWindow::addRecent(const QString& path) {
+  if (path.startsWith(QLatin1Char(':'))) return;
+  const QString abs = QFileInfo(path).absoluteFilePath();
+  recent_.removeAll(abs);
+  recent_.prepend(abs);
+  while (recent_.size() > kMaxRecent) recent_.removeLast();
+  updateRecentMenu();
+  if (opt_.saveSettings) QSettings().setValue(QStringLiteral("recentFiles"), recent_);
+}
+
+void MainWindow::updateRecentMenu() {
+  recentMenu_->clear();
+  int n = 0;
+  for (const QString& p : recent_) {
+    ++n;
+    QAction* a = recentMenu_->addAction(QStringLiteral("&%1 %2").arg(n % 10).arg(QFileInfo(p).fileName()), this,
+                                        [this, p] { openTrace(p); });
+    a->setToolTip(p);
+    a->setStatusTip(p);
+  }
+  if (recent_.isEmpty()) recentMenu_->addAction(tr("(none yet)"))->setEnabled(false);
+  recentMenu_->addSeparator();
+  recentMenu_->addAction(tr("&Clear List"), this, [this] {
+    recent_.clear();
+    updateRecentMenu();
+  });
+}
+
+void MainWindow::updateActions() {
+  const bool have = trace_ != nullptr;
+  exportTableAct_->setEnabled(have);
+  exportTraceAct_->setEnabled(have);
+  saveRunAct_->setEnabled(have);
+  const bool running = runPanel_->runner()->isRunning();
+  const EngineAvailability& a = runPanel_->runner()->availability();
+  runAct_->setEnabled(!running && (!a.probed || a.engineBuilt));
+  runAct_->setToolTip(a.probed && !a.engineBuilt ? a.reason : tr("Run the engine with the Run panel's settings (F5)"));
+  cancelAct_->setEnabled(running);
+  compareAct_->setEnabled(runsDock_->selectedRows().size() == 2);
+}
+
+// ---- opening traces -----------------------------------------------------------
 
 void MainWindow::openTrace(const QString& path) {
   lastDir_ = QFileInfo(path).absolutePath();
-  loader_->loadFile(path);
+  loader_->load(path);
 }
 
-void MainWindow::openBundledSample() {
-  const QByteArray json = bundledSampleJson();
-  if (json.isEmpty()) {
-    showLoadError(bundledSamplePath() + tr(": the bundled sample is missing from this build"));
-    return;
-  }
-  loader_->loadBytes(json, bundledSamplePath(), true);
-}
+void MainWindow::openBundledSample() { loader_->load(bundledSamplePath()); }
 
 void MainWindow::chooseFile() {
   const QString path = QFileDialog::getOpenFileName(this, tr("Open trace"), lastDir_,
@@ -265,11 +485,11 @@ void MainWindow::dropEvent(QDropEvent* event) {
   }
 }
 
-void MainWindow::showSnapshot(std::shared_ptr<const TraceSnapshot> snap) {
+void MainWindow::showTrace(std::shared_ptr<const LoadedTrace> trace) {
   loadingPath_.clear();
-  snapshot_ = std::move(snap);
+  trace_ = std::move(trace);
   errorBar_->hide();
-  if (snapshot_->bundled) {
+  if (trace_->bundled) {
     const QString note = bundledSampleNote();
     const QString prefix = QStringLiteral("Bundled sample:");
     QString html = note.toHtmlEscaped();
@@ -281,88 +501,83 @@ void MainWindow::showSnapshot(std::shared_ptr<const TraceSnapshot> snap) {
   } else {
     note_->hide();
   }
-  if (!snapshot_->warning.isEmpty()) {
-    errorText_->setText(tr("Loaded with a warning: %1").arg(snapshot_->warning));
+  if (!trace_->warning.isEmpty()) {
+    errorText_->setText(tr("Loaded with a warning: %1").arg(trace_->warning));
     errorBar_->show();
   }
-  setWindowTitle(tr("%1 — attnscope").arg(snapshot_->displayName));
-  timeline_->setSnapshot(snapshot_);
-  applyGroupBy();
+  setWindowTitle(tr("%1 — attnscope").arg(trace_->displayName));
+  timeline_->setTrace(trace_);
+  table_->setTrace(trace_);
+  explain_->setTrace(trace_);
+  why_->setTrace(trace_);
+  plots_->setTrace(trace_);
+  recordShownTrace();
   updateStatus();
+  updateActions();
+  onTableRowChanged();
   emit traceShown();
 }
 
 void MainWindow::showLoadError(const QString& message) {
   loadingPath_.clear();
   QString text = tr("Could not open %1").arg(message);
-  if (snapshot_) text += tr(" — still showing %1.").arg(snapshot_->displayName);
+  if (trace_) text += tr(" — still showing %1.").arg(trace_->displayName);
   errorText_->setText(text);
   errorBar_->show();
   updateStatus();
+  statusBar()->showMessage(tr("Could not open: %1").arg(message), 8000);
   emit loadFailed(message);
 }
 
-void MainWindow::setGroupBy(GroupBy g) { groupBy_->setCurrentIndex(groupBy_->findData(static_cast<int>(g))); }
-
-GroupBy MainWindow::groupBy() const { return static_cast<GroupBy>(groupBy_->currentData().toInt()); }
-
-void MainWindow::setNameFilter(const QString& text, bool regex) {
-  const QSignalBlocker block(regex_);
-  regex_->setChecked(regex);
-  filter_->setText(text);
-  applyFilter();
-}
-
-void MainWindow::applyGroupBy() {
-  if (!snapshot_) return;
-  const bool shape = groupBy() == GroupBy::InputShape;
-  if (attribution_ == Attribution::Corrected && snapshot_->correctedByName) {
-    model_->setData(shape ? snapshot_->correctedByInputShape : snapshot_->correctedByName);
-  } else {
-    model_->setData(shape ? snapshot_->byInputShape : snapshot_->byName);
+// The shown trace in the runs list (an opened file gets a row), the recent
+// files, and the cache Compare reads.
+void MainWindow::recordShownTrace() {
+  traces_[trace_->path] = trace_;
+  for (auto it = traces_.begin(); it != traces_.end() && traces_.size() > kMaxCachedTraces;)
+    it = it->first == trace_->path ? std::next(it) : traces_.erase(it);
+  const std::optional<EngineMetadata>& meta = trace_->snapshot->engine;
+  int row = runs()->rowOfPath(trace_->path);
+  if (row < 0) {
+    RunEntry e;
+    e.status = RunStatus::Opened;
+    e.path = trace_->path;
+    e.bundled = trace_->bundled;
+    if (meta && meta->config) {
+      e.config = meta->config;
+      e.summary = tr("%1 (engine trace %2)").arg(RunsModel::configSummary(*meta->config), trace_->displayName);
+    } else {
+      e.summary = trace_->bundled ? tr("bundled sample %1").arg(trace_->displayName) : trace_->displayName;
+    }
+    e.message = tr("Opened %1").arg(trace_->path);
+    runs()->addRun(std::move(e));
+    row = runs()->rowCount() - 1;
   }
-  updateColumnVisibility();
-  fitColumns();
-  updateRowCount();
-}
-
-void MainWindow::setAttribution(Attribution a) {
-  if (a == attribution_) return;
-  attribution_ = a;
-  applyGroupBy();
-}
-
-void MainWindow::applyFilter() {
-  QString error;
-  if (proxy_->setNameFilter(filter_->text(), regex_->isChecked(), &error)) {
-    filter_->setStyleSheet({});
-    filter_->setToolTip({});
-  } else {
-    filter_->setStyleSheet(QStringLiteral("QLineEdit { border: 1px solid #c62828; }"));
-    filter_->setToolTip(error);
+  if (const RunEntry* e = runs()->entry(row); e && e->engine && e->status == RunStatus::Done && e->missing.isEmpty()) {
+    // A run that finished without some collection (CUPTI on a CPU run, or
+    // refused on the GPU) says so where the run is reported.
+    const QString missing = meta ? qs(missingCollection(*meta)) : QString();
+    if (!missing.isEmpty()) {
+      runs()->setMissing(e->id, missing);
+      runPanel_->noteMissingCollection(missing);
+      statusBar()->showMessage(missing, 15000);
+    }
   }
-  updateRowCount();
-  if (!error.isEmpty()) rowCount_->setText(error);
-}
-
-void MainWindow::updateRowCount() {
-  const int total = model_->rowCount();
-  const int shown = proxy_->rowCount();
-  rowCount_->setText(shown == total ? tr("%1 rows").arg(total) : tr("%1 of %2 rows").arg(shown).arg(total));
+  runsDock_->selectQuietly(row);
+  addRecent(trace_->path);
 }
 
 void MainWindow::updateStatus() {
   QString text;
-  if (snapshot_) {
-    const EventStore& store = *snapshot_->store;
+  if (trace_) {
+    const EventStore& store = trace_->store();
     QStringList gpus;
     for (const DeviceProperties& d : store.meta().devices) gpus << QString::fromStdString(d.name);
     gpus.removeDuplicates();
     text = tr("%1 — %2%3 · loaded in %4 ms")
-               .arg(snapshot_->bundled ? tr("bundled sample %1").arg(snapshot_->displayName) : snapshot_->path,
+               .arg(trace_->bundled ? tr("bundled sample %1").arg(trace_->displayName) : trace_->path,
                     qs(traceSummaryLine(store)),
                     gpus.isEmpty() ? QString() : QStringLiteral(" · ") + gpus.join(QStringLiteral(", ")))
-               .arg(snapshot_->loadMs);
+               .arg(trace_->loadMs);
     const uint64_t bad = store.badTotal();  // errors only; notes are listed in the tooltip
     QString errors;
     QString notes;
@@ -391,111 +606,230 @@ void MainWindow::updateStatus() {
   summary_->setToolTip(text);
 }
 
-void MainWindow::updateColumnVisibility() {
-  const auto& ka = model_->averages();
-  auto anyNonZero = [&](auto field) {
-    if (!ka) return false;
-    return std::any_of(ka->rows.begin(), ka->rows.end(), [&](const KeyAverageRow& r) { return r.*field != 0; });
-  };
-  const bool memory = snapshot_ && snapshot_->store->meta().profileMemory;
-  const bool cpuMem = memory || anyNonZero(&KeyAverageRow::cpuMemBytes) || anyNonZero(&KeyAverageRow::selfCpuMemBytes);
-  const bool deviceMem = anyNonZero(&KeyAverageRow::deviceMemBytes) || anyNonZero(&KeyAverageRow::selfDeviceMemBytes);
-  for (int col = 0; col < static_cast<int>(Column::Count); ++col) {
-    const Column c = KeyAveragesModel::columnAt(col);
-    bool show = true;
-    switch (c) {
-      case Column::InputShapes:
-        show = groupBy() == GroupBy::InputShape;
-        break;
-      case Column::CpuMem:
-      case Column::SelfCpuMem:
-        show = cpuMem;
-        break;
-      case Column::DeviceMem:
-      case Column::SelfDeviceMem:
-        show = deviceMem;
-        break;
-      default:
-        break;
-    }
-    const int choice = columnChoice_[static_cast<size_t>(col)];
-    if (choice >= 0) show = choice == 1;
-    view_->setColumnHidden(col, !show);
-  }
-}
+// ---- the table's selection -------------------------------------------------------
 
-// Numeric columns get their contents' width; Name and Input Shapes share
-// what is left (both elide, with the full text in the tooltip).
-void MainWindow::fitColumns() {
-  for (int col = 0; col < static_cast<int>(Column::Count); ++col) {
-    const Column c = KeyAveragesModel::columnAt(col);
-    if (view_->isColumnHidden(col)) continue;
-    view_->resizeColumnToContents(col);
-    if (c == Column::Name) nameWant_ = view_->columnWidth(col);
-    if (c == Column::InputShapes) shapesWant_ = view_->columnWidth(col);
-  }
-  fitFlexibleColumns();
-}
-
-void MainWindow::fitFlexibleColumns() {
-  const int nameCol = KeyAveragesModel::columnOf(Column::Name);
-  const int shapesCol = KeyAveragesModel::columnOf(Column::InputShapes);
-  auto* header = view_->horizontalHeader();
-  int fixed = 0;
-  for (int col = 0; col < header->count(); ++col) {
-    if (col != nameCol && col != shapesCol && !header->isSectionHidden(col)) fixed += header->sectionSize(col);
-  }
-  const int avail = view_->viewport()->width() - fixed;
-  if (header->isSectionHidden(shapesCol)) {
-    header->resizeSection(nameCol, std::max(kMinNameWidth, avail));
+void MainWindow::onTableRowChanged() {
+  const KeyAverageRow* r = table_->currentRow();
+  if (!r) {
+    why_->showRow({});
     return;
   }
-  const int nameWant = std::clamp(nameWant_, kMinNameWidth, kMaxNameWant);
-  const int shapesWant = std::clamp(shapesWant_, kMinShapesWidth, kMaxShapesWant);
-  int name = kMinNameWidth;
-  int shapes = kMinShapesWidth;
-  if (nameWant + shapesWant <= avail) {
-    shapes = shapesWant;
-    name = avail - shapes;  // the name takes any extra room
-  } else if (kMinNameWidth + kMinShapesWidth < avail) {
-    // Share the room above the minimums in proportion to what each wants.
-    const int extra = avail - kMinNameWidth - kMinShapesWidth;
-    const int wantExtraName = nameWant - kMinNameWidth;
-    const int wantExtraShapes = shapesWant - kMinShapesWidth;
-    const int toName =
-        wantExtraName + wantExtraShapes == 0
-            ? extra / 2
-            : static_cast<int>(static_cast<qint64>(extra) * wantExtraName / (wantExtraName + wantExtraShapes));
-    name += toName;
-    shapes += extra - toName;
-  }
-  header->resizeSection(nameCol, name);
-  header->resizeSection(shapesCol, shapes);
+  const QString name = qs(r->name);
+  const int grow = glossary_->model()->find(name, static_cast<int>(r->family));
+  const QString gloss = grow >= 0 ? glossary_->model()->items()[static_cast<size_t>(grow)].text : QString();
+  why_->showRow(name, gloss);
 }
 
-bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
-  if (watched == view_->viewport() && event->type() == QEvent::Resize) {
-    auto* re = static_cast<QResizeEvent*>(event);
-    if (re->size().width() != re->oldSize().width()) fitFlexibleColumns();
+QString MainWindow::copySelection() {
+  const QString text = table_->selectionText();
+  if (!text.isEmpty()) {
+    QApplication::clipboard()->setText(text);
+    statusBar()->showMessage(tr("Copied %1 row(s)").arg(text.count(QLatin1Char('\n')) - 1), 3000);
   }
-  return QMainWindow::eventFilter(watched, event);
+  return text;
 }
 
-void MainWindow::showHeaderMenu(const QPoint& pos) {
-  QMenu menu(this);
-  for (int col = 0; col < static_cast<int>(Column::Count); ++col) {
-    if (KeyAveragesModel::columnAt(col) == Column::Name) continue;
-    QAction* a = menu.addAction(model_->headerData(col, Qt::Horizontal).toString());
-    a->setCheckable(true);
-    a->setChecked(!view_->isColumnHidden(col));
-    connect(a, &QAction::toggled, this, [this, col](bool on) {
-      columnChoice_[static_cast<size_t>(col)] = on ? 1 : 0;
-      updateColumnVisibility();
-      fitColumns();
+// ---- runs ------------------------------------------------------------------------
+
+RunsModel* MainWindow::runs() const { return runsDock_->model(); }
+QTableView* MainWindow::runsView() const { return runsDock_->view(); }
+
+void MainWindow::onRunStarted(const RunConfig& cfg, const QString& outPath) {
+  RunEntry e;
+  e.engine = true;
+  e.config = cfg;
+  e.summary = RunsModel::configSummary(cfg);
+  e.status = RunStatus::Running;
+  e.message = tr("Writing %1").arg(outPath);
+  runningId_ = runs()->addRun(std::move(e));
+  runsView()->scrollToBottom();
+  updateActions();
+}
+
+void MainWindow::onRunFinished(const RunConfig&, const RunOutcome& o) {
+  runs()->finishRun(runningId_, o);
+  const int row = runs()->rowOfId(runningId_);
+  runningId_ = 0;
+  engineStatus_->setText(tr("Engine run: %1").arg(runStatusText(o.status)));
+  if (o.status == RunStatus::Done) {
+    statusBar()->showMessage(o.message, 8000);
+    showRunRow(row);
+  } else {
+    statusBar()->showMessage(o.message, 15000);
+    dock(QStringLiteral("runDock"))->raise();
+  }
+  updateActions();
+}
+
+void MainWindow::showRunRow(int row) {
+  const RunEntry* e = runs()->entry(row);
+  if (!e) return;
+  if (e->path.isEmpty()) {
+    statusBar()->showMessage(
+        tr("Run %1 has no trace: %2").arg(e->id).arg(e->message.isEmpty() ? runStatusText(e->status) : e->message),
+        8000);
+    return;
+  }
+  if (e->bundled)
+    openBundledSample();
+  else
+    openTrace(e->path);
+}
+
+bool MainWindow::saveRun(const QString& path, QString* error, int row) {
+  const RunEntry* e = runs()->entry(row >= 0 ? row : runs()->rowOfPath(trace_ ? trace_->path : QString()));
+  QByteArray bytes;
+  if (e && !e->bundled && !e->path.isEmpty()) {
+    QFile f(e->path);
+    if (!f.open(QIODevice::ReadOnly)) {
+      if (error) *error = tr("%1: %2").arg(e->path, f.errorString());
+      return false;
+    }
+    bytes = f.readAll();
+  } else if (e && e->bundled) {
+    bytes = bundledSampleJson();
+  } else {
+    if (error) *error = tr("no run to save");
+    return false;
+  }
+  if (!writeFileAtomically(path, bytes, error)) return false;
+  runs()->markSaved(e->id, path);
+  addRecent(path);
+  return true;
+}
+
+void MainWindow::withTrace(const QString& path, std::function<void(std::shared_ptr<const LoadedTrace>, QString)> done) {
+  if (auto it = traces_.find(path); it != traces_.end()) {
+    done(it->second, {});
+    return;
+  }
+  auto* watcher = new QFutureWatcher<TraceLoadOutcome>(this);
+  connect(watcher, &QFutureWatcher<TraceLoadOutcome>::finished, this, [this, watcher, path, done] {
+    const TraceLoadOutcome out = watcher->result();
+    watcher->deleteLater();
+    if (out.trace) traces_[path] = out.trace;
+    done(out.trace, out.error);
+  });
+  watcher->setFuture(loadTraceInBackground(path));
+}
+
+bool MainWindow::compareRows(int rowA, int rowB, QString* error) {
+  const RunEntry* a = runs()->entry(rowA);
+  const RunEntry* b = runs()->entry(rowB);
+  if (!a || !b || a->path.isEmpty() || b->path.isEmpty()) {
+    if (error) *error = tr("both runs need a trace (finished runs or opened files)");
+    return false;
+  }
+  const QString la = tr("#%1 %2").arg(a->id).arg(a->summary), lb = tr("#%1 %2").arg(b->id).arg(b->summary);
+  const QString pa = a->path, pb = b->path;
+  showDock(QStringLiteral("compareDock"));
+  compare_->setMessage(tr("Loading…"));
+  withTrace(pa, [this, la, lb, pb](std::shared_ptr<const LoadedTrace> ta, QString ea) {
+    if (!ta) {
+      compare_->setMessage(tr("Could not load A: %1").arg(ea));
+      return;
+    }
+    withTrace(pb, [this, la, lb, ta](std::shared_ptr<const LoadedTrace> tb, QString eb) {
+      if (!tb) {
+        compare_->setMessage(tr("Could not load B: %1").arg(eb));
+        return;
+      }
+      compare_->compare(la, ta->snapshot, lb, tb->snapshot);
     });
+  });
+  return true;
+}
+
+void MainWindow::compareSelected() {
+  const QList<int> rows = runsDock_->selectedRows();
+  if (rows.size() != 2) {
+    showDock(QStringLiteral("runsDock"));
+    statusBar()->showMessage(tr("Select exactly two runs in the Runs list (Ctrl+click) to compare them."), 6000);
+    return;
   }
-  emit headerMenuAboutToShow(&menu, view_->horizontalHeader()->logicalIndexAt(pos));
-  menu.exec(view_->horizontalHeader()->mapToGlobal(pos));
+  QString err;
+  if (!compareRows(rows[0], rows[1], &err)) statusBar()->showMessage(err, 6000);
+}
+
+// ---- writing files -----------------------------------------------------------------
+
+bool MainWindow::exportTable(const QString& path, QString* error, std::optional<TableFormat> format) {
+  return table_->exportRows(path, error, format);
+}
+
+bool MainWindow::exportTrace(const QString& path, QString* error) {
+  if (!trace_) {
+    if (error) *error = tr("no trace to export");
+    return false;
+  }
+  return writeFileAtomically(path, traceJson(trace_->store()), error);
+}
+
+void MainWindow::showError(const QString& title, const QString& message) {
+  statusBar()->showMessage(message, 15000);
+  QMessageBox::critical(this, title, message);
+}
+
+void MainWindow::chooseExportTable() {
+  QString selected;
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Export table"), QDir::homePath() + QStringLiteral("/table.csv"), exportFilter(), &selected);
+  if (path.isEmpty()) return;
+  QString file = path;
+  std::optional<TableFormat> fmt = formatForPath(file);
+  if (!fmt) {
+    // No known extension: take the chosen filter's.
+    if (selected.startsWith(QLatin1String("JSON")))
+      fmt = TableFormat::Json, file += QStringLiteral(".json");
+    else if (selected.startsWith(QLatin1String("Markdown")))
+      fmt = TableFormat::Markdown, file += QStringLiteral(".md");
+    else if (selected.startsWith(QLatin1String("Text")))
+      fmt = TableFormat::Text, file += QStringLiteral(".txt");
+    else
+      fmt = TableFormat::Csv, file += QStringLiteral(".csv");
+  }
+  QString err;
+  if (!exportTable(file, &err, fmt))
+    showError(tr("Export failed"), tr("The table was not exported: %1").arg(err));
+  else
+    statusBar()->showMessage(tr("Exported %1 rows to %2").arg(table_->shownRowCount()).arg(file), 6000);
+}
+
+void MainWindow::chooseExportTrace() {
+  if (!trace_) return;
+  QString base = trace_->displayName;
+  if (base.endsWith(QLatin1String(".gz"))) base.chop(3);
+  if (base.endsWith(QLatin1String(".json"))) base.chop(5);
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Export trace as Chrome JSON"),
+      QDir::homePath() + QLatin1Char('/') + base + QStringLiteral(".export.json"), tr("Chrome trace JSON (*.json)"));
+  if (path.isEmpty()) return;
+  QString err;
+  if (!exportTrace(path, &err))
+    showError(tr("Export failed"), tr("The trace was not exported: %1").arg(err));
+  else
+    statusBar()->showMessage(tr("Exported the trace to %1").arg(path), 6000);
+}
+
+void MainWindow::chooseSaveRun() {
+  int row = runsDock_->currentRow();
+  if (!runs()->entry(row) || runs()->entry(row)->path.isEmpty())
+    row = runs()->rowOfPath(trace_ ? trace_->path : QString());
+  const RunEntry* e = runs()->entry(row);
+  if (!e || e->path.isEmpty()) {
+    showError(tr("Save run"), tr("Select a run that has a trace to save."));
+    return;
+  }
+  const QString suggestion =
+      QDir::homePath() + QLatin1Char('/') +
+      (e->engine ? QStringLiteral("attnscope-run-%1.json").arg(e->id) : QFileInfo(e->path).fileName());
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save run"), suggestion, tr("Trace (*.json)"));
+  if (path.isEmpty()) return;
+  QString err;
+  if (!saveRun(path, &err, row))
+    showError(tr("Save failed"), tr("The run was not saved: %1").arg(err));
+  else
+    statusBar()->showMessage(tr("Saved to %1; reopen it with File > Open.").arg(path), 6000);
 }
 
 }  // namespace attnscope::ui

@@ -1,102 +1,169 @@
-// The viewer's main window: torch's key_averages table of one trace, with
-// File > Open, a Group-by choice, a name filter and a status line.
+// The window: menus, toolbar, docks, status bar, settings and the file
+// actions (open, recent, export, save run). Its central area holds the
+// panes, each with its own options: the timeline pane above the table pane.
+// Docks are self-contained widgets: the window hands each the loaded trace
+// and does what they ask for (show a glossary entry, a run, a comparison).
 #pragma once
 
 #include <QMainWindow>
+#include <QStringList>
+#include <QTemporaryDir>
+#include <map>
 #include <memory>
-#include <vector>
+#include <optional>
 
-#include "core/tables/key_averages.h"
+#include "core/run/run_config.h"
+#include "core/tables/table_format.h"
+#include "ui/run/engine_runner.h"
 #include "ui/shell/trace_loader.h"
 
-class QCheckBox;
-class QComboBox;
+class QAction;
+class QDockWidget;
+class QFrame;
 class QLabel;
-class QLineEdit;
 class QMenu;
 class QTableView;
-class QFrame;
 
 namespace attnscope::ui {
 
-class KeyAveragesModel;
-class KeyAveragesProxy;
-class TimelinePanel;
+class CompareView;
+class ExplainPanel;
+class GlossaryDock;
+class PlotsPanel;
+class RunPanel;
+class RunsDock;
+class RunsModel;
+class TablePane;
+class TimelinePane;
+class WhyPanel;
+
+struct MainWindowOptions {
+  bool restoreSettings = true;  // false: the default layout (screenshots, tests)
+  bool saveSettings = true;
+  bool probeEngine = true;
+};
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
-  explicit MainWindow(QWidget* parent = nullptr);
+  explicit MainWindow(MainWindowOptions options = {}, QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  // Start an asynchronous load; traceShown() or loadFailed() follows. A
+  // Starts an asynchronous load; traceShown() or loadFailed() follows. A
   // failed load keeps the trace shown before it.
   void openTrace(const QString& path);
   void openBundledSample();
 
-  void setGroupBy(GroupBy g);
-  GroupBy groupBy() const;
-  // torch's key_averages or the corrected attribution (attribution.h).
-  void setAttribution(Attribution a);
-  Attribution attribution() const { return attribution_; }
-  void setNameFilter(const QString& text, bool regex);
+  const std::shared_ptr<const LoadedTrace>& trace() const { return trace_; }
 
-  const std::shared_ptr<const TraceSnapshot>& snapshot() const { return snapshot_; }
-  QTableView* tableView() const { return view_; }
-  TimelinePanel* timeline() const { return timeline_; }
-  KeyAveragesModel* model() const { return model_; }
-  KeyAveragesProxy* proxy() const { return proxy_; }
+  TablePane* tablePane() const { return table_; }
+  TimelinePane* timelinePane() const { return timeline_; }
+  RunPanel* runPanel() const { return runPanel_; }
+  RunsModel* runs() const;
+  QTableView* runsView() const;
+  ExplainPanel* explainPanel() const { return explain_; }
+  WhyPanel* whyPanel() const { return why_; }
+  PlotsPanel* plotsPanel() const { return plots_; }
+  CompareView* compareView() const { return compare_; }
+  GlossaryDock* glossary() const { return glossary_; }
+  QDockWidget* dock(const QString& objectName) const;
+
+  // File > Export Table without the dialog: the rows the table shows
+  // (filter, sort, top-N) in the format the name asks for.
+  bool exportTable(const QString& path, QString* error, std::optional<TableFormat> format = {});
+  bool exportTrace(const QString& path, QString* error);
+  // Saves the trace of the run shown (or of runs row `row`) to `path`.
+  bool saveRun(const QString& path, QString* error, int row = -1);
+  // Compares two rows of the runs list (asynchronous: compareView()->compared()).
+  bool compareRows(int rowA, int rowB, QString* error = nullptr);
+  // Copies the table's selected rows to the clipboard; returns the text.
+  QString copySelection();
+  QStringList recentFiles() const { return recent_; }
+
+  void saveSettings();
 
  signals:
   void traceShown();
   void loadFailed(const QString& message);
-  // Emitted while the header's context menu is being built, before it
-  // shows: receivers may add actions for `column` (a logical index).
-  void headerMenuAboutToShow(QMenu* menu, int column);
 
  protected:
-  bool eventFilter(QObject* watched, QEvent* event) override;
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
 
  private:
+  QWidget* buildCentral();
+  void buildActions();
+  void buildDocks();
   void buildMenus();
-  QWidget* buildControls();
-  void showSnapshot(std::shared_ptr<const TraceSnapshot> snap);
+  void buildToolbar();
+  void buildStatusBar();
+  void restoreSettings();
+  void resetLayout();
+  void showTrace(std::shared_ptr<const LoadedTrace> trace);
   void showLoadError(const QString& message);
-  void applyGroupBy();
-  void applyFilter();
+  void recordShownTrace();
   void updateStatus();
-  void updateRowCount();
-  void updateColumnVisibility();
-  void fitColumns();
-  void fitFlexibleColumns();
-  void showHeaderMenu(const QPoint& pos);
+  void updateActions();
+  void onRunStarted(const RunConfig& cfg, const QString& outPath);
+  void onRunFinished(const RunConfig& cfg, const RunOutcome& o);
+  void showRunRow(int row);
+  void onTableRowChanged();
+  void showDock(const QString& objectName);
+  void showGlossary(const QString& key, int family = -1);
+  void addRecent(const QString& path);
+  void updateRecentMenu();
   void chooseFile();
+  void chooseExportTable();
+  void chooseExportTrace();
+  void chooseSaveRun();
+  void compareSelected();
+  void showError(const QString& title, const QString& message);
+  // The loaded trace of `path` (cached), then `done` on the UI thread.
+  void withTrace(const QString& path, std::function<void(std::shared_ptr<const LoadedTrace>, QString)> done);
 
-  TraceLoader* loader_ = nullptr;
-  KeyAveragesModel* model_ = nullptr;
-  KeyAveragesProxy* proxy_ = nullptr;
-  TimelinePanel* timeline_ = nullptr;
-  QTableView* view_ = nullptr;
+  MainWindowOptions opt_;
+  TraceLoader* loader_;
+  std::shared_ptr<const LoadedTrace> trace_;
+  QString loadingPath_;
+  QString lastDir_;
+  QTemporaryDir runDir_;
+  std::map<QString, std::shared_ptr<const LoadedTrace>> traces_;  // path -> loaded, for Compare
+
+  TablePane* table_ = nullptr;
+  TimelinePane* timeline_ = nullptr;
   QLabel* note_ = nullptr;
   QFrame* errorBar_ = nullptr;
   QLabel* errorText_ = nullptr;
-  QComboBox* groupBy_ = nullptr;
-  QLineEdit* filter_ = nullptr;
-  QCheckBox* regex_ = nullptr;
-  QLabel* rowCount_ = nullptr;
+
+  RunPanel* runPanel_ = nullptr;
+  RunsDock* runsDock_ = nullptr;
+  ExplainPanel* explain_ = nullptr;
+  WhyPanel* why_ = nullptr;
+  PlotsPanel* plots_ = nullptr;
+  CompareView* compare_ = nullptr;
+  GlossaryDock* glossary_ = nullptr;
+  QList<QDockWidget*> docks_;
+  QByteArray defaultState_;
+
+  QMenu* recentMenu_ = nullptr;
+  QMenu* viewMenu_ = nullptr;
+  QAction* openAct_ = nullptr;
+  QAction* sampleAct_ = nullptr;
+  QAction* saveRunAct_ = nullptr;
+  QAction* exportTableAct_ = nullptr;
+  QAction* exportTraceAct_ = nullptr;
+  QAction* copyAct_ = nullptr;
+  QAction* runAct_ = nullptr;
+  QAction* cancelAct_ = nullptr;
+  QAction* compareAct_ = nullptr;
+
   QLabel* summary_ = nullptr;
   QLabel* badEvents_ = nullptr;
-  QString lastDir_;
-  int nameWant_ = 0;  // contents width of Name / Input Shapes at the last fit
-  int shapesWant_ = 0;
-  QString loadingPath_;
-  std::shared_ptr<const TraceSnapshot> snapshot_;
-  Attribution attribution_ = Attribution::Torch;
-  // Per column: -1 automatic, 0 hidden, 1 shown (set through the header menu).
-  std::vector<int> columnChoice_;
+  QLabel* engineStatus_ = nullptr;
+
+  QStringList recent_;
+  int runningId_ = 0;
 };
 
 }  // namespace attnscope::ui

@@ -8,52 +8,67 @@
 #include <new>
 
 #include "core/read/trace_reader.h"
+#include "ui/shell/bundled_sample.h"
 
 namespace attnscope::ui {
 
-struct TraceLoadOutcome {
-  std::shared_ptr<const TraceSnapshot> snapshot;
-  QString error;
-};
-
 namespace {
 
+std::shared_ptr<LoadedTrace> derive(std::shared_ptr<const EventStore> store, const QString& path) {
+  auto t = std::make_shared<LoadedTrace>();
+  t->timeline = std::make_shared<const TimelineIndex>(*store);
+  t->snapshot = buildSnapshot(std::move(store));
+  t->path = path;
+  t->displayName = QFileInfo(path).fileName();
+  return t;
+}
+
 // Runs on a worker thread; touches no QObject.
-TraceLoadOutcome finish(LoadResult result, const QString& path, bool bundled, const QElapsedTimer& timer) {
-  TraceLoadOutcome out;
-  if (!result.ok()) {
-    out.error =
-        result.error ? QString::fromStdString(result.error->what()) : path + QStringLiteral(": could not be read");
-    return out;
+TraceLoadOutcome load(const QString& path) {
+  QElapsedTimer timer;
+  timer.start();
+  const bool bundled = path == bundledSamplePath();
+  LoadResult result;
+  if (bundled) {
+    const QByteArray json = bundledSampleJson();
+    if (json.isEmpty()) return {nullptr, path + QStringLiteral(": the bundled sample is missing from this build")};
+    result = parseTrace(std::string_view(json.constData(), static_cast<size_t>(json.size())), path.toStdString());
+  } else {
+    result = loadTrace(path.toStdString());
   }
-  auto store = std::make_shared<const EventStore>(std::move(*result.store));
-  auto snap = std::make_shared<TraceSnapshot>();
-  // Each attribution once, both groupings from it.
-  KeyAveragesBothGroupings torch = computeKeyAveragesBothGroupings(*store, Attribution::Torch);
-  KeyAveragesBothGroupings corrected = computeKeyAveragesBothGroupings(*store, Attribution::Corrected);
-  snap->byName = std::make_shared<const KeyAverages>(std::move(torch.byName));
-  snap->byInputShape = std::make_shared<const KeyAverages>(std::move(torch.byInputShape));
-  snap->correctedByName = std::make_shared<const KeyAverages>(std::move(corrected.byName));
-  snap->correctedByInputShape = std::make_shared<const KeyAverages>(std::move(corrected.byInputShape));
-  snap->analysis = std::make_shared<const Explanation>(explainTrace(*store));
-  snap->store = std::move(store);
-  snap->path = path;
-  snap->displayName = QFileInfo(path).fileName();
-  snap->warning = QString::fromStdString(result.warning);
-  snap->jsonBytes = result.jsonBytes;
-  snap->loadMs = timer.elapsed();
-  snap->bundled = bundled;
-  out.snapshot = std::move(snap);
-  return out;
+  if (!result.ok()) {
+    return {nullptr,
+            result.error ? QString::fromStdString(result.error->what()) : path + QStringLiteral(": could not be read")};
+  }
+  auto t = derive(std::make_shared<const EventStore>(std::move(*result.store)), path);
+  t->warning = QString::fromStdString(result.warning);
+  t->jsonBytes = result.jsonBytes;
+  t->bundled = bundled;
+  t->loadMs = timer.elapsed();
+  return {std::move(t), {}};
 }
 
 }  // namespace
 
-TraceLoader::TraceLoader(QObject* parent) : QObject(parent) {
-  qRegisterMetaType<std::shared_ptr<const TraceSnapshot>>();
+std::shared_ptr<const LoadedTrace> loadedTraceOf(std::shared_ptr<const EventStore> store, const QString& path) {
+  return derive(std::move(store), path);
 }
 
-void TraceLoader::start(const QString& path, std::function<TraceLoadOutcome()> work) {
+QFuture<TraceLoadOutcome> loadTraceInBackground(const QString& path) {
+  return QtConcurrent::run([path]() -> TraceLoadOutcome {
+    try {
+      return load(path);
+    } catch (const std::bad_alloc&) {
+      return {nullptr, path + QStringLiteral(": out of memory while loading")};
+    } catch (const std::exception& e) {
+      return {nullptr, path + QStringLiteral(": ") + QString::fromUtf8(e.what())};
+    }
+  });
+}
+
+TraceLoader::TraceLoader(QObject* parent) : QObject(parent) { qRegisterMetaType<std::shared_ptr<const LoadedTrace>>(); }
+
+void TraceLoader::load(const QString& path) {
   const quint64 generation = ++generation_;
   ++running_;
   emit started(path);
@@ -63,38 +78,13 @@ void TraceLoader::start(const QString& path, std::function<TraceLoadOutcome()> w
     const TraceLoadOutcome out = watcher->result();
     watcher->deleteLater();
     if (generation != generation_) return;  // superseded by a newer load
-    if (out.snapshot) {
-      emit loaded(out.snapshot);
+    if (out.trace) {
+      emit loaded(out.trace);
     } else {
       emit failed(out.error.isEmpty() ? path + QStringLiteral(": could not be loaded") : out.error);
     }
   });
-  watcher->setFuture(QtConcurrent::run([work = std::move(work), path]() -> TraceLoadOutcome {
-    try {
-      return work();
-    } catch (const std::bad_alloc&) {
-      return {nullptr, path + QStringLiteral(": out of memory while loading")};
-    } catch (const std::exception& e) {
-      return {nullptr, path + QStringLiteral(": ") + QString::fromUtf8(e.what())};
-    }
-  }));
-}
-
-void TraceLoader::loadFile(const QString& path) {
-  start(path, [path]() -> TraceLoadOutcome {
-    QElapsedTimer timer;
-    timer.start();
-    return finish(loadTrace(path.toStdString()), path, false, timer);
-  });
-}
-
-void TraceLoader::loadBytes(const QByteArray& json, const QString& name, bool bundled) {
-  start(name, [json, name, bundled]() -> TraceLoadOutcome {
-    QElapsedTimer timer;
-    timer.start();
-    const std::string_view text(json.constData(), static_cast<size_t>(json.size()));
-    return finish(parseTrace(text, name.toStdString()), name, bundled, timer);
-  });
+  watcher->setFuture(loadTraceInBackground(path));
 }
 
 }  // namespace attnscope::ui

@@ -141,7 +141,7 @@ ExplainOverlay overlayForStep(const EventStore& s, const Explanation& a, int ste
   return fromReport(s, a, std::move(r));
 }
 
-ExplainOverlay overlayForEvent(const EventStore& s, const Explanation& a, const StepIndex& index, EventId ev) {
+ExplainOverlay overlayForEvent(const EventStore& s, const Explanation& a, const ActivityIndex& index, EventId ev) {
   for (size_t i = 0; i < a.steps.size(); ++i) {
     if (a.steps[i].event == ev) return overlayForStep(s, a, static_cast<int>(i));
   }
@@ -156,8 +156,8 @@ ExplainOverlay overlayForEvent(const EventStore& s, const Explanation& a, const 
   return fromReport(s, a, std::move(r));
 }
 
-ExplainOverlay overlayForSteps(const EventStore& s, const Explanation& a, const StepIndex& index, int first, int last,
-                               const std::string& name, const std::string& note) {
+ExplainOverlay overlayForSteps(const EventStore& s, const Explanation& a, const ActivityIndex& index, int first,
+                               int last, const std::string& name, const std::string& note) {
   if (first == last) {
     ExplainOverlay o = overlayForStep(s, a, first);
     if (!note.empty()) o.legend = note + " " + o.legend;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/explain/explanation.h"
+#include "core/store/activity_index.h"
 
 namespace attnscope::ui {
 
@@ -31,13 +32,13 @@ struct ExplainOverlay {
 
 // A step of the analysis (index into a.steps).
 ExplainOverlay overlayForStep(const EventStore& s, const Explanation& a, int step);
-// Any user annotation or op; `index` is StepIndex(s).
-ExplainOverlay overlayForEvent(const EventStore& s, const Explanation& a, const StepIndex& index, EventId ev);
+// Any user annotation or op; `index` is the snapshot's ActivityIndex.
+ExplainOverlay overlayForEvent(const EventStore& s, const Explanation& a, const ActivityIndex& index, EventId ev);
 
 // Steps first..last (indexes into a.steps, inclusive) as one host window,
 // named `name`, with `note` said first in the legend.
-ExplainOverlay overlayForSteps(const EventStore& s, const Explanation& a, const StepIndex& index, int first, int last,
-                               const std::string& name, const std::string& note);
+ExplainOverlay overlayForSteps(const EventStore& s, const Explanation& a, const ActivityIndex& index, int first,
+                               int last, const std::string& name, const std::string& note);
 
 // A region by name when no step carries it: "A..B" (steps A through B), or
 // one of the attention workload's steps (QK MATMUL, SCALE, SOFTMAX PASS, AV

@@ -9,13 +9,13 @@
 
 namespace attnscope::ui {
 
-TimelineTableLink::TimelineTableLink(TimelinePanel* panel, QTableView* table, KeyAveragesModel* model,
+TimelineTableLink::TimelineTableLink(TimelinePane* panel, QTableView* table, KeyAveragesModel* model,
                                      QSortFilterProxyModel* proxy, QObject* parent)
     : QObject(parent), panel_(panel), table_(table), model_(model), proxy_(proxy) {
   connect(model_, &QAbstractItemModel::modelReset, this, [this] { stale_ = true; });
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) { onRowChanged(current); });
-  connect(panel_, &TimelinePanel::eventSelected, this, &TimelineTableLink::onEventSelected);
+  connect(panel_, &TimelinePane::eventSelected, this, &TimelineTableLink::onEventSelected);
 }
 
 int TimelineTableLink::sourceRowOf(EventId id) {

@@ -14,13 +14,13 @@ class QSortFilterProxyModel;
 namespace attnscope::ui {
 
 class KeyAveragesModel;
-class TimelinePanel;
+class TimelinePane;
 
 class TimelineTableLink : public QObject {
   Q_OBJECT
 
  public:
-  TimelineTableLink(TimelinePanel* panel, QTableView* table, KeyAveragesModel* model, QSortFilterProxyModel* proxy,
+  TimelineTableLink(TimelinePane* panel, QTableView* table, KeyAveragesModel* model, QSortFilterProxyModel* proxy,
                     QObject* parent = nullptr);
 
   // The model row holding an event, or -1.
@@ -30,7 +30,7 @@ class TimelineTableLink : public QObject {
   void onRowChanged(const QModelIndex& current);
   void onEventSelected(EventId id);
 
-  TimelinePanel* panel_;
+  TimelinePane* panel_;
   QTableView* table_;
   KeyAveragesModel* model_;
   QSortFilterProxyModel* proxy_;

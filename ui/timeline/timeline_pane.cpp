@@ -21,7 +21,7 @@ QString swatch(const QColor& c, const QString& text, bool hatched = false) {
 
 }  // namespace
 
-TimelinePanel::TimelinePanel(QWidget* parent) : QWidget(parent) {
+TimelinePane::TimelinePane(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(3);
@@ -109,12 +109,12 @@ TimelinePanel::TimelinePanel(QWidget* parent) : QWidget(parent) {
       clearOverlay();
   });
   connect(explainSel_, &QToolButton::clicked, this, [this] { explainEvent(view_->selectedEvent()); });
-  connect(view_, &TimelineView::explainRequested, this, &TimelinePanel::explainEvent);
+  connect(view_, &TimelineView::explainRequested, this, &TimelinePane::explainEvent);
   connect(view_, &TimelineView::eventSelected, this, [this](EventId id) {
     updateDetails(id);
     emit eventSelected(id);
   });
-  connect(search_, &QLineEdit::textChanged, this, &TimelinePanel::runSearch);
+  connect(search_, &QLineEdit::textChanged, this, &TimelinePane::runSearch);
   connect(search_, &QLineEdit::returnPressed, this, [this] { view_->nextMatch(true); });
   connect(prev, &QToolButton::clicked, this, [this] { view_->nextMatch(false); });
   connect(next, &QToolButton::clicked, this, [this] { view_->nextMatch(true); });
@@ -122,23 +122,19 @@ TimelinePanel::TimelinePanel(QWidget* parent) : QWidget(parent) {
   connect(zoomSel, &QToolButton::clicked, view_, &TimelineView::zoomToSelection);
 }
 
-void TimelinePanel::setSnapshot(const std::shared_ptr<const TraceSnapshot>& snap) {
-  store_ = snap ? snap->store : nullptr;
-  // The loader analyzed the trace off the UI thread; snapshots made by hand
-  // (tests) may not carry it.
-  analysis_ = snap && snap->analysis
-                  ? snap->analysis
-                  : std::make_shared<const Explanation>(store_ ? explainTrace(*store_) : Explanation{});
-  stepIndex_.reset();
-  if (store_) stepIndex_.emplace(*store_);
-  view_->setStore(store_);
+void TimelinePane::setTrace(std::shared_ptr<const LoadedTrace> trace) {
+  trace_ = std::move(trace);
+  store_ = trace_ ? &trace_->store() : nullptr;
+  explanation_ =
+      trace_ && trace_->snapshot->explanation ? trace_->snapshot->explanation : std::make_shared<const Explanation>();
+  view_->setTrace(trace_ ? trace_->snapshot->store : nullptr, trace_ ? trace_->timeline : nullptr);
   legend_->hide();
   updateDetails(kNoEvent);
   const QSignalBlocker block(steps_);
   steps_->clear();
   steps_->addItem(tr("(no overlay)"), -1);
-  for (size_t i = 0; i < analysis_->steps.size(); ++i) {
-    const StepReport& st = analysis_->steps[i];
+  for (size_t i = 0; i < explanation_->steps.size(); ++i) {
+    const StepReport& st = explanation_->steps[i];
     steps_->addItem(
         tr("%1 — CPU %2%3")
             .arg(QString::fromStdString(st.name), durationQ(st.hostEndNs - st.hostStartNs),
@@ -148,27 +144,27 @@ void TimelinePanel::setSnapshot(const std::shared_ptr<const TraceSnapshot>& snap
   if (!search_->text().isEmpty()) runSearch();
 }
 
-QStringList TimelinePanel::stepNames() const {
+QStringList TimelinePane::stepNames() const {
   QStringList out;
-  for (const StepReport& st : analysis_->steps) out << QString::fromStdString(st.name);
+  for (const StepReport& st : explanation_->steps) out << QString::fromStdString(st.name);
   return out;
 }
 
-void TimelinePanel::explainStep(int step) {
-  if (!store_ || step < 0 || step >= static_cast<int>(analysis_->steps.size())) return;
-  showOverlay(overlayForStep(*store_, *analysis_, step));
+void TimelinePane::explainStep(int step) {
+  if (!store_ || step < 0 || step >= static_cast<int>(explanation_->steps.size())) return;
+  showOverlay(overlayForStep(*store_, *explanation_, step));
   const QSignalBlocker block(steps_);
   steps_->setCurrentIndex(steps_->findData(step));
 }
 
-void TimelinePanel::explainEvent(EventId id) {
+void TimelinePane::explainEvent(EventId id) {
   if (!store_ || id == kNoEvent) return;
   const Family f = store_->event(id).family;
   if (f != Family::UserAnnotation && f != Family::CpuOp) return;
-  ExplainOverlay o = overlayForEvent(*store_, *analysis_, *stepIndex_, id);
+  ExplainOverlay o = overlayForEvent(*store_, *explanation_, trace_->snapshot->index, id);
   const QSignalBlocker block(steps_);
-  const int step = findStepByName(*analysis_, o.name);
-  if (step >= 0 && analysis_->steps[static_cast<size_t>(step)].event == id) {
+  const int step = findStepByName(*explanation_, o.name);
+  if (step >= 0 && explanation_->steps[static_cast<size_t>(step)].event == id) {
     steps_->setCurrentIndex(steps_->findData(step));
   } else {
     // An ad-hoc entry for this event.
@@ -180,10 +176,10 @@ void TimelinePanel::explainEvent(EventId id) {
   showOverlay(std::move(o));
 }
 
-bool TimelinePanel::explainByName(const QString& name) {
+bool TimelinePane::explainByName(const QString& name) {
   if (!store_) return false;
   const std::string n = name.toStdString();
-  const int step = findStepByName(*analysis_, n);
+  const int step = findStepByName(*explanation_, n);
   if (step >= 0) {
     explainStep(step);
     return true;
@@ -195,8 +191,8 @@ bool TimelinePanel::explainByName(const QString& name) {
   }
   int first = -1, last = -1;
   std::string note;
-  if (!findRegion(*analysis_, n, &first, &last, &note)) return false;
-  ExplainOverlay o = overlayForSteps(*store_, *analysis_, *stepIndex_, first, last, n, note);
+  if (!findRegion(*explanation_, n, &first, &last, &note)) return false;
+  ExplainOverlay o = overlayForSteps(*store_, *explanation_, trace_->snapshot->index, first, last, n, note);
   const QSignalBlocker block(steps_);
   const int adhoc = steps_->findData(-2);
   if (adhoc >= 0) steps_->removeItem(adhoc);
@@ -206,14 +202,14 @@ bool TimelinePanel::explainByName(const QString& name) {
   return true;
 }
 
-void TimelinePanel::clearOverlay() {
+void TimelinePane::clearOverlay() {
   view_->setOverlay(std::nullopt);
   legend_->hide();
   const QSignalBlocker block(steps_);
   steps_->setCurrentIndex(0);
 }
 
-void TimelinePanel::showOverlay(ExplainOverlay o) {
+void TimelinePane::showOverlay(ExplainOverlay o) {
   const QString key = swatch(QColor(59, 120, 194, 110), tr("host window")) + QStringLiteral(" &nbsp; ") +
                       swatch(QColor(232, 103, 12, 110), tr("GPU window of the work it launched")) +
                       QStringLiteral(" &nbsp; ") +
@@ -224,12 +220,12 @@ void TimelinePanel::showOverlay(ExplainOverlay o) {
   view_->setOverlay(std::move(o));
 }
 
-QString TimelinePanel::legendText() const {
+QString TimelinePane::legendText() const {
   const auto& o = view_->overlay();
   return o ? QString::fromStdString(o->legend) : QString();
 }
 
-void TimelinePanel::updateDetails(EventId id) {
+void TimelinePane::updateDetails(EventId id) {
   if (id == kNoEvent) {
     details_->setText(tr("<span style=\"color:#777\">Click an event for its details.</span>"));
     explainSel_->setEnabled(false);
@@ -240,7 +236,7 @@ void TimelinePanel::updateDetails(EventId id) {
   explainSel_->setEnabled(f == Family::UserAnnotation || f == Family::CpuOp);
 }
 
-void TimelinePanel::runSearch() {
+void TimelinePane::runSearch() {
   const int n = view_->setSearch(search_->text());
   matchCount_->setText(search_->text().trimmed().isEmpty() ? QString() : tr("%1 matches").arg(n));
 }

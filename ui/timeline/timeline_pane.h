@@ -19,17 +19,17 @@ class QToolButton;
 
 namespace attnscope::ui {
 
-struct TraceSnapshot;
+struct LoadedTrace;
 
-class TimelinePanel : public QWidget {
+class TimelinePane : public QWidget {
   Q_OBJECT
 
  public:
-  explicit TimelinePanel(QWidget* parent = nullptr);
+  explicit TimelinePane(QWidget* parent = nullptr);
 
-  void setSnapshot(const std::shared_ptr<const TraceSnapshot>& snap);
+  void setTrace(std::shared_ptr<const LoadedTrace> trace);
   TimelineView* view() const { return view_; }
-  const Explanation& analysis() const { return *analysis_; }
+  const Explanation& explanation() const { return *explanation_; }
 
   // Overlay: a step of the analysis, any annotation/op, or by name (a step
   // first, then the first annotation or op so named). Zooms to it.
@@ -55,9 +55,9 @@ class TimelinePanel : public QWidget {
   QLabel* matchCount_ = nullptr;
   QLabel* legend_ = nullptr;
   QLabel* details_ = nullptr;
-  std::shared_ptr<const EventStore> store_;
-  std::shared_ptr<const Explanation> analysis_ = std::make_shared<const Explanation>();
-  std::optional<StepIndex> stepIndex_;  // for overlays of events that are not steps
+  std::shared_ptr<const LoadedTrace> trace_;
+  const EventStore* store_ = nullptr;                                                       // trace_'s
+  std::shared_ptr<const Explanation> explanation_ = std::make_shared<const Explanation>();  // trace_'s
 };
 
 }  // namespace attnscope::ui

@@ -21,7 +21,8 @@ constexpr int kScrollUnits = 100000;  // horizontal scroll bar resolution over t
 
 }  // namespace
 
-TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent), index_(std::make_unique<TimelineIndex>()) {
+TimelineView::TimelineView(QWidget* parent)
+    : QAbstractScrollArea(parent), index_(std::make_shared<const TimelineIndex>()) {
   setObjectName(QStringLiteral("timeline"));
   setFocusPolicy(Qt::StrongFocus);
   viewport()->setMouseTracking(true);
@@ -36,8 +37,13 @@ TimelineView::TimelineView(QWidget* parent) : QAbstractScrollArea(parent), index
 TimelineView::~TimelineView() = default;
 
 void TimelineView::setStore(std::shared_ptr<const EventStore> store) {
+  auto index = store ? std::make_shared<const TimelineIndex>(*store) : nullptr;
+  setTrace(std::move(store), std::move(index));
+}
+
+void TimelineView::setTrace(std::shared_ptr<const EventStore> store, std::shared_ptr<const TimelineIndex> index) {
   store_ = std::move(store);
-  index_ = store_ ? std::make_unique<TimelineIndex>(*store_) : std::make_unique<TimelineIndex>();
+  index_ = store_ && index ? std::move(index) : std::make_shared<const TimelineIndex>();
   labels_ = LabelCache();
   layout_.reset(*index_);
   selected_ = kNoEvent;

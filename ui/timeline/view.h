@@ -37,7 +37,10 @@ class TimelineView : public QAbstractScrollArea {
   explicit TimelineView(QWidget* parent = nullptr);
   ~TimelineView() override;
 
-  // Shows a store (nullptr clears). The view keeps it alive.
+  // Shows a store with its tracks (built off the UI thread by the loader;
+  // nullptr clears). The view keeps both alive.
+  void setTrace(std::shared_ptr<const EventStore> store, std::shared_ptr<const TimelineIndex> index);
+  // The same, building the tracks here (benchmarks and tests).
   void setStore(std::shared_ptr<const EventStore> store);
   const EventStore* store() const { return store_.get(); }
   const TimelineIndex& index() const { return *index_; }
@@ -132,7 +135,7 @@ class TimelineView : public QAbstractScrollArea {
   QRectF eventRect(EventId id) const;  // viewport coordinates; empty when hidden
 
   std::shared_ptr<const EventStore> store_;
-  std::unique_ptr<TimelineIndex> index_;
+  std::shared_ptr<const TimelineIndex> index_;
   TimelineLayout layout_;
   TimeAxis axis_;
   TimelinePalette palette_;

@@ -1,0 +1,43 @@
+// Everything derived from one loaded trace, computed once and never changed
+// afterwards: the store, its activity index, the engine's metadata (parsed
+// once), torch's key_averages in both attributions and both groupings, and
+// the explanation (steps, sync waits, ledger, verdicts). The viewer builds it
+// on the loader's worker thread and every view reads it; the CLI's explain,
+// why, info and compare build one per trace. Nothing that reads a snapshot
+// recomputes a table or re-parses the metadata.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/explain/explanation.h"
+#include "core/run/engine_metadata.h"
+#include "core/store/activity_index.h"
+#include "core/store/event_store.h"
+#include "core/tables/key_averages.h"
+
+namespace attnscope {
+
+struct TraceSnapshot {
+  std::shared_ptr<const EventStore> store;
+  std::optional<EngineMetadata> engine;  // our engine's "attnscope" object, when the trace has one
+  ActivityIndex index;
+  std::shared_ptr<const KeyAverages> torchByName, torchByInputShape;
+  std::shared_ptr<const KeyAverages> correctedByName, correctedByInputShape;
+  std::shared_ptr<const Explanation> explanation;  // null when built without one
+
+  const std::shared_ptr<const KeyAverages>& table(Attribution attribution, GroupBy groupBy) const;
+};
+
+struct SnapshotOptions {
+  bool explain = true;                             // false: no explanation (info needs only the ledger)
+  const std::vector<EngineStep>* steps = nullptr;  // steps to explain instead of the trace's own
+};
+
+std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventStore> store,
+                                                   const SnapshotOptions& options = {});
+// Borrows `store` (it must outlive the snapshot): for callers that hold a store by value.
+std::shared_ptr<const TraceSnapshot> snapshotOf(const EventStore& store, const SnapshotOptions& options = {});
+
+}  // namespace attnscope

@@ -1,0 +1,43 @@
+// CUDA activity of a store indexed once, by start time: the runtime/driver
+// calls of every thread, the GPU activities (kernels, copies, memsets), and
+// the union of the GPU's busy intervals with prefix sums. A step, a sync
+// wait or an overlay then costs binary searches plus its own events,
+// whatever the trace holds (hostile ones overlap every step with every
+// other, or give thousands of launches one correlation).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/store/event_store.h"
+
+namespace attnscope {
+
+class ActivityIndex {
+ public:
+  ActivityIndex() = default;
+  explicit ActivityIndex(const EventStore& store);
+
+  // CUDA runtime/driver calls of every thread starting in [t0, t1), by start.
+  std::span<const EventId> callsIn(int64_t t0, int64_t t1) const;
+  // Every GPU activity (kernel, memcpy, memset), by start (ties: store order).
+  const std::vector<EventId>& gpuWorkByStart() const { return gpu_; }
+  // The GPU activities starting before t1 (a prefix of gpuWorkByStart()).
+  std::span<const EventId> gpuWorkStartingBefore(int64_t t1) const;
+  // The length of the union of GPU activity intervals inside [t0, t1).
+  int64_t gpuBusyWithin(int64_t t0, int64_t t1) const;
+  // The length of the whole union.
+  int64_t gpuBusyTotal() const { return busyEnd_.empty() ? 0 : busyBefore_.back() + busyEnd_.back() - busyStart_.back(); }
+
+ private:
+  std::vector<EventId> calls_;      // by start
+  std::vector<int64_t> callStart_;  // their starts
+  std::vector<EventId> gpu_;        // by start
+  std::vector<int64_t> gpuStart_;   // their starts
+  // The union of GPU activity intervals: disjoint, sorted, with the busy
+  // time before each one.
+  std::vector<int64_t> busyStart_, busyEnd_, busyBefore_;
+};
+
+}  // namespace attnscope

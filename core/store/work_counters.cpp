@@ -1,0 +1,10 @@
+#include "core/store/work_counters.h"
+
+namespace attnscope {
+
+WorkCounters& workCounters() {
+  static WorkCounters counters;
+  return counters;
+}
+
+}  // namespace attnscope
