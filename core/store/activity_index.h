@@ -28,7 +28,9 @@ class ActivityIndex {
   // The length of the union of GPU activity intervals inside [t0, t1).
   int64_t gpuBusyWithin(int64_t t0, int64_t t1) const;
   // The length of the whole union.
-  int64_t gpuBusyTotal() const { return busyEnd_.empty() ? 0 : busyBefore_.back() + busyEnd_.back() - busyStart_.back(); }
+  int64_t gpuBusyTotal() const {
+    return busyEnd_.empty() ? 0 : busyBefore_.back() + busyEnd_.back() - busyStart_.back();
+  }
 
  private:
   std::vector<EventId> calls_;      // by start

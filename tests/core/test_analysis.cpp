@@ -12,15 +12,28 @@
 
 using namespace attnscope;
 
+// Declares `const EventStore& var`, loaded from tests/data/torch/REL, or fails the test.
+#define LOAD(var, rel)                                                     \
+  QString var##Error;                                                      \
+  const std::optional<EventStore> var##Loaded = tryLoad(rel, &var##Error); \
+  QVERIFY2(var##Loaded, qPrintable(var##Error));                           \
+  const EventStore& var = *var##Loaded
+
 namespace {
 
-QString shared() { return QStringLiteral(ATTNSCOPE_SHARED_TRACES); }
-
-EventStore load(const QString& rel) {
-  const QString path = shared() + "/h200/" + rel;
-  if (!QFile::exists(path)) qFatal("missing shared capture %s", qPrintable(path));
+// The capture tests/data/torch/REL, or nullopt with *error saying why (a
+// missing or unreadable file fails the test through LOAD, it never crashes it).
+std::optional<EventStore> tryLoad(const QString& rel, QString* error) {
+  const QString path = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/") + rel;
+  if (!QFile::exists(path)) {
+    *error = "missing capture " + path;
+    return std::nullopt;
+  }
   LoadResult r = loadTrace(path.toStdString());
-  if (!r.ok()) qFatal("cannot load %s", qPrintable(path));
+  if (!r.ok()) {
+    *error = "cannot load " + path;
+    return std::nullopt;
+  }
   return std::move(*r.store);
 }
 
@@ -44,7 +57,7 @@ class AnalysisTest : public QObject {
   // sm80_xmma_gemm_..._tn_n_... has correlation 990 and ends at
   // 5367878834240.143 + 540.41 = 5367878834780.553, inside the wait.
   void scaleSyncAwaitsTheQkGemm() {
-    const EventStore s = load("kineto/softmax_8x16x1024x64.json");
+    LOAD(s, "kineto/softmax_8x16x1024x64.json");
     const Explanation a = *snapshotOf(s)->explanation;
     const SyncWait* w = nullptr;
     for (const auto& x : a.syncWaits)
@@ -73,7 +86,7 @@ class AnalysisTest : public QObject {
   }
 
   void softmaxPassInTorchMode() {
-    const EventStore s = load("kineto/softmax_8x16x1024x64.json");
+    LOAD(s, "kineto/softmax_8x16x1024x64.json");
     const KeyAverages ka = computeKeyAverages(s, GroupBy::Name, Attribution::Torch);
     const KeyAverageRow* r = row(ka, "SOFTMAX PASS", DeviceType::Cpu);
     QVERIFY(r);
@@ -84,7 +97,7 @@ class AnalysisTest : public QObject {
   // Activity Buffer Request (ts 5367878831419.217, dur 2381.417) ran inside
   // aten::bmm (External id 4109), whose GEMM lasted 540.41 us.
   void activityBufferRequestOwnsGemmOnlyInTorchMode() {
-    const EventStore s = load("kineto/softmax_8x16x1024x64.json");
+    LOAD(s, "kineto/softmax_8x16x1024x64.json");
     const KeyAverages torch = computeKeyAverages(s, GroupBy::Name, Attribution::Torch);
     const KeyAverages corr = computeKeyAverages(s, GroupBy::Name, Attribution::Corrected);
     const KeyAverageRow* t = row(torch, "Activity Buffer Request", DeviceType::Cpu);
@@ -111,7 +124,7 @@ class AnalysisTest : public QObject {
   void syncCountsDoNotDependOnWrapping() {
     for (const char* name :
          {"none_8x16x1024x64", "none_sync_8x16x1024x64", "softmax_8x16x1024x64", "softmax_sync_8x16x1024x64"}) {
-      const EventStore s = load(QString("kineto/%1.json").arg(name));
+      LOAD(s, QString("kineto/%1.json").arg(name));
       const std::vector<SyncWait> ws = findSyncWaits(s, ActivityIndex(s));
       int stream = 0, deviceProfiler = 0, deviceUser = 0;
       for (const auto& w : ws) {
@@ -131,7 +144,7 @@ class AnalysisTest : public QObject {
 
   void correctedSelfDeviceEqualsGpuActivitySum() {
     for (const char* name : kKineto) {
-      const EventStore s = load(QString("kineto/%1.json").arg(name));
+      LOAD(s, QString("kineto/%1.json").arg(name));
       int64_t gpuSum = 0;
       for (const Event& e : s.events())
         if (isGpuWork(e.family)) gpuSum += e.dur;
@@ -148,7 +161,7 @@ class AnalysisTest : public QObject {
   }
 
   void stepsFromAnnotationsAndTopLevelOps() {
-    const EventStore s = load("kineto/softmax_8x16x1024x64.json");
+    LOAD(s, "kineto/softmax_8x16x1024x64.json");
     const Explanation a = *snapshotOf(s)->explanation;
     QCOMPARE(a.stepSource, std::string("annotations"));
     QCOMPARE(a.steps.size(), size_t{10});
@@ -168,7 +181,7 @@ class AnalysisTest : public QObject {
   }
 
   void engineWindowsAreUsedWhenGiven() {
-    const EventStore s = load("kineto/softmax_8x16x1024x64.json");
+    LOAD(s, "kineto/softmax_8x16x1024x64.json");
     // The SOFTMAX PASS annotation's host window, given as an engine step.
     const std::vector<EngineStep> w{{"SOFTMAX PASS", true, 5367878834984435, 5367878835138263}};
     const Explanation a = *snapshotOf(s, {.steps = &w})->explanation;
@@ -180,7 +193,7 @@ class AnalysisTest : public QObject {
 
   void eventFallbackSaysWhatItsTimeMeasures() {
     for (const char* name : {"softmax_8x16x1024x64_w3", "none_8x16x1024x64_w3", "full+sync_8x16x1024x64_w3"}) {
-      const EventStore s = load(QString("event-fallback/%1.json").arg(name));
+      LOAD(s, QString("event-fallback/%1.json").arg(name));
       const Explanation a = *snapshotOf(s)->explanation;
       QCOMPARE(a.ledger.timing, std::string("cuda_events"));
       QCOMPARE(a.ledger.gpuActivities, uint64_t{0});
@@ -199,8 +212,8 @@ class AnalysisTest : public QObject {
   // SCALE's cudaStreamSynchronize: 298.889 us with only SOFTMAX PASS wrapped,
   // 211.845 us with nothing wrapped (none_8x16x1024x64.json, ts 5367878973865.148).
   void compareReportsTheSyncWaitShift() {
-    const EventStore a = load("kineto/softmax_8x16x1024x64.json");
-    const EventStore b = load("kineto/none_8x16x1024x64.json");
+    LOAD(a, "kineto/softmax_8x16x1024x64.json");
+    LOAD(b, "kineto/none_8x16x1024x64.json");
     const Comparison c = compareTraces(*snapshotOf(a), *snapshotOf(b));
     const Pair<SyncWait>* p = nullptr;
     for (const auto& x : c.syncWaits)

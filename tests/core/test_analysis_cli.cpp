@@ -10,10 +10,10 @@
 
 namespace {
 
-const QString kKineto = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto/");
+const QString kKineto = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/");
 const QString kSoftmax = kKineto + "softmax_8x16x1024x64.json";
 const QString kNone = kKineto + "none_8x16x1024x64.json";
-const QString kFallback = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/event-fallback/softmax_8x16x1024x64_w3.json");
+const QString kFallback = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/event-fallback/softmax_8x16x1024x64_w3.json");
 
 }  // namespace
 

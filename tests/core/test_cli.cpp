@@ -12,7 +12,7 @@
 
 namespace {
 
-const QString kSoftmax = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto/softmax_8x16x1024x64.json");
+const QString kSoftmax = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.json");
 
 }  // namespace
 

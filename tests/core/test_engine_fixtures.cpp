@@ -11,13 +11,24 @@
 
 using namespace attnscope;
 
+// Declares `const EventStore& var` loaded from tests/data/h200/NAME, or fails the test.
+#define LOAD(var, name)                                                     \
+  QString var##Error;                                                       \
+  const std::optional<EventStore> var##Loaded = tryLoad(name, &var##Error); \
+  QVERIFY2(var##Loaded, qPrintable(var##Error));                            \
+  const EventStore& var = *var##Loaded
+
 namespace {
 
 QString dataDir() { return QStringLiteral(ATTNSCOPE_TEST_DATA "/h200"); }
 
-EventStore load(const QString& name) {
+// The fixture tests/data/h200/NAME, or nullopt with *error saying why.
+std::optional<EventStore> tryLoad(const QString& name, QString* error) {
   LoadResult r = loadTrace((dataDir() + "/" + name).toStdString());
-  if (!r.ok()) qFatal("cannot load %s: %s", qPrintable(name), r.error->what().c_str());
+  if (!r.ok()) {
+    *error = name + ": " + QString::fromStdString(r.error ? r.error->what() : "cannot load");
+    return std::nullopt;
+  }
   return std::move(*r.store);
 }
 
@@ -45,7 +56,7 @@ class EngineFixturesTest : public QObject {
   }
   void everyCaptureIsComplete() {
     QFETCH(QString, file);
-    const EventStore s = load(file);
+    LOAD(s, file);
     const auto m = readEngineMetadata(s);
     QVERIFY(m.has_value());
     QCOMPARE(m->cupti, std::string("ok"));
@@ -77,7 +88,7 @@ class EngineFixturesTest : public QObject {
     QFETCH(QString, sync);
     QFETCH(int, deviceSyncs);
     for (const char* wrap : {"none", "softmax", "qk+softmax", "all", "full"}) {
-      const EventStore s = load(QString("%1_%2_8x16x1024x64.json").arg(wrap, sync));
+      LOAD(s, QString("%1_%2_8x16x1024x64.json").arg(wrap, sync));
       QCOMPARE(count(s, "cudaStreamSynchronize"), uint64_t{1});
       QCOMPARE(count(s, "cudaDeviceSynchronize"), uint64_t(deviceSyncs));
     }
@@ -86,8 +97,10 @@ class EngineFixturesTest : public QObject {
   // SCALE's host time (no sync) is mostly the QK GEMM finishing: the hidden
   // stream sync of torch.tensor(d, device=cuda). With a host scalar it is gone.
   void scaleHostTimeIsThePreviousStepsGpuTime() {
-    const auto dev = readEngineMetadata(load("softmax_none_8x16x1024x64.json"));
-    const auto host = readEngineMetadata(load("softmax_none_hostscalar_8x16x1024x64.json"));
+    LOAD(devStore, "softmax_none_8x16x1024x64.json");
+    LOAD(hostStore, "softmax_none_hostscalar_8x16x1024x64.json");
+    const auto dev = readEngineMetadata(devStore);
+    const auto host = readEngineMetadata(hostStore);
     QVERIFY(dev && host);
     const int64_t scaleHost = dev->timingOf("host")->steps[0][1];
     const int64_t qkGpu = dev->timingOf("cupti")->steps[0][0];
@@ -95,7 +108,7 @@ class EngineFixturesTest : public QObject {
     QVERIFY2(qkHost < qkGpu / 4, "QK MATMUL's host time is launch cost");
     QVERIFY2(scaleHost > qkGpu / 2, "SCALE's host time is the QK GEMM's GPU time");
     QVERIFY2(host->timingOf("host")->steps[0][1] < scaleHost / 5, "no hidden sync with a host scalar");
-    const Explanation an = *snapshotOf(load("softmax_none_8x16x1024x64.json"))->explanation;
+    const Explanation an = *snapshotOf(devStore)->explanation;
     QCOMPARE(an.stepSource, std::string("engine"));
     QCOMPARE(an.steps.size(), size_t{4});
     QCOMPARE(an.steps[1].name, std::string("SCALE"));
@@ -110,7 +123,7 @@ class EngineFixturesTest : public QObject {
   // Torch's own profiler, run by the engine on the same configuration in its
   // own process, shows the artifacts of the shared captures.
   void torchPassReproducesTorchsTable() {
-    const EventStore s = load("softmax_none_torch_8x16x1024x64.torch.json");
+    LOAD(s, "softmax_none_torch_8x16x1024x64.torch.json");
     const KeyAverages ka = computeKeyAverages(s, GroupBy::Name);
     int softmaxRows = 0;
     int64_t abrDevice = -1;

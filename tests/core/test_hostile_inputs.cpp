@@ -21,7 +21,7 @@
 
 namespace {
 
-const QString kCapture = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto/softmax_1x8x64x64.json");
+const QString kCapture = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_1x8x64x64.json");
 
 // The product's limit is 5 s on an ordinary build; sanitizers slow every
 // instruction several times over, and those builds are there to find memory

@@ -20,6 +20,7 @@ class KeyAveragesOracle : public QObject {
 
  private:
   static QString shared() { return QStringLiteral(ATTNSCOPE_SHARED_TRACES); }
+  static QString testData() { return QStringLiteral(ATTNSCOPE_TEST_DATA); }
 
   static bool close(double ours, double theirs) {
     return std::fabs(ours - theirs) <= std::max(std::fabs(theirs) * 0.005, 0.05);
@@ -45,7 +46,7 @@ class KeyAveragesOracle : public QObject {
     QTest::addColumn<QString>("trace");
     QTest::addColumn<QString>("oracle");
     QTest::addColumn<QString>("grouping");
-    QDir kineto(shared() + "/h200/kineto");
+    QDir kineto(testData() + "/torch/kineto");
     const auto oracles = kineto.entryList({"*.keyavg.json"}, QDir::Files, QDir::Name);
     QVERIFY2(oracles.size() >= 8, qPrintable("expected the 8 shared kineto captures in " + kineto.path()));
     for (const QString& o : oracles) {
@@ -101,7 +102,7 @@ class KeyAveragesOracle : public QObject {
 
   // The documented artifacts of torch's table are reproduced, not hidden.
   void reproducesArtifacts() {
-    LoadResult lr = loadTrace((shared() + "/h200/kineto/softmax_8x16x1024x64.json").toStdString());
+    LoadResult lr = loadTrace((testData() + "/torch/kineto/softmax_8x16x1024x64.json").toStdString());
     QVERIFY(lr.ok());
     const KeyAverages ka = computeKeyAverages(*lr.store, GroupBy::Name);
     const KeyAverageRow* abr = nullptr;
@@ -119,7 +120,7 @@ class KeyAveragesOracle : public QObject {
 
   // Both groupings from one pass give exactly the tables computed one by one.
   void bothGroupingsFromOnePass() {
-    QDir kineto(shared() + "/h200/kineto");
+    QDir kineto(testData() + "/torch/kineto");
     QStringList traces;
     for (const QString& f : kineto.entryList({"*.json"}, QDir::Files, QDir::Name))
       if (!f.endsWith(".keyavg.json")) traces << kineto.filePath(f);

@@ -344,7 +344,7 @@ class ReaderTest : public QObject {
     QTest::addColumn<QString>("path");
     QTest::addColumn<qulonglong>("window");
     QTest::addColumn<bool>("inflateFirst");  // read train20 as a plain (mapped) JSON file
-    const QString softmax = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto/softmax_8x16x1024x64.json");
+    const QString softmax = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.json");
     const QString train = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/transformer_train20.json.gz");
     QTest::newRow("softmax") << softmax << qulonglong{8 << 20} << false;
     QTest::newRow("softmax 4 KiB windows") << softmax << qulonglong{4096} << false;

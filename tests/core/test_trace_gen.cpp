@@ -19,6 +19,7 @@ class TraceGen : public QObject {
   Q_OBJECT
 
   static QString shared() { return QStringLiteral(ATTNSCOPE_SHARED_TRACES); }
+  static QString testData() { return QStringLiteral(ATTNSCOPE_TEST_DATA); }
 
   static std::vector<const Event*> named(const EventStore& s, Family f, std::string_view name) {
     std::vector<const Event*> out;
@@ -47,7 +48,7 @@ class TraceGen : public QObject {
     QTest::newRow("transformer_train20 x2")
         << shared() + "/h200/transformer_train20.json.gz" << QString("## train_step ##") << 20 << 2;
     QTest::newRow("softmax_8x16x1024x64 x5")
-        << shared() + "/h200/kineto/softmax_8x16x1024x64.json" << QString("MULTIHEAD_ATTENTION_FULL") << 1 << 5;
+        << testData() + "/torch/kineto/softmax_8x16x1024x64.json" << QString("MULTIHEAD_ATTENTION_FULL") << 1 << 5;
   }
 
   void repeatsTheSteps() {
@@ -121,7 +122,7 @@ class TraceGen : public QObject {
     // Asked for ~3 copies' worth of bytes, it writes 3 repetitions, within
     // half a repetition of the size asked (the profiler's stretched span and
     // moved end marker are a few bytes longer).
-    const std::string source = (shared() + "/h200/kineto/softmax_1x8x64x64.json").toStdString();
+    const std::string source = (testData() + "/torch/kineto/softmax_1x8x64x64.json").toStdString();
     QTemporaryDir dir;
     const std::string out = dir.filePath("t.json").toStdString();
     const bench::TraceGenResult one = bench::generateTrace(source, out, 0, 1);

@@ -14,7 +14,7 @@ class TraceWriterTest : public QObject {
   void roundTripKeepsTorchTable_data() {
     QTest::addColumn<QString>("path");
     for (const char* f : {"softmax_8x16x1024x64.json", "none_sync_1x8x64x64.json"})
-      QTest::newRow(f) << QString(ATTNSCOPE_SHARED_TRACES "/h200/kineto/") + f;
+      QTest::newRow(f) << QString(ATTNSCOPE_TEST_DATA "/torch/kineto/") + f;
     QTest::newRow("train20") << QString(ATTNSCOPE_SHARED_TRACES "/h200/transformer_train20.json.gz");
   }
   void roundTripKeepsTorchTable() {

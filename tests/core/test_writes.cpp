@@ -17,7 +17,7 @@ using namespace writefaults;
 
 namespace {
 
-const QString kKineto = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto");
+const QString kKineto = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto");
 const QString kSoftmax = kKineto + QStringLiteral("/softmax_8x16x1024x64.json");
 const QString kNone = kKineto + QStringLiteral("/none_8x16x1024x64.json");
 const QByteArray kBefore = "the export that was here before\n";

@@ -28,7 +28,7 @@ using namespace attnscope::ui;
 namespace {
 
 const QString kCli = QStringLiteral(ATTNSCOPE_BIN_DIR "/attnscope-cli");
-const QString kSoftmax = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto/softmax_8x16x1024x64.json");
+const QString kSoftmax = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.json");
 
 // A run small enough for the CPU in a second.
 RunConfig smallCpuRun() {

@@ -34,7 +34,7 @@ Q_DECLARE_METATYPE(attnscope::GroupBy)
 
 namespace {
 
-const QString kTraceDir = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto");
+const QString kTraceDir = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto");
 const QString kTrace = kTraceDir + QStringLiteral("/softmax_8x16x1024x64.json");
 const QString kOracle = kTraceDir + QStringLiteral("/softmax_8x16x1024x64.keyavg.json");
 
@@ -81,9 +81,8 @@ class TestKeyAveragesModel : public QObject {
 
 void TestKeyAveragesModel::initTestCase() {
   if (!QFileInfo::exists(kTrace)) {
-    QFAIL(qPrintable(QStringLiteral("test trace missing: %1 (the shared H200 captures are "
-                                    "expected at ATTNSCOPE_SHARED_TRACES)")
-                         .arg(kTrace)));
+    QFAIL(qPrintable(
+        QStringLiteral("test trace missing: %1 (a copy of a shared H200 capture in tests/data)").arg(kTrace)));
   }
   LoadResult r = loadTrace(kTrace.toStdString());
   QVERIFY2(r.ok(), r.error ? r.error->what().c_str() : "load failed");

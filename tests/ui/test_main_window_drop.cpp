@@ -32,7 +32,7 @@ class MainWindowDropTest : public QObject {
   void droppedTraceOpensAndBadDropKeepsIt() {
     MainWindow w;
     QSignalSpy shown(&w, &MainWindow::traceShown);
-    const QString good = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto/none_8x16x1024x64.json");
+    const QString good = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/none_8x16x1024x64.json");
     QVERIFY(drop(w, good));
     QVERIFY(shown.wait(30000));
     QVERIFY(w.trace());

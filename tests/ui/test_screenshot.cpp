@@ -13,7 +13,7 @@
 namespace {
 
 const QString kExe = QStringLiteral(ATTNSCOPE_GUI_EXE);
-const QString kTrace = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto/softmax_8x16x1024x64.json");
+const QString kTrace = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.json");
 
 struct Run {
   int exitCode = -1;

@@ -264,7 +264,7 @@ class TestTimeline : public QObject {
 
   void overlayNumbers() {
     TimelinePane panel;
-    const QString path = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto/softmax_8x16x1024x64.json");
+    const QString path = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.json");
     // Load through the same loader the window uses.
     TraceLoader loader;
     QSignalSpy loaded(&loader, &TraceLoader::loaded);
@@ -302,7 +302,7 @@ class TestTimeline : public QObject {
   void selectionSync() {
     MainWindow w;
     QSignalSpy shown(&w, &MainWindow::traceShown);
-    w.openTrace(QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto/softmax_8x16x1024x64.json"));
+    w.openTrace(QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.json"));
     QVERIFY(shown.wait(30000));
     TimelineView* v = w.timelinePane()->view();
     QTableView* table = w.tablePane()->view();

@@ -47,7 +47,7 @@ using namespace attnscope::ui;
 
 namespace {
 
-const QString kKineto = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/kineto");
+const QString kKineto = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto");
 const QString kSoftmax = kKineto + QStringLiteral("/softmax_8x16x1024x64.json");
 const QString kNone = kKineto + QStringLiteral("/none_8x16x1024x64.json");
 const QString kEngineTrace = QStringLiteral(ATTNSCOPE_TEST_DATA "/h200/softmax_none_8x16x1024x64.json");
@@ -600,7 +600,7 @@ void TestWorkbench::exportTraceReloads() {
 }
 
 void TestWorkbench::saveRunAndReopen() {
-  if (!QFile::exists(kEngineTrace)) QSKIP("tests/data/h200 engine captures are not in this checkout");
+  QVERIFY2(QFile::exists(kEngineTrace), qPrintable("missing engine capture " + kEngineTrace));
   MainWindow w({false, false, false});
   QSignalSpy shown(&w, &MainWindow::traceShown);
   w.openTrace(kEngineTrace);
@@ -715,7 +715,7 @@ void TestWorkbench::kernelHistogramCountsKernels() {
 }
 
 void TestWorkbench::engineMetadataParses() {
-  if (!QFile::exists(kEngineTrace)) QSKIP("tests/data/h200 engine captures are not in this checkout");
+  QVERIFY2(QFile::exists(kEngineTrace), qPrintable("missing engine capture " + kEngineTrace));
   auto store = load(kEngineTrace);
   QVERIFY(store);
   const auto meta = readEngineMetadata(*store);

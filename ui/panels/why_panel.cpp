@@ -58,8 +58,13 @@ void WhyPanel::showEvent(QShowEvent* event) {
   refresh();
 }
 
+void WhyPanel::setOnScreen(bool on) {
+  onScreen_ = on;
+  refresh();
+}
+
 void WhyPanel::refresh() {
-  if (!stale_ || !isVisible()) return;  // made when the panel is shown
+  if (!stale_ || !onScreen_ || !isVisible()) return;  // made when the panel is seen
   stale_ = false;
   const quint64 gen = ++generation_;
   if (!trace_ || name_.isEmpty()) {

@@ -2,8 +2,8 @@
 // snapshot's tables and index): where the row's GPU time is (its own
 // kernels, its children's) or, when it has none, where the GPU work near it
 // went; plus the row's glossary entry. The report is made on a worker
-// thread, and only while the panel is visible: selecting rows with the
-// panel hidden costs nothing.
+// thread, and only while the panel is on screen (setOnScreen: the window
+// follows its dock's tab): selecting rows with it hidden costs nothing.
 #pragma once
 
 #include <QWidget>
@@ -24,6 +24,9 @@ class WhyPanel : public QWidget {
   // Explains the row called `name` (empty: clears); shown() follows once the text is there.
   void showRow(const QString& name, const QString& glossaryText = {});
   QString plainText() const;
+  // Whether the user can see the panel (a dock behind another tab cannot be seen); on: the
+  // pending row is explained now.
+  void setOnScreen(bool on);
   // Reports made since the panel was created (tests: selections with the panel hidden make none).
   int reportsMade() const { return reports_; }
 
@@ -40,6 +43,7 @@ class WhyPanel : public QWidget {
   std::shared_ptr<const LoadedTrace> trace_;
   QString name_, glossary_;
   bool stale_ = false;  // name_ changed since the text was made
+  bool onScreen_ = true;
   quint64 generation_ = 0;
   int reports_ = 0;
   QTextBrowser* text_;

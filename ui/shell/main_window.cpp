@@ -248,6 +248,9 @@ void MainWindow::buildDocks() {
 
   connect(explain_, &ExplainPanel::glossaryRequested, this, [this](const QString& key) { showGlossary(key); });
   connect(why_, &WhyPanel::glossaryRequested, this, [this](const QString& key) { showGlossary(key); });
+  // A tab behind another is "visible" to Qt; its dock says when it is really seen.
+  why_->setOnScreen(false);
+  connect(whyDock, &QDockWidget::visibilityChanged, why_, &WhyPanel::setOnScreen);
 
   connect(runPanel_, &RunPanel::runStarted, this, &MainWindow::onRunStarted);
   connect(runPanel_, &RunPanel::runFinished, this, &MainWindow::onRunFinished);

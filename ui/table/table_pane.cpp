@@ -278,8 +278,7 @@ void TablePane::updateColumnVisibility() {
     return std::any_of(ka->rows.begin(), ka->rows.end(), [&](const KeyAverageRow& r) { return r.*field != 0; });
   };
   const bool memory = trace_ && trace_->store().meta().profileMemory;
-  const bool cpuMem =
-      memory || anyNonZero(&KeyAverageRow::cpuMemBytes) || anyNonZero(&KeyAverageRow::selfCpuMemBytes);
+  const bool cpuMem = memory || anyNonZero(&KeyAverageRow::cpuMemBytes) || anyNonZero(&KeyAverageRow::selfCpuMemBytes);
   const bool deviceMem = anyNonZero(&KeyAverageRow::deviceMemBytes) || anyNonZero(&KeyAverageRow::selfDeviceMemBytes);
   for (int col = 0; col < static_cast<int>(Column::Count); ++col) {
     const Column c = KeyAveragesModel::columnAt(col);
@@ -343,10 +342,10 @@ void TablePane::fitFlexibleColumns() {
     const int extra = avail - kMinNameWidth - kMinShapesWidth;
     const int wantExtraName = nameWant - kMinNameWidth;
     const int wantExtraShapes = shapesWant - kMinShapesWidth;
-    const int toName = wantExtraName + wantExtraShapes == 0
-                           ? extra / 2
-                           : static_cast<int>(static_cast<qint64>(extra) * wantExtraName /
-                                              (wantExtraName + wantExtraShapes));
+    const int toName =
+        wantExtraName + wantExtraShapes == 0
+            ? extra / 2
+            : static_cast<int>(static_cast<qint64>(extra) * wantExtraName / (wantExtraName + wantExtraShapes));
     name += toName;
     shapes += extra - toName;
   }
