@@ -9,7 +9,8 @@
 #                         case (build-release/, build-relwithdebinfo/, build-debug/), so build
 #                         types never share a directory.
 #   ATTNSCOPE_PRESET      scripts/test only: build and test with this CMake preset (e.g. asan).
-#   ATTNSCOPE_BUILD_TARGET  build only this target (CI: attnscope_tests, everything ctest runs).
+#   ATTNSCOPE_BUILD_TARGET  build only these targets (space-separated; CI: attnscope_tests, everything
+#                         ctest runs, or the three tests of the tsan preset).
 
 ATTNSCOPE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ATTNSCOPE_BUILD_TYPE="${ATTNSCOPE_BUILD_TYPE:-Release}"
@@ -169,7 +170,9 @@ build_main() {
     cmake "${args[@]}"
     printf '%s' "$want" >"$stamp"
   fi
-  cmake --build "$ATTNSCOPE_BUILD_DIR" -j"$(nproc)" ${ATTNSCOPE_BUILD_TARGET:+--target "$ATTNSCOPE_BUILD_TARGET"}
+  local targets=()
+  read -r -a targets <<<"${ATTNSCOPE_BUILD_TARGET:-}"
+  cmake --build "$ATTNSCOPE_BUILD_DIR" -j"$(nproc)" ${targets[0]:+--target "${targets[@]}"}
 }
 
 # Configures and builds with a CMake preset (re-running the configure step of an existing tree
@@ -179,5 +182,7 @@ build_preset() {
   ensure_apt_packages
   cd "$ATTNSCOPE_ROOT" || return
   cmake --preset "$preset"
-  cmake --build --preset "$preset" -j"$(nproc)" ${ATTNSCOPE_BUILD_TARGET:+--target "$ATTNSCOPE_BUILD_TARGET"}
+  local targets=()
+  read -r -a targets <<<"${ATTNSCOPE_BUILD_TARGET:-}"
+  cmake --build --preset "$preset" -j"$(nproc)" ${targets[0]:+--target "${targets[@]}"}
 }

@@ -66,7 +66,7 @@ class SnapshotTest : public QObject {
     const auto snap = buildSnapshot(store);
     const Counts d = Counts::now() - before;
     QCOMPARE(d.metadata, engine ? uint64_t{1} : uint64_t{0});  // a torch trace has no object to parse
-    QCOMPARE(d.tables, uint64_t{4});                             // 2 attributions x 2 groupings
+    QCOMPARE(d.tables, uint64_t{4});                           // 2 attributions x 2 groupings
     QCOMPARE(d.explanations, uint64_t{1});
     QCOMPARE(d.indexes, uint64_t{1});
     QCOMPARE(snap->engine.has_value(), engine);
@@ -122,8 +122,7 @@ class SnapshotTest : public QObject {
   // One store read by several threads at once: every snapshot is the same.
   void concurrentSnapshotsAgree() {
     QString error;
-    const auto store =
-        load(QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_sync_8x16x1024x64.json"), &error);
+    const auto store = load(QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_sync_8x16x1024x64.json"), &error);
     QVERIFY2(store, qPrintable(error));
     const std::string want = explainJson(*store, *buildSnapshot(store)->explanation);
     std::vector<std::string> got(4);

@@ -2,7 +2,6 @@
 
 #include <QApplication>
 #include <QComboBox>
-#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -12,11 +11,11 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 #include <cmath>
 #include <functional>
 
 #include "core/tables/table_format.h"
+#include "ui/common/background.h"
 #include "ui/common/text.h"
 
 namespace attnscope::ui {
@@ -272,10 +271,14 @@ void CompareView::recompute() {
   opt.attribution = static_cast<Attribution>(attribution_->currentData().toInt());
   opt.groupBy = static_cast<GroupBy>(groupBy_->currentData().toInt());
   title_->setText(tr("Comparing…"));
-  auto* w = new QFutureWatcher<std::shared_ptr<const Comparison>>(this);
-  connect(w, &QFutureWatcher<std::shared_ptr<const Comparison>>::finished, this, [this, w, gen] {
-    auto c = w->result();
-    w->deleteLater();
+  auto work = [a = a_, b = b_, opt]() -> std::shared_ptr<const Comparison> {
+    try {
+      return std::make_shared<const Comparison>(compareTraces(*a, *b, opt));
+    } catch (const std::exception&) {
+      return nullptr;
+    }
+  };
+  runInBackground(this, std::move(work), [this, gen](std::shared_ptr<const Comparison> c) {
     if (gen != generation_) return;
     cmp_ = c;
     if (!c) {
@@ -318,14 +321,6 @@ void CompareView::recompute() {
     perturbation_->setText(html);
     emit compared();
   });
-  auto a = a_, b = b_;
-  w->setFuture(QtConcurrent::run([a, b, opt]() -> std::shared_ptr<const Comparison> {
-    try {
-      return std::make_shared<const Comparison>(compareTraces(*a, *b, opt));
-    } catch (const std::exception&) {
-      return nullptr;
-    }
-  }));
 }
 
 QString CompareView::perturbationText() const { return perturbation_->text(); }

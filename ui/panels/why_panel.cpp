@@ -1,12 +1,11 @@
 #include "ui/panels/why_panel.h"
 
-#include <QFutureWatcher>
 #include <QTextBrowser>
 #include <QUrl>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include "core/explain/why.h"
+#include "ui/common/background.h"
 #include "ui/common/text.h"
 #include "ui/shell/trace_loader.h"
 
@@ -73,23 +72,20 @@ void WhyPanel::refresh() {
     return;
   }
   ++reports_;
-  auto* watcher = new QFutureWatcher<WhyReport>(this);
-  connect(watcher, &QFutureWatcher<WhyReport>::finished, this, [this, watcher, gen, name = name_, gloss = glossary_] {
-    const WhyReport r = watcher->result();
-    watcher->deleteLater();
-    if (gen != generation_) return;  // a newer row or trace
-    QString html = QStringLiteral("<h3>%1</h3>").arg(name.toHtmlEscaped());
-    if (!r.found) html += tr("<p>No event in this trace has that name.</p>");
-    for (const WhyItem& it : r.items)
-      html += QStringLiteral("<p><b>%1.</b> %2</p>").arg(sectionTitle(it.section), qs(it.text).toHtmlEscaped());
-    if (!gloss.isEmpty())
-      html += QStringLiteral("<hr><p><i>%1</i> <a href=\"#%2\">%3</a></p>")
-                  .arg(gloss.toHtmlEscaped(), QString::fromLatin1(QUrl::toPercentEncoding(name)), tr("(glossary)"));
-    text_->setHtml(html);
-    emit shown();
-  });
-  watcher->setFuture(
-      QtConcurrent::run([trace = trace_, name = name_.toStdString()] { return whyRow(*trace->snapshot, name); }));
+  runInBackground(
+      this, [trace = trace_, name = name_.toStdString()] { return whyRow(*trace->snapshot, name); },
+      [this, gen, name = name_, gloss = glossary_](WhyReport r) {
+        if (gen != generation_) return;  // a newer row or trace
+        QString html = QStringLiteral("<h3>%1</h3>").arg(name.toHtmlEscaped());
+        if (!r.found) html += tr("<p>No event in this trace has that name.</p>");
+        for (const WhyItem& it : r.items)
+          html += QStringLiteral("<p><b>%1.</b> %2</p>").arg(sectionTitle(it.section), qs(it.text).toHtmlEscaped());
+        if (!gloss.isEmpty())
+          html += QStringLiteral("<hr><p><i>%1</i> <a href=\"#%2\">%3</a></p>")
+                      .arg(gloss.toHtmlEscaped(), QString::fromLatin1(QUrl::toPercentEncoding(name)), tr("(glossary)"));
+        text_->setHtml(html);
+        emit shown();
+      });
 }
 
 QString WhyPanel::plainText() const { return text_->toPlainText(); }

@@ -11,7 +11,6 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFrame>
-#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QKeySequence>
 #include <QLabel>
@@ -31,6 +30,7 @@
 #include <QVBoxLayout>
 
 #include "core/store/trace_info.h"
+#include "ui/common/background.h"
 #include "ui/common/text.h"
 #include "ui/panels/compare_view.h"
 #include "ui/panels/explain_panel.h"
@@ -706,14 +706,12 @@ void MainWindow::withTrace(const QString& path, std::function<void(std::shared_p
     done(it->second, {});
     return;
   }
-  auto* watcher = new QFutureWatcher<TraceLoadOutcome>(this);
-  connect(watcher, &QFutureWatcher<TraceLoadOutcome>::finished, this, [this, watcher, path, done] {
-    const TraceLoadOutcome out = watcher->result();
-    watcher->deleteLater();
-    if (out.trace) traces_[path] = out.trace;
-    done(out.trace, out.error);
-  });
-  watcher->setFuture(loadTraceInBackground(path));
+  runInBackground(
+      this, [path] { return loadTraceHere(path); },
+      [this, path, done](TraceLoadOutcome out) {
+        if (out.trace) traces_[path] = out.trace;
+        done(out.trace, out.error);
+      });
 }
 
 bool MainWindow::compareRows(int rowA, int rowB, QString* error) {

@@ -2,12 +2,11 @@
 
 #include <QElapsedTimer>
 #include <QFileInfo>
-#include <QFutureWatcher>
-#include <QtConcurrent/QtConcurrentRun>
 #include <exception>
 #include <new>
 
 #include "core/read/trace_reader.h"
+#include "ui/common/background.h"
 #include "ui/shell/bundled_sample.h"
 
 namespace attnscope::ui {
@@ -54,16 +53,14 @@ std::shared_ptr<const LoadedTrace> loadedTraceOf(std::shared_ptr<const EventStor
   return derive(std::move(store), path);
 }
 
-QFuture<TraceLoadOutcome> loadTraceInBackground(const QString& path) {
-  return QtConcurrent::run([path]() -> TraceLoadOutcome {
-    try {
-      return load(path);
-    } catch (const std::bad_alloc&) {
-      return {nullptr, path + QStringLiteral(": out of memory while loading")};
-    } catch (const std::exception& e) {
-      return {nullptr, path + QStringLiteral(": ") + QString::fromUtf8(e.what())};
-    }
-  });
+TraceLoadOutcome loadTraceHere(const QString& path) {
+  try {
+    return load(path);
+  } catch (const std::bad_alloc&) {
+    return {nullptr, path + QStringLiteral(": out of memory while loading")};
+  } catch (const std::exception& e) {
+    return {nullptr, path + QStringLiteral(": ") + QString::fromUtf8(e.what())};
+  }
 }
 
 TraceLoader::TraceLoader(QObject* parent) : QObject(parent) { qRegisterMetaType<std::shared_ptr<const LoadedTrace>>(); }
@@ -72,19 +69,16 @@ void TraceLoader::load(const QString& path) {
   const quint64 generation = ++generation_;
   ++running_;
   emit started(path);
-  auto* watcher = new QFutureWatcher<TraceLoadOutcome>(this);
-  connect(watcher, &QFutureWatcher<TraceLoadOutcome>::finished, this, [this, watcher, generation, path] {
-    --running_;
-    const TraceLoadOutcome out = watcher->result();
-    watcher->deleteLater();
-    if (generation != generation_) return;  // superseded by a newer load
-    if (out.trace) {
-      emit loaded(out.trace);
-    } else {
-      emit failed(out.error.isEmpty() ? path + QStringLiteral(": could not be loaded") : out.error);
-    }
-  });
-  watcher->setFuture(loadTraceInBackground(path));
+  runInBackground(
+      this, [path] { return loadTraceHere(path); },
+      [this, generation, path](TraceLoadOutcome out) {
+        --running_;
+        if (generation != generation_) return;  // superseded by a newer load
+        if (out.trace)
+          emit loaded(out.trace);
+        else
+          emit failed(out.error.isEmpty() ? path + QStringLiteral(": could not be loaded") : out.error);
+      });
 }
 
 }  // namespace attnscope::ui

@@ -1,4 +1,4 @@
-// Loads a trace off the UI thread (QtConcurrent) and hands over one
+// Loads a trace off the UI thread (runInBackground) and hands over one
 // immutable LoadedTrace: core's snapshot (store, tables, explanation,
 // engine metadata, activity index) plus the timeline's tracks, all built on
 // the worker thread. Only the latest load reports: starting a new one drops
@@ -6,7 +6,6 @@
 #pragma once
 
 #include <QByteArray>
-#include <QFuture>
 #include <QObject>
 #include <QString>
 #include <functional>
@@ -39,8 +38,9 @@ struct TraceLoadOutcome {
   QString error;  // names the file and the reason
 };
 
-// One load on a worker thread: a file, or the bundled sample when `path` is its resource path.
-QFuture<TraceLoadOutcome> loadTraceInBackground(const QString& path);
+// One load, on the calling thread (a worker's): a file, or the bundled sample when `path` is its
+// resource path. Never throws: failures, out of memory included, come back as the error.
+TraceLoadOutcome loadTraceHere(const QString& path);
 
 class TraceLoader : public QObject {
   Q_OBJECT
