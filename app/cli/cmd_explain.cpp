@@ -8,17 +8,25 @@
 namespace attnscope::cli {
 
 static const char* kExplainHelp =
-    "usage: attnscope-cli explain TRACE [--format text|json] [-o FILE]\n"
+    "usage: attnscope-cli explain TRACE [--format text|json] [--all] [-o FILE]\n"
     "\n"
-    "Per step (user annotations; inside the outermost annotation, the top-level ops no\n"
-    "annotation covers): host window, the GPU work it launched (by correlation) with its GPU\n"
-    "window and sum, GPU busy time inside the host window, launch latencies, sync waits.\n"
-    "Every synchronizing call with the op chain that issued it and the GPU work it awaited;\n"
-    "the accounting ledger; verdicts in plain words with the ids of the events behind them\n"
-    "(the JSON's \"events\" object gives each id's name, ts and dur as in the trace).\n"
-    "JSON schema: docs/explain-schema.md.\n"
+    "Where each step's time went, on the CPU and the GPU. The steps are the trace's\n"
+    "ProfilerStep#N (torch.profiler's schedule) when it has them; else our engine's steps; else\n"
+    "its record_function scopes (the ops between two scopes are one step; the attention\n"
+    "block's QK MATMUL, SCALE, SOFTMAX PASS, AV MATMUL when its ops are there); else the whole\n"
+    "trace. Per step: host window, the GPU work it launched (by correlation, from any thread)\n"
+    "split into kernels, copies, memsets and communication, GPU busy and idle time inside its\n"
+    "window, sync waits, and spill (work launched here that ran in a later step, and the\n"
+    "reverse). Sync waits grouped by cause; the accounting ledger (with why torch's Self CUDA\n"
+    "total differs from the GPU's work); findings in plain words, ranked by the time at stake,\n"
+    "with the ids of the events behind them (the JSON's \"events\" object gives each id's name,\n"
+    "ts and dur as in the trace). JSON schema: docs/explain-schema.md.\n"
     "\n"
     "  --format text|json      output format (default text)\n"
+    "  --all                   everything: every step, launch, group and finding (text), and\n"
+    "                          every finding at full length (JSON). By default the text has at\n"
+    "                          most 200 lines of at most 400 characters, and the JSON at most\n"
+    "                          100 findings of at most 1,000 characters (its lists are complete)\n"
     "  -o, --output FILE       write to FILE atomically instead of stdout\n";
 
 int cmdExplain(Args& a) {
@@ -27,13 +35,15 @@ int cmdExplain(Args& a) {
     return kExitOk;
   }
   const bool json = formatOption(a, "explain", {"text", "json"}) == "json";
+  ExplainOutputOptions opt;
+  opt.all = a.flag("--all");
   auto out = a.value("--output", "-o");
   const ReaderLimits limits = readerLimits(a);
   const auto pos = a.positionals(1, 1);
   const EventStore store = loadOrThrow(pos[0], limits);
   const auto snap = snapshotOf(store);
   const Explanation& an = *snap->explanation;
-  emit(out, json ? explainJson(store, an) : explainText(store, an));
+  emit(out, json ? explainJson(store, an, opt) : explainText(store, an, opt));
   return kExitOk;
 }
 

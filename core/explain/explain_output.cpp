@@ -1,5 +1,7 @@
 // explain's text and JSON (schema: docs/explain-schema.md).
+#include <cstdint>
 #include <set>
+#include <unordered_map>
 
 #include "core/explain/explanation.h"
 #include "core/explain/glossary.h"
@@ -73,21 +75,38 @@ std::string stepJson(const EventStore& s, const Explanation& an, const StepRepor
       ", \"host_start_ns\": " + std::to_string(st.hostStartNs) + ", \"host_end_ns\": " + std::to_string(st.hostEndNs);
   out += ", \"gpu_start_ns\": " + optNs(st.gpuStartNs) + ", \"gpu_end_ns\": " + optNs(st.gpuEndNs);
   out += ", \"gpu_attributed_ns\": " + std::to_string(st.gpuAttributedNs);
+  out += ", \"kernel_ns\": " + std::to_string(st.kernelNs) + ", \"memcpy_ns\": " + std::to_string(st.memcpyNs) +
+         ", \"memset_ns\": " + std::to_string(st.memsetNs) +
+         ", \"communication_ns\": " + std::to_string(st.communicationNs);
   out += ", \"gpu_busy_in_host_window_ns\": " + std::to_string(st.gpuBusyInHostWindowNs);
+  out += ", \"idle_ns\": " + std::to_string(st.idleNs) + ", \"sync_wait_ns\": " + std::to_string(st.syncWaitNs);
+  out += ", \"spill_out_ns\": " + std::to_string(st.spillOutNs) + ", \"spill_in_ns\": " + std::to_string(st.spillInNs) +
+         ", \"spill_from\": [";
+  for (size_t i = 0; i < st.spillFrom.size(); ++i)
+    out += (i ? ", " : "") + jsonString(an.steps[static_cast<size_t>(st.spillFrom[i])].name);
+  out += "], \"graph_launches\": " + std::to_string(st.graphLaunches);
   out += ", \"event_ns\": " + (st.eventNs ? std::to_string(*st.eventNs) : std::string("null"));
-  out += ", \"cuda_event_records\": " + std::to_string(st.cudaEventRecords) + ", \"launches\": [";
+  out += ", \"cuda_event_records\": " + std::to_string(st.cudaEventRecords) + ", \"regions\": [";
+  for (size_t i = 0; i < st.regions.size(); ++i) {
+    const Region& r = st.regions[i];
+    out += (i ? ", " : "") + std::string("{\"name\": ") + jsonString(r.name) +
+           ", \"event\": " + std::to_string(r.event) + ", \"host_start_ns\": " + std::to_string(r.hostStartNs) +
+           ", \"host_end_ns\": " + std::to_string(r.hostEndNs) +
+           ", \"gpu_attributed_ns\": " + std::to_string(r.gpuAttributedNs) +
+           ", \"launches\": " + std::to_string(r.launches) + "}";
+  }
+  out += "], \"launches\": [";
   for (size_t i = 0; i < st.launches.size(); ++i) {
     const Launch& l = st.launches[i];
-    cited.insert(l.gpu);
-    if (l.launch != kNoEvent) cited.insert(l.launch);
-    if (l.op != kNoEvent) cited.insert(l.op);
-    out += (i ? ", " : "") + std::string("{\"api\": ") + jsonString(s.name(s.event(l.launch))) +
+    out += (i ? ", " : "") + std::string("{\"api\": ") +
+           (l.launch == kNoEvent ? std::string("null") : jsonString(s.name(s.event(l.launch)))) +
            ", \"name\": " + jsonString(s.name(s.event(l.gpu))) + ", \"kind\": " + jsonString(kindOf(s, l.gpu)) +
            ", \"correlation\": " + std::to_string(l.correlation) +
            ", \"op\": " + (l.op == kNoEvent ? std::string("null") : jsonString(s.name(s.event(l.op)))) +
            ", \"launch_ns\": " + std::to_string(l.launchNs) + ", \"gpu_start_ns\": " + std::to_string(l.gpuStartNs) +
            ", \"gpu_end_ns\": " + std::to_string(l.gpuEndNs) + ", \"latency_ns\": " + std::to_string(l.latencyNs()) +
-           ", \"launch_event\": " + std::to_string(l.launch) + ", \"gpu_event\": " + std::to_string(l.gpu) + "}";
+           ", \"graph\": " + (l.graph ? "true" : "false") + ", \"launch_event\": " + std::to_string(l.launch) +
+           ", \"gpu_event\": " + std::to_string(l.gpu) + "}";
   }
   out += "], \"sync_waits\": [";
   for (size_t i = 0; i < st.syncWaits.size(); ++i) {
@@ -96,6 +115,43 @@ std::string stepJson(const EventStore& s, const Explanation& an, const StepRepor
            ", \"api\": " + jsonString(w.api) + ", \"dur_ns\": " + std::to_string(w.durNs) + "}";
   }
   return out + "]}";
+}
+
+std::string groupJson(const SyncGroup& g) {
+  std::string out = "{\"key\": " + jsonString(g.key) + ", \"api\": " + jsonString(g.api) +
+                    ", \"count\": " + std::to_string(g.count) + ", \"total_ns\": " + std::to_string(g.totalNs) +
+                    ", \"max_ns\": " + std::to_string(g.maxNs) + ", \"steps\": [";
+  for (size_t i = 0; i < g.steps.size(); ++i) out += (i ? ", " : "") + std::to_string(g.steps[i]);
+  out += "], \"awaited\": [";
+  for (size_t i = 0; i < g.awaitedTop.size(); ++i)
+    out += (i ? ", " : "") + std::string("{\"name\": ") + jsonString(g.awaitedTop[i].first) +
+           ", \"ns\": " + std::to_string(g.awaitedTop[i].second) + "}";
+  return out + "]}";
+}
+
+// Cut to `max` characters (UTF-8 safe: never inside a multi-byte character), with an ellipsis.
+std::string clip(const std::string& text, size_t max) {
+  if (text.size() <= max) return text;
+  size_t n = max - 3;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return text.substr(0, n) + "...";
+}
+
+// The verdicts shown: at most perStep per step and perTrace for the whole trace, in rank order.
+std::vector<const Verdict*> boundedVerdicts(const Explanation& a, size_t perStep, size_t perTrace, size_t total) {
+  std::vector<const Verdict*> out;
+  std::unordered_map<std::string, size_t> perStepCount;
+  size_t traceCount = 0;
+  for (const Verdict& v : a.verdicts) {
+    if (out.size() >= total) break;
+    if (v.step.empty()) {
+      if (traceCount++ >= perTrace) continue;
+    } else if (perStepCount[v.step]++ >= perStep) {
+      continue;
+    }
+    out.push_back(&v);
+  }
+  return out;
 }
 
 }  // namespace
@@ -110,22 +166,28 @@ std::string eventJson(const EventStore& s, EventId id) {
   return out + ", \"lane\": " + jsonString(s.lanes()[e.lane].label) + "}";
 }
 
-std::string explainJson(const EventStore& s, const Explanation& a) {
+std::string explainJson(const EventStore& s, const Explanation& a, const ExplainOutputOptions& opt) {
   std::set<EventId> cited;
   std::string out = "{\"trace\": " + jsonString(s.meta().sourcePath) + ", \"step_source\": " + jsonString(a.stepSource);
+  out += ", \"partial\": " + (a.partial.empty() ? std::string("null") : jsonString(a.partial));
   out += ", \"steps\": [";
   for (size_t i = 0; i < a.steps.size(); ++i) out += (i ? ", " : "") + stepJson(s, a, a.steps[i], cited);
   out += "], \"sync_waits\": [";
   for (size_t i = 0; i < a.syncWaits.size(); ++i) out += (i ? ", " : "") + syncJson(s, a.syncWaits[i], cited);
+  out += "], \"sync_groups\": [";
+  for (size_t i = 0; i < a.syncGroups.size(); ++i) out += (i ? ", " : "") + groupJson(a.syncGroups[i]);
   out += "], \"ledger\": " + ledgerJson(s, a.ledger, false);
   for (const auto& d : a.ledger.doubleCounting) cited.insert(d.evidence.begin(), d.evidence.end());
   cited.insert(a.ledger.unlinkedGpu.begin(), a.ledger.unlinkedGpu.end());
   out += ", \"verdicts\": [";
   std::set<std::string> keys;
-  for (size_t i = 0; i < a.verdicts.size(); ++i) {
-    const Verdict& v = a.verdicts[i];
+  const auto shown = opt.all ? boundedVerdicts(a, SIZE_MAX, SIZE_MAX, SIZE_MAX)
+                             : boundedVerdicts(a, SIZE_MAX, SIZE_MAX, kMaxJsonVerdicts);
+  for (size_t i = 0; i < shown.size(); ++i) {
+    const Verdict& v = *shown[i];
     out += (i ? ", " : "") + std::string("{\"step\": ") + (v.step.empty() ? "null" : jsonString(v.step)) +
-           ", \"kind\": " + jsonString(v.kind) + ", \"text\": " + jsonString(v.text) +
+           ", \"kind\": " + jsonString(v.kind) + ", \"ns\": " + std::to_string(v.ns < 0 ? 0 : v.ns) +
+           ", \"text\": " + jsonString(opt.all ? v.text : clip(v.text, kMaxVerdictChars)) +
            ", \"evidence\": " + idList(v.evidence, cited) + ", \"glossary\": [";
     for (size_t k = 0; k < v.glossary.size(); ++k) {
       out += (k ? ", " : "") + jsonString(v.glossary[k]);
@@ -133,7 +195,7 @@ std::string explainJson(const EventStore& s, const Explanation& a) {
     }
     out += "]}";
   }
-  out += "], \"glossary\": {";
+  out += "], \"verdicts_total\": " + std::to_string(a.verdicts.size()) + ", \"glossary\": {";
   bool first = true;
   for (const auto& k : keys) {
     const GlossaryEntry* g = glossaryFor(k);
@@ -150,45 +212,104 @@ std::string explainJson(const EventStore& s, const Explanation& a) {
   return out + "}}\n";
 }
 
-std::string explainText(const EventStore& s, const Explanation& a) {
-  std::string out = "trace: " + s.meta().sourcePath + "\n";
-  out += "steps (" + a.stepSource + "): " + std::to_string(a.steps.size()) + "\n";
-  for (const auto& st : a.steps) {
-    out += "  " + st.name + (st.wrapped ? " [wrapped]" : "") + ": host " + usText(st.hostEndNs - st.hostStartNs);
-    if (st.launches.empty())
-      out += ", launched no GPU work";
-    else
-      out += ", launched " + std::to_string(st.launches.size()) + " GPU activities, " + usText(st.gpuAttributedNs) +
-             " (GPU window " + usText(st.gpuEndNs - st.gpuStartNs) + ", ends " +
-             (st.gpuEndNs > st.hostEndNs ? usText(st.gpuEndNs - st.hostEndNs) + " after"
-                                         : usText(st.hostEndNs - st.gpuEndNs) + " before") +
-             " the host window closes)";
-    out += ", GPU busy in window " + usText(st.gpuBusyInHostWindowNs);
-    if (st.cudaEventRecords) out += ", " + std::to_string(st.cudaEventRecords) + " cudaEventRecord";
-    out += "\n";
-    for (const auto& l : st.launches)
-      out += "      " + std::string(s.name(s.event(l.gpu))).substr(0, 60) + " (correlation " +
-             std::to_string(l.correlation) + "): " + usText(l.gpuEndNs - l.gpuStartNs) + ", launch latency " +
-             usText(l.latencyNs()) + "\n";
+std::string explainText(const EventStore& s, const Explanation& a, const ExplainOutputOptions& opt) {
+  std::vector<std::string> lines;
+  auto line = [&](std::string text) { lines.push_back(std::move(text)); };
+  const size_t maxSteps = opt.all ? SIZE_MAX : 40;
+  const size_t maxGroups = opt.all ? SIZE_MAX : 10;
+  line("trace: " + s.meta().sourcePath);
+  if (!a.partial.empty()) line("PARTIAL TRACE: " + a.partial + " (work recorded after the cut is missing)");
+  line("steps (" + a.stepSource + "): " + std::to_string(a.steps.size()));
+  if (!a.steps.empty())
+    line(
+        "  step: host time | GPU work it launched: sum (kernel, copy, memset, communication) | GPU busy, idle in "
+        "its window | sync wait | spill out/in");
+  for (size_t i = 0; i < a.steps.size() && i < maxSteps; ++i) {
+    const StepReport& st = a.steps[i];
+    std::string t = "  " + st.name + (st.wrapped ? " [wrapped]" : "") + ": host " + spanDurationText(st.hostNs());
+    if (st.launches.empty()) {
+      t += " | launched no GPU work";
+    } else {
+      t += " | " + std::to_string(st.launches.size()) + " GPU activities, " + spanDurationText(st.gpuAttributedNs);
+      std::string split;
+      for (auto [name, ns] : {std::pair{"kernel", st.kernelNs}, std::pair{"copy", st.memcpyNs},
+                              std::pair{"memset", st.memsetNs}, std::pair{"communication", st.communicationNs}})
+        if (ns && ns != st.gpuAttributedNs)
+          split += (split.empty() ? "" : ", ") + std::string(name) + " " + spanDurationText(ns);
+      if (!split.empty()) t += " (" + split + ")";
+      t += st.gpuEndNs > st.hostEndNs ? ", ran until " + spanDurationText(st.gpuEndNs - st.hostEndNs) + " after it"
+                                      : ", done " + spanDurationText(st.hostEndNs - st.gpuEndNs) + " before its end";
+    }
+    t += " | busy " + spanDurationText(st.gpuBusyInHostWindowNs) + ", idle " + spanDurationText(st.idleNs);
+    if (st.syncWaitNs) t += " | sync " + spanDurationText(st.syncWaitNs);
+    if (st.spillOutNs || st.spillInNs)
+      t += " | spill " + spanDurationText(st.spillOutNs) + " / " + spanDurationText(st.spillInNs);
+    if (st.cudaEventRecords) t += " | " + std::to_string(st.cudaEventRecords) + " cudaEventRecord";
+    line(std::move(t));
+    if (opt.all) {
+      for (const Region& r : st.regions)
+        line("      region " + r.name + ": host " + spanDurationText(r.hostEndNs - r.hostStartNs) + ", launched " +
+             std::to_string(r.launches) + " GPU activities, " + spanDurationText(r.gpuAttributedNs));
+      for (const auto& l : st.launches)
+        line("      " + std::string(s.name(s.event(l.gpu))).substr(0, 60) + " (correlation " +
+             std::to_string(l.correlation) + "): " + spanDurationText(l.gpuEndNs - l.gpuStartNs) + ", launch latency " +
+             spanDurationText(l.latencyNs()));
+    } else if (a.steps.size() <= 12 && st.launches.size() <= 8) {
+      for (const auto& l : st.launches)
+        line("      " + std::string(s.name(s.event(l.gpu))).substr(0, 60) + " (correlation " +
+             std::to_string(l.correlation) + "): " + spanDurationText(l.gpuEndNs - l.gpuStartNs) + ", launch latency " +
+             spanDurationText(l.latencyNs()));
+    }
   }
-  out += "sync waits: " + std::to_string(a.syncWaits.size()) + "\n";
-  for (const auto& w : a.syncWaits) {
-    out += "  " + w.api + " " + usText(w.durNs) + " (" + w.issuer + "): ";
-    for (size_t i = 0; i < w.opChain.size(); ++i) out += (i ? " > " : "") + w.opChain[i];
-    out += "\n";
-    for (const auto& aw : w.awaited)
-      out += "      awaited " + std::string(s.name(s.event(aw.gpu))).substr(0, 60) + " (correlation " +
-             std::to_string(aw.correlation) + "), ended " + usText(aw.gpuEndNs - w.startNs) + " into the wait\n";
+  if (a.steps.size() > maxSteps) line("  ... and " + std::to_string(a.steps.size() - maxSteps) + " more steps (--all)");
+  line("sync waits: " + std::to_string(a.syncWaits.size()) + " in " + std::to_string(a.syncGroups.size()) +
+       " group(s) by cause");
+  for (size_t i = 0; i < a.syncGroups.size() && i < maxGroups; ++i) {
+    const SyncGroup& g = a.syncGroups[i];
+    std::string t = "  " + std::to_string(g.count) + "x " + g.key + ": " + spanDurationText(g.totalNs) +
+                    " total, longest " + spanDurationText(g.maxNs);
+    if (!g.awaitedTop.empty()) {
+      t += "; awaited";
+      for (size_t k = 0; k < g.awaitedTop.size(); ++k)
+        t += (k ? ", " : " ") + g.awaitedTop[k].first.substr(0, 60) + " (" + spanDurationText(g.awaitedTop[k].second) +
+             ")";
+    }
+    line(std::move(t));
   }
-  out += ledgerText(a.ledger);
-  out += "verdicts:\n";
-  for (const auto& v : a.verdicts) {
-    if (v.kind == "glossary") continue;
-    out += "  - " + (v.step.empty() ? std::string() : "[" + v.step + "] ") + v.text + "\n";
+  if (a.syncGroups.size() > maxGroups)
+    line("  ... and " + std::to_string(a.syncGroups.size() - maxGroups) + " more groups (--all)");
+  {
+    const std::string ledger = ledgerText(a.ledger);
+    size_t p = 0;
+    while (p < ledger.size()) {
+      const size_t nl = ledger.find('\n', p);
+      line(ledger.substr(p, nl == std::string::npos ? std::string::npos : nl - p));
+      if (nl == std::string::npos) break;
+      p = nl + 1;
+    }
   }
-  out += "glossary:\n";
-  for (const auto& v : a.verdicts)
-    if (v.kind == "glossary") out += "  - " + v.text + "\n";
+  const auto shown = opt.all ? boundedVerdicts(a, SIZE_MAX, SIZE_MAX, SIZE_MAX)
+                             : boundedVerdicts(a, kMaxFindingsPerStep, kMaxTraceFindings, SIZE_MAX);
+  line("findings (" + std::to_string(shown.size()) + " of " + std::to_string(a.verdicts.size()) +
+       ", ranked by the time at stake):");
+  std::vector<std::string> glossary;
+  for (const Verdict* v : shown) {
+    std::string t = "  - " + (v->step.empty() ? std::string() : "[" + v->step + "] ") + v->text;
+    (v->kind == "glossary" ? glossary : lines).push_back(std::move(t));
+  }
+  if (!glossary.empty()) {
+    line("glossary:");
+    for (std::string& g : glossary) line(std::move(g));
+  }
+  std::string out;
+  const size_t maxLines = opt.all ? SIZE_MAX : kMaxTextLines;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (i + 1 == maxLines && lines.size() > maxLines) {
+      out += "(" + std::to_string(lines.size() - i) + " more lines: --all prints everything)\n";
+      break;
+    }
+    out += (opt.all ? lines[i] : clip(lines[i], kMaxLineChars)) + "\n";
+  }
   return out;
 }
 

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/store/event_store.h"
@@ -25,6 +27,12 @@ struct EngineStep {
   int64_t hostEndNs = 0;
 };
 
+// What a GPU activity is, for the split of a step's GPU work.
+enum class WorkKind : uint8_t { Kernel, Memcpy, Memset, Communication };
+// Communication: a kernel whose name says NCCL or RCCL (collectives run as kernels).
+WorkKind workKind(const EventStore& store, EventId gpu);
+std::string_view workKindName(WorkKind k);  // "kernel", "memcpy", "memset", "communication"
+
 // One GPU activity (kernel, copy, memset) queued from a step.
 struct Launch {
   EventId launch = kNoEvent;  // runtime call (cudaLaunchKernel, ...), kNoEvent if none
@@ -34,7 +42,19 @@ struct Launch {
   int64_t launchNs = 0;  // runtime call start (or GPU start when there is none)
   int64_t gpuStartNs = 0;
   int64_t gpuEndNs = 0;
+  bool graph = false;  // a CUDA/HIP graph replay launched it (its kernels share the cudaGraphLaunch's correlation)
   int64_t latencyNs() const { return gpuStartNs - launchNs; }
+};
+
+// An annotation one level down inside a step (a ProfilerStep's "## forward ##",
+// "Optimizer.step#SGD.step", an nn.Module's scope, ...).
+struct Region {
+  std::string name;
+  EventId event = kNoEvent;
+  int64_t hostStartNs = 0;
+  int64_t hostEndNs = 0;
+  int64_t gpuAttributedNs = 0;  // the GPU work launched while it ran (any thread)
+  uint64_t launches = 0;
 };
 
 struct Awaited {
@@ -56,12 +76,27 @@ struct SyncWait {
   std::string issuer;                // "op" (inside an op), "profiler", "user" (Python frame), "unknown"
   std::vector<Awaited> awaited;      // queued before it, finishing during it
   int step = -1;                     // index of the step whose window holds it
+  int group = -1;                    // index into Explanation::syncGroups
+};
+
+// Sync waits with the same cause: the same op chain (ProfilerStep#N left out,
+// so a loop's waits fall together) ending in the same call.
+struct SyncGroup {
+  std::string key;  // "op > op > call", or "(no op) > call"
+  std::string api;  // the call, with a copy's direction ("cudaMemcpyAsync (Device -> Pageable)")
+  uint64_t count = 0;
+  int64_t totalNs = 0;
+  int64_t maxNs = 0;
+  std::vector<int> waits;  // indexes into Explanation::syncWaits, in time order
+  std::vector<int> steps;  // the steps they fall in (distinct, in order)
+  // What they waited for: GPU work by name, with the time of it that overlapped the waits (top 3).
+  std::vector<std::pair<std::string, int64_t>> awaitedTop;
 };
 
 struct StepReport {
   std::string name;
   bool wrapped = false;
-  EventId event = kNoEvent;    // the annotation or op the step comes from (none for EngineStep)
+  EventId event = kNoEvent;    // the annotation or op the step comes from (none for EngineStep or a group of ops)
   uint32_t lane = UINT32_MAX;  // its thread (UINT32_MAX for EngineStep); launches count from every thread
   int64_t hostStartNs = 0;
   int64_t hostEndNs = 0;
@@ -73,6 +108,16 @@ struct StepReport {
   std::optional<int64_t> eventNs;     // CUDA-event time, when the trace carries it
   uint64_t cudaEventRecords = 0;      // cudaEventRecord calls inside the window
   std::vector<int> syncWaits;         // indexes into Explanation::syncWaits
+  std::vector<Region> regions;        // annotations one level down, in time order
+  // The work it launched, split by kind (they add up to gpuAttributedNs).
+  int64_t kernelNs = 0, memcpyNs = 0, memsetNs = 0, communicationNs = 0;
+  int64_t idleNs = 0;          // host window minus gpuBusyInHostWindowNs: the GPU had nothing to run
+  int64_t syncWaitNs = 0;      // host time in the sync waits that started inside the window
+  int64_t spillOutNs = 0;      // of the work it launched, the time that ran after its window closed
+  int64_t spillInNs = 0;       // work launched before the window that ran inside it
+  std::vector<int> spillFrom;  // the earlier steps that launched that work (distinct)
+  uint64_t graphLaunches = 0;  // of its launches, GPU activities a graph replay ran
+  int64_t hostNs() const { return hostEndNs - hostStartNs; }
 };
 
 struct DoubleCount {
@@ -83,8 +128,16 @@ struct DoubleCount {
   std::vector<EventId> evidence;
 };
 
+// One reason torch's "Self CUDA time total" differs from the GPU activities' durations.
+struct GapCause {
+  std::string cause;  // "cuda_sync_rows", "gpu_activities_outside_rows", "other"
+  int64_t ns = 0;
+  std::string text;  // plain words
+};
+
 struct Ledger {
-  std::string timing;  // "cupti" (GPU activity records), "cuda_events" (event records, no kernels), "none"
+  std::string timing;  // "cupti" (CUDA activity records), "roctracer" (HIP's), "cuda_events" (event records,
+                       // no kernels), "none"
   int64_t wallSpanNs = 0;
   uint64_t gpuActivities = 0;
   int64_t gpuActivitySumNs = 0;
@@ -100,10 +153,14 @@ struct Ledger {
   uint64_t cudaEventRecords = 0;
   uint64_t launchesWithoutGpuRecord = 0;   // runtime launches whose GPU work is not in the trace
   std::optional<uint64_t> droppedRecords;  // engine traces (not read from imported ones)
+  // torchSelfDeviceTotalNs - gpuActivitySumNs, and what makes it up (the causes add up to it exactly).
+  int64_t torchGapNs = 0;
+  std::vector<GapCause> torchGapCauses;
 };
 
 struct Verdict {
   std::string step;  // "" for the whole trace
+  int64_t ns = 0;    // the time at stake: findings are ranked by it
   std::string kind;  // no_kernel, ran_after_window, under_op_rows, swallowed_by_overhead, sync_wait,
                      // per_step_cuda_time, event_timing, glossary
   std::string text;
@@ -114,9 +171,14 @@ struct Verdict {
 struct Explanation {
   std::vector<StepReport> steps;
   std::vector<SyncWait> syncWaits;
+  std::vector<SyncGroup> syncGroups;  // by total time, largest first
   Ledger ledger;
-  std::vector<Verdict> verdicts;
-  std::string stepSource;  // "engine", "annotations", "top_level_ops", "none"
+  std::vector<Verdict> verdicts;  // ranked: the most time at stake first
+  // "profiler_steps" (ProfilerStep#N), "engine" (our engine's steps), "annotations" (record_function
+  // scopes and the op runs between them; the attention block's four steps when its ops are there),
+  // "whole_trace" (no annotation: one step), "none" (no CPU thread)
+  std::string stepSource;
+  std::string partial;  // non-empty: the trace was cut or salvaged (what the reader said); kernels may be missing
 };
 
 class ActivityIndex;
@@ -144,10 +206,26 @@ std::vector<SyncWait> findSyncWaits(const EventStore& store, const ActivityIndex
 Ledger computeLedger(const EventStore& store, const ActivityIndex& index, const KeyAverages& torchByName,
                      const KeyAverages& correctedByName, const EngineMetadata* engine);
 Ledger computeLedger(const TraceSnapshot& snap);
-std::vector<Verdict> findVerdicts(const EventStore& store, const Explanation& a);
+// Ranked by the time at stake, largest first.
+std::vector<Verdict> findVerdicts(const EventStore& store, const ActivityIndex& index, const Explanation& a);
 
-std::string explainText(const EventStore& store, const Explanation& a);
-std::string explainJson(const EventStore& store, const Explanation& a);
+// Output bounds: by default the text has at most kMaxTextLines lines of at
+// most kMaxLineChars characters, and at most kMaxFindingsPerStep findings
+// per step and kMaxTraceFindings for the whole trace; the JSON keeps every
+// step, launch and sync wait but at most kMaxJsonVerdicts verdicts of at
+// most kMaxVerdictChars characters. `all` lifts every bound.
+struct ExplainOutputOptions {
+  bool all = false;
+};
+inline constexpr size_t kMaxTextLines = 200;
+inline constexpr size_t kMaxLineChars = 400;
+inline constexpr size_t kMaxFindingsPerStep = 10;
+inline constexpr size_t kMaxTraceFindings = 20;
+inline constexpr size_t kMaxJsonVerdicts = 100;
+inline constexpr size_t kMaxVerdictChars = 1000;
+
+std::string explainText(const EventStore& store, const Explanation& a, const ExplainOutputOptions& opt = {});
+std::string explainJson(const EventStore& store, const Explanation& a, const ExplainOutputOptions& opt = {});
 std::string ledgerText(const Ledger& l);
 // withEvents: add an "events" object describing every event id it cites.
 std::string ledgerJson(const EventStore& store, const Ledger& l, bool withEvents);

@@ -15,9 +15,13 @@ namespace attnscope {
 
 namespace {
 
+// Calls that queue GPU work: kernel launches, copies, memsets, graph replays (CUDA and HIP).
 bool isLaunchApi(std::string_view n) {
-  return n.starts_with("cudaLaunch") || n.starts_with("cuLaunch") || n.starts_with("cudaMemcpy") ||
-         n.starts_with("cudaMemset") || n.starts_with("cuMemcpy") || n.starts_with("cuMemset");
+  for (std::string_view p :
+       {"cudaLaunch", "cuLaunch", "cudaMemcpy", "cudaMemset", "cuMemcpy", "cuMemset", "cudaGraphLaunch", "hipLaunch",
+        "hipExtLaunch", "hipModuleLaunch", "hipExtModuleLaunch", "hipMemcpy", "hipMemset", "hipGraphLaunch"})
+    if (n.starts_with(p)) return true;
+  return false;
 }
 
 std::string idList(const std::vector<EventId>& ids) {
@@ -54,16 +58,19 @@ Ledger computeLedger(const EventStore& s, const ActivityIndex& index, const KeyA
   for (EventId id : byStart)
     if (s.event(id).correlation > 0) gpuCorrelations.push_back(s.event(id).correlation);
   std::sort(gpuCorrelations.begin(), gpuCorrelations.end());
+  bool hip = false;
   for (EventId i = 0; i < s.events().size(); ++i) {
     const Event& e = s.event(i);
     if (e.family != Family::CudaRuntime && e.family != Family::CudaDriver) continue;
     const std::string_view n = s.name(e);
-    if (n == "cudaEventRecord") l.cudaEventRecords++;
+    hip = hip || n.starts_with("hip");
+    if (n == "cudaEventRecord" || n == "hipEventRecord") l.cudaEventRecords++;
     if (!isLaunchApi(n)) continue;
     l.launchesWithoutGpuRecord +=
         !(e.correlation > 0 && std::binary_search(gpuCorrelations.begin(), gpuCorrelations.end(), e.correlation));
   }
-  l.timing = l.gpuActivities ? "cupti" : l.cudaEventRecords ? "cuda_events" : "none";
+  // ROCm traces carry HIP's runtime under Kineto's CUDA categories; their GPU records come from roctracer.
+  l.timing = l.gpuActivities ? (hip ? "roctracer" : "cupti") : l.cudaEventRecords ? "cuda_events" : "none";
 
   l.torchSelfDeviceTotalNs = torch.sumSelfDeviceNs;
   for (const auto& r : torch.rows) {
@@ -86,35 +93,65 @@ Ledger computeLedger(const EventStore& s, const ActivityIndex& index, const KeyA
     l.doubleCounting.push_back(std::move(d));
   }
   l.correctedSelfDeviceNs = corrected.sumSelfDeviceNs;
+
+  // Why torch's total is not the GPU activities' sum: its device rows, by kind.
+  l.torchGapNs = l.torchSelfDeviceTotalNs - l.gpuActivitySumNs;
+  int64_t syncRows = 0, activityRows = 0;
+  uint64_t syncCount = 0;
+  for (const auto& r : torch.rows) {
+    if (r.deviceType != DeviceType::Cuda || r.userAnnotation) continue;
+    if (r.family == Family::CudaSync) {
+      syncRows += r.selfDeviceNs;
+      syncCount += r.calls;
+    } else {
+      activityRows += r.selfDeviceNs;
+    }
+  }
+  if (syncRows != 0)
+    l.torchGapCauses.push_back({"cuda_sync_rows", syncRows,
+                                spanDurationText(syncRows) + " of " + std::to_string(syncCount) +
+                                    " CUDA synchronization records (cuda_sync: Context Sync, Stream Sync, Stream Wait "
+                                    "Event) that torch counts as device time: they are waits, not GPU work"});
+  if (activityRows != l.gpuActivitySumNs)
+    l.torchGapCauses.push_back({"gpu_activities_outside_rows", activityRows - l.gpuActivitySumNs,
+                                spanDurationText(activityRows - l.gpuActivitySumNs) +
+                                    " by which torch's kernel, copy and memset rows differ from the activities' "
+                                    "durations (activities torch leaves out of its rows)"});
+  const int64_t other = l.torchGapNs - syncRows - (activityRows - l.gpuActivitySumNs);
+  if (other != 0) l.torchGapCauses.push_back({"other", other, spanDurationText(other) + " not explained by the above"});
   return l;
 }
 
 std::string ledgerText(const Ledger& l) {
   std::string out = "ledger (timing: " + l.timing + ")\n";
-  out += "  wall span of the trace:             " + usText(l.wallSpanNs) + "\n";
+  out += "  wall span of the trace:             " + spanDurationText(l.wallSpanNs) + "\n";
   out += "  GPU activities:                     " + std::to_string(l.gpuActivities) + ", durations sum " +
-         usText(l.gpuActivitySumNs) + ", union (busy) " + usText(l.gpuUnionNs) + "\n";
-  out += "  torch Self CUDA time total:         " + usText(l.torchSelfDeviceTotalNs) + "\n";
-  out += "  torch Self CUDA, all rows added:    " + usText(l.torchSelfDeviceAllRowsNs) +
+         spanDurationText(l.gpuActivitySumNs) + ", union (busy) " + spanDurationText(l.gpuUnionNs) + "\n";
+  out += "  torch Self CUDA time total:         " + spanDurationText(l.torchSelfDeviceTotalNs) + "\n";
+  out += "  torch Self CUDA, all rows added:    " + spanDurationText(l.torchSelfDeviceAllRowsNs) +
          " (ops and their kernels both count)\n";
-  out += "  corrected Self CUDA, all rows:      " + usText(l.correctedSelfDeviceNs) +
+  if (l.torchGapNs != 0) {
+    out += "  torch total minus GPU activities:   " + spanDurationText(l.torchGapNs) + "\n";
+    for (const auto& c : l.torchGapCauses) out += "    " + c.cause + ": " + c.text + "\n";
+  }
+  out += "  corrected Self CUDA, all rows:      " + spanDurationText(l.correctedSelfDeviceNs) +
          (l.correctedSelfDeviceNs == l.gpuActivitySumNs ? " (= GPU activity sum)\n" : " (differs from GPU sum!)\n");
   for (const auto& d : l.doubleCounting) {
     char pct[32];
     std::snprintf(pct, sizeof pct, "%.2f%%", d.pct);
     if (d.kind == "gpu_user_annotation_as_self")
-      out += "  double count: gpu_user_annotation '" + d.name + "' span " + usText(d.ns) + " counted as Self CUDA (" +
-             pct + ")\n";
+      out += "  double count: gpu_user_annotation '" + d.name + "' span " + spanDurationText(d.ns) +
+             " counted as Self CUDA (" + pct + ")\n";
     else if (d.kind == "self_device_pct_over_100")
       out += "  double count: '" + d.name + "' Self CUDA % is " + pct + " (over 100)\n";
     else
       out += "  double count: profiler event '" + d.name + "' owns " + std::to_string(d.evidence.size() - 1) +
-             " GPU activities, " + usText(d.ns) + " (torch mode)\n";
+             " GPU activities, " + spanDurationText(d.ns) + " (torch mode)\n";
   }
   out += "  unlinked GPU activities:            " + std::to_string(l.unlinkedGpu.size()) + ", " +
-         usText(l.unlinkedGpuNs) + "\n";
+         spanDurationText(l.unlinkedGpuNs) + "\n";
   out += "  GPU activities owned by overhead:   " + std::to_string(l.overheadOwnedGpu.size()) + ", " +
-         usText(l.overheadOwnedGpuNs) + "\n";
+         spanDurationText(l.overheadOwnedGpuNs) + "\n";
   if (l.cudaEventRecords) out += "  cudaEventRecord calls:              " + std::to_string(l.cudaEventRecords) + "\n";
   if (l.launchesWithoutGpuRecord)
     out += "  launches with no GPU record:        " + std::to_string(l.launchesWithoutGpuRecord) + "\n";
@@ -132,6 +169,13 @@ std::string ledgerJson(const EventStore& s, const Ledger& l, bool withEvents) {
   out += ", \"torch_self_device_total_ns\": " + std::to_string(l.torchSelfDeviceTotalNs);
   out += ", \"torch_self_device_all_rows_ns\": " + std::to_string(l.torchSelfDeviceAllRowsNs);
   out += ", \"corrected_self_device_ns\": " + std::to_string(l.correctedSelfDeviceNs);
+  out += ", \"torch_total_gap\": {\"gap_ns\": " + std::to_string(l.torchGapNs) + ", \"causes\": [";
+  for (size_t i = 0; i < l.torchGapCauses.size(); ++i) {
+    const GapCause& c = l.torchGapCauses[i];
+    out += (i ? ", " : "") + std::string("{\"cause\": ") + jsonString(c.cause) + ", \"ns\": " + std::to_string(c.ns) +
+           ", \"text\": " + jsonString(c.text) + "}";
+  }
+  out += "]}";
   out += ", \"double_counting\": [";
   std::set<EventId> cited;
   for (size_t i = 0; i < l.doubleCounting.size(); ++i) {

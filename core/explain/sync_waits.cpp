@@ -1,7 +1,6 @@
 // Sync provenance: every host call that blocks on GPU work, the op chain
 // that issued it, and the GPU activities it waited for.
 #include <algorithm>
-#include <array>
 #include <string_view>
 
 #include "core/explain/explanation.h"
@@ -12,11 +11,19 @@ namespace attnscope {
 
 namespace {
 
-constexpr std::array<std::string_view, 6> kSyncApis = {"cudaStreamSynchronize", "cudaDeviceSynchronize",
-                                                       "cudaEventSynchronize",  "cuStreamSynchronize",
-                                                       "cuCtxSynchronize",      "cuEventSynchronize"};
+// cudaStreamSynchronize, cudaDeviceSynchronize, cuCtxSynchronize, hipEventSynchronize, ...:
+// (cuda|hip|cu) + letters + "Synchronize".
+bool isSyncApi(std::string_view n) {
+  size_t p = n.starts_with("cuda") ? 4 : n.starts_with("hip") ? 3 : n.starts_with("cu") ? 2 : 0;
+  if (p == 0 || !n.ends_with("Synchronize")) return false;
+  for (; p + 11 < n.size(); ++p)
+    if (!((n[p] >= 'a' && n[p] <= 'z') || (n[p] >= 'A' && n[p] <= 'Z'))) return false;
+  return true;
+}
 
-bool isMemcpyApi(std::string_view n) { return n.starts_with("cudaMemcpy") || n.starts_with("cuMemcpy"); }
+bool isMemcpyApi(std::string_view n) {
+  return n.starts_with("cudaMemcpy") || n.starts_with("cuMemcpy") || n.starts_with("hipMemcpy");
+}
 
 // The GPU copy a memcpy call queued, or kNoEvent.
 EventId copyOf(const EventStore& s, const Event& call) {
@@ -31,7 +38,7 @@ EventId copyOf(const EventStore& s, const Event& call) {
 bool isSynchronizing(const EventStore& s, const Event& e) {
   if (e.family != Family::CudaRuntime && e.family != Family::CudaDriver) return false;
   const std::string_view n = s.name(e);
-  if (std::find(kSyncApis.begin(), kSyncApis.end(), n) != kSyncApis.end()) return true;
+  if (isSyncApi(n)) return true;
   if (!isMemcpyApi(n)) return false;
   if (n.find("Async") == std::string_view::npos) return true;
   const EventId c = copyOf(s, e);
@@ -94,7 +101,8 @@ void fillChain(const EventStore& s, SyncWait& w) {
 
 void fillAwaited(const EventStore& s, const ActivityIndex& index, SyncWait& w) {
   const int64_t end = w.startNs + w.durNs;
-  for (EventId g : index.gpuWorkStartingBefore(end)) {
+  // What ends inside the wait started at most the longest activity's duration before it.
+  for (EventId g : index.gpuWorkStartingIn(w.startNs - index.maxGpuDurNs(), end)) {
     const Event& ge = s.event(g);
     if (ge.end() <= w.startNs || ge.end() > end) continue;
     const EventId launch = launchOf(s, g);

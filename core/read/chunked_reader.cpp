@@ -115,9 +115,9 @@ size_t chunkTarget(const ReaderLimits& limits, uint64_t total) {
 // ---------------------------------------------------------------------------
 // Chunks over text in memory.
 
-class TextWindows : public ChunkSource {
+class TextChunks : public ChunkSource {
  public:
-  TextWindows(char* text, size_t n, size_t skip, size_t open, size_t close, bool drop)
+  TextChunks(char* text, size_t n, size_t skip, size_t open, size_t close, bool drop)
       : text_(text), n_(n), skip_(skip), open_(open), close_(close), drop_(drop) {}
 
   // Cuts every ~`target` bytes; false when some stretch has no place to cut.
@@ -205,9 +205,9 @@ class TextWindows : public ChunkSource {
 // its cache. No extra thread competes for the cores, and nothing waits on a
 // producer that the scheduler has not run yet.
 
-class GzipWindows : public ChunkSource {
+class GzipChunks : public ChunkSource {
  public:
-  GzipWindows(const char* data, size_t size, const ReaderLimits& limits) : z_(data, size, limits.maxDecompressedBytes) {
+  GzipChunks(const char* data, size_t size, const ReaderLimits& limits) : z_(data, size, limits.maxDecompressedBytes) {
     const uint64_t hint = gzipSizeHint(data, size);
     expected_ = hint >= size ? hint : uint64_t{size} * 8;
     chunk_ = chunkTarget(limits, expected_);
@@ -225,7 +225,7 @@ class GzipWindows : public ChunkSource {
       return false;
     }
     const size_t slot = acquire();
-    if (slot == kNone || !inflateWindow(slot, w)) {
+    if (slot == kNone || !inflateChunk(slot, w)) {
       finished_ = true;
       if (slot != kNone) releaseSlot(slot);
       return false;
@@ -315,7 +315,7 @@ class GzipWindows : public ChunkSource {
 
   // The next chunk into bufs_[slot]: '[', the carried start of its first
   // event, fresh text up to the last cut, ']'.
-  bool inflateWindow(size_t slot, Chunk* w) {
+  bool inflateChunk(size_t slot, Chunk* w) {
     Buf& b = bufs_[slot];
     const uint64_t offset = carryOffset_ - 1;
     size_t want = std::max(chunk_, carry_.size() + chunk_ / 4) + 1;
@@ -367,8 +367,8 @@ class GzipWindows : public ChunkSource {
 // ---------------------------------------------------------------------------
 
 // Parses one chunk into `p`; false when the text is not what we expect.
-bool parseWindow(od::parser& parser, size_t& capacity, const Chunk& w, Parser& p, const ReaderLimits& limits,
-                 size_t* fixed, size_t* firstBad) {
+bool parseChunk(od::parser& parser, size_t& capacity, const Chunk& w, Parser& p, const ReaderLimits& limits,
+                size_t* fixed, size_t* firstBad) {
   if (w.len > capacity) {
     // One level less: these arrays sit at the top, not inside an object.
     if (parser.allocate(std::max<size_t>(w.len, 64), parserDepth(limits) - 1)) return false;
@@ -428,8 +428,8 @@ bool parseMetadata(std::string md, Parser& mp, const ReaderLimits& limits) {
 
 }  // namespace
 
-std::unique_ptr<ChunkSource> textWindows(char* text, size_t n, size_t skip, const ReaderLimits& limits,
-                                         bool dropParsedPages) {
+std::unique_ptr<ChunkSource> textChunks(char* text, size_t n, size_t skip, const ReaderLimits& limits,
+                                        bool dropParsedPages) {
   size_t first = skip;
   while (first < n && isWs(text[first])) ++first;
   if (first >= n || text[first] != '{') return nullptr;
@@ -437,16 +437,16 @@ std::unique_ptr<ChunkSource> textWindows(char* text, size_t n, size_t skip, cons
   if (open == kNone) return nullptr;
   const size_t close = findEventsClose(text, open, n);
   if (close == kNone) return nullptr;
-  auto src = std::make_unique<TextWindows>(text, n, skip, open, close, dropParsedPages);
+  auto src = std::make_unique<TextChunks>(text, n, skip, open, close, dropParsedPages);
   if (!src->plan(chunkTarget(limits, close - open))) return nullptr;
   return src;
 }
 
-std::unique_ptr<ChunkSource> gzipWindows(const char* data, size_t size, const ReaderLimits& limits) {
-  return std::make_unique<GzipWindows>(data, size, limits);
+std::unique_ptr<ChunkSource> gzipChunks(const char* data, size_t size, const ReaderLimits& limits) {
+  return std::make_unique<GzipChunks>(data, size, limits);
 }
 
-std::optional<LoadResult> parseWindows(ChunkSource& src, const std::string& path, const ReaderLimits& limits) {
+std::optional<LoadResult> parseChunks(ChunkSource& src, const std::string& path, const ReaderLimits& limits) {
   const auto t0 = std::chrono::steady_clock::now();
   struct Parsed {
     std::unique_ptr<Parser> p;
@@ -474,7 +474,7 @@ std::optional<LoadResult> parseWindows(ChunkSource& src, const std::string& path
         d.p = std::make_unique<Parser>(limits, w.text, w.offset);
         d.p->metaLog = &d.log;
         size_t fixed = 0, firstBad = 0;
-        const bool ok = parseWindow(parser, capacity, w, *d.p, limits, &fixed, &firstBad);
+        const bool ok = parseChunk(parser, capacity, w, *d.p, limits, &fixed, &firstBad);
         src.release(w);
         std::lock_guard<std::mutex> lock(mu);
         if (!ok) {

@@ -11,7 +11,7 @@
 // never exists whole).
 // The object around the array is parsed at the end as a small document.
 // Anything unusual (a JSON error, no place to cut, ambiguous ids) makes
-// parseWindows() return nothing: the caller then runs the one-pass reader,
+// parseChunks() return nothing: the caller then runs the one-pass reader,
 // which owns all error reporting.
 #pragma once
 
@@ -57,13 +57,13 @@ class ChunkSource {
 // Chunks over `text` (n bytes, object form, first non-blank byte at
 // `first`), or nullptr when it has no usable shape. With dropParsedPages,
 // `text` is a private file mapping whose parsed pages may be discarded.
-std::unique_ptr<ChunkSource> textWindows(char* text, size_t n, size_t skip, const ReaderLimits& limits,
-                                         bool dropParsedPages);
+std::unique_ptr<ChunkSource> textChunks(char* text, size_t n, size_t skip, const ReaderLimits& limits,
+                                        bool dropParsedPages);
 
 // Chunks over the decompressed text of a gzip stream.
-std::unique_ptr<ChunkSource> gzipWindows(const char* data, size_t size, const ReaderLimits& limits);
+std::unique_ptr<ChunkSource> gzipChunks(const char* data, size_t size, const ReaderLimits& limits);
 
 // Nothing: use the one-pass reader. Otherwise the store, or a fatal error.
-std::optional<LoadResult> parseWindows(ChunkSource& src, const std::string& path, const ReaderLimits& limits);
+std::optional<LoadResult> parseChunks(ChunkSource& src, const std::string& path, const ReaderLimits& limits);
 
 }  // namespace attnscope::reader

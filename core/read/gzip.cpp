@@ -119,9 +119,11 @@ bool GunzipStream::read(char* out, size_t cap, size_t* got) {
                   " bytes (a gzip bomb, or raise --max-decompressed)");
     if (*err) return fail("gzip data is corrupt near compressed byte " + std::to_string(consumed_) + " (" + err + ")");
     if (!memberEnded_ && usedIn == 0 && madeOut == 0) {
-      if (consumed_ >= size_)
-        return fail("gzip data ends early (truncated file) after " + std::to_string(consumed_) + " compressed bytes");
-      return fail("gzip data is corrupt near compressed byte " + std::to_string(consumed_));
+      if (consumed_ < size_) return fail("gzip data is corrupt near compressed byte " + std::to_string(consumed_));
+      // Cut short (a killed writer, a partial download): what came out so far is the text.
+      truncated_ = true;
+      done_ = true;
+      break;
     }
     if (memberEnded_ && consumed_ >= size_) done_ = true;
   }
@@ -129,13 +131,15 @@ bool GunzipStream::read(char* out, size_t cap, size_t* got) {
 }
 
 bool gunzip(const char* data, size_t size, uint64_t maxOut, size_t padding, std::vector<char>* out, size_t* outSize,
-            std::string* error) {
+            std::string* error, uint64_t* truncatedAt) {
   GunzipStream z(data, size, maxOut);
   // The trailer's size (exact for one member under 4 GiB) sizes the buffer
-  // once; otherwise guess 6x and grow geometrically.
+  // once; otherwise guess 6x and grow geometrically. A cut file's "trailer" is
+  // whatever bytes it ends with, so a hint past 100x the input is not trusted.
   const uint64_t hint = gzipSizeHint(data, size);
+  const bool plausible = hint >= size && hint / 100 <= size;
   size_t cap = static_cast<size_t>(
-      std::min<uint64_t>(hint >= size ? hint + 1 : std::max<uint64_t>(uint64_t{size} * 6, 1 << 16), maxOut + 1));
+      std::min<uint64_t>(plausible ? hint + 1 : std::max<uint64_t>(uint64_t{size} * 6, 1 << 16), maxOut + 1));
   out->resize(cap + padding);
   size_t produced = 0;
   while (true) {
@@ -151,8 +155,9 @@ bool gunzip(const char* data, size_t size, uint64_t maxOut, size_t padding, std:
       out->resize(cap + padding);
     }
   }
-  std::memset(out->data() + produced, 0, out->size() - produced);
+  std::memset(out->data() + produced, 0, std::min(out->size() - produced, padding));
   *outSize = produced;
+  if (truncatedAt) *truncatedAt = z.truncated() ? z.consumed() : 0;
   return true;
 }
 

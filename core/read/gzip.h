@@ -29,10 +29,13 @@ class GunzipStream {
 
   // Fills out[0, cap) as far as the stream goes; *got is what it wrote.
   // Returns false on an error (error() says which: "gzip data is corrupt at
-  // byte N", "decompressed size exceeds the limit of N bytes", a truncated
-  // stream); true otherwise, with done() set once the stream has ended.
+  // byte N", "decompressed size exceeds the limit of N bytes"); true
+  // otherwise, with done() set once the stream has ended. A stream cut
+  // short ends there: done() and truncated(), what came out is kept.
   bool read(char* out, size_t cap, size_t* got);
   bool done() const { return done_; }
+  bool truncated() const { return truncated_; }
+  size_t consumed() const { return consumed_; }
   const std::string& error() const { return error_; }
   uint64_t produced() const { return produced_; }
 
@@ -47,13 +50,15 @@ class GunzipStream {
   uint64_t produced_ = 0;
   bool memberEnded_ = false;
   bool done_ = false;
+  bool truncated_ = false;
   std::string error_;
 };
 
 // Decompresses a whole gzip stream into `out`, leaving `padding` zeroed
 // bytes after the data (simdjson needs them). On failure returns false with
-// `error` set as GunzipStream::error().
+// `error` set as GunzipStream::error(). A stream cut short gives what it
+// holds; `truncatedAt` (may be null) is then the compressed size read, else 0.
 bool gunzip(const char* data, size_t size, uint64_t maxOut, size_t padding, std::vector<char>* out, size_t* outSize,
-            std::string* error);
+            std::string* error, uint64_t* truncatedAt = nullptr);
 
 }  // namespace attnscope

@@ -213,7 +213,7 @@ bool validUtf8(const char* p, size_t n, const ReaderLimits& limits) {
 // text is a private file mapping whose parsed pages may be dropped); the
 // one-pass reader takes anything else and whatever the chunks could not.
 LoadResult parseBuffer(char* text, size_t n, const std::string& path, const ReaderLimits& limits, bool mapped,
-                       bool tryWindows = true) {
+                       bool tryChunks = true) {
   // A UTF-8 byte order mark is allowed and skipped.
   size_t skip = 0;
   if (n >= 3 && static_cast<unsigned char>(text[0]) == 0xEF && static_cast<unsigned char>(text[1]) == 0xBB &&
@@ -230,9 +230,9 @@ LoadResult parseBuffer(char* text, size_t n, const std::string& path, const Read
                           "', expected torch.profiler's Chrome-trace JSON (an object or an array)");
   }
 
-  if (tryWindows && text[first] == '{' && n - skip >= limits.parallelMinBytes && limits.maxDepth >= 2) {
-    if (auto src = textWindows(text, n, skip, limits, mapped)) {
-      if (auto r = parseWindows(*src, path, limits)) return std::move(*r);
+  if (tryChunks && text[first] == '{' && n - skip >= limits.parallelMinBytes && limits.maxDepth >= 2) {
+    if (auto src = textChunks(text, n, skip, limits, mapped)) {
+      if (auto r = parseChunks(*src, path, limits)) return std::move(*r);
     }
   }
 
@@ -266,8 +266,10 @@ LoadResult parseBuffer(char* text, size_t n, const std::string& path, const Read
     Attempt salvaged = parseOnce(text, newLen, skip, path, limits, warning);
     if (salvaged.result.ok() && !salvaged.result.store->events().empty()) {
       auto& w = salvaged.result.warning;
-      w = (w.empty() ? "" : w + "; ") + "the file ends early (" + at.result.error->message +
-          "): kept the events before byte " + std::to_string(pos);
+      const std::string cut =
+          "the file ends early (" + at.result.error->message + "): kept the events before byte " + std::to_string(pos);
+      w = (w.empty() ? "" : w + "; ") + cut;
+      salvaged.result.store->markPartial(cut);
       return std::move(salvaged.result);
     }
     std::memcpy(text + pos, copy.data(), copy.size());
@@ -285,8 +287,8 @@ LoadResult parseGzip(const char* data, size_t size, const std::string& path, con
   const uint64_t hint = gzipSizeHint(data, size);
   if ((hint >= size ? hint : uint64_t{size} * 8) >= limits.parallelMinBytes && limits.maxDepth >= 2) {
     chunksTried = true;
-    auto src = gzipWindows(data, size, limits);
-    if (auto r = parseWindows(*src, path, limits)) {
+    auto src = gzipChunks(data, size, limits);
+    if (auto r = parseChunks(*src, path, limits)) {
       r->timings.read = tm.read;
       return std::move(*r);
     }
@@ -295,12 +297,20 @@ LoadResult parseGzip(const char* data, size_t size, const std::string& path, con
   std::vector<char> out;
   size_t outSize = 0;
   std::string err;
-  if (!gunzip(data, size, limits.maxDecompressedBytes, simdjson::SIMDJSON_PADDING, &out, &outSize, &err))
+  uint64_t truncatedAt = 0;
+  if (!gunzip(data, size, limits.maxDecompressedBytes, simdjson::SIMDJSON_PADDING, &out, &outSize, &err, &truncatedAt))
     return fail(path, err);
   tm.decompress = secondsSince(td);
-  LoadResult r = parseBuffer(out.data(), outSize, path, limits, false, !chunksTried);
+  LoadResult r = parseBuffer(out.data(), outSize, path, limits, false, !chunksTried && !truncatedAt);
   r.timings.read = tm.read;
   r.timings.decompress = tm.decompress;
+  if (truncatedAt && r.ok()) {
+    // The JSON it held was salvaged like a cut .json (or happened to end whole).
+    const std::string cut = "the .gz ends early (cut after " + std::to_string(truncatedAt) + " of its bytes, " +
+                            std::to_string(outSize) + " bytes of JSON)";
+    r.warning = cut + (r.warning.empty() ? "" : "; " + r.warning);
+    r.store->markPartial(r.store->meta().partial.empty() ? cut : cut + "; " + r.store->meta().partial);
+  }
   return r;
 }
 

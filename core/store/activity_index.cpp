@@ -23,6 +23,7 @@ ActivityIndex::ActivityIndex(const EventStore& s) {
   for (EventId id : gpu_) {
     const Event& e = s.event(id);
     gpuStart_.push_back(e.start);
+    maxGpuDur_ = std::max(maxGpuDur_, e.dur);
     if (e.dur <= 0) continue;
     if (!busyEnd_.empty() && e.start <= busyEnd_.back()) {
       busyEnd_.back() = std::max(busyEnd_.back(), e.end());
@@ -44,6 +45,12 @@ std::span<const EventId> ActivityIndex::callsIn(int64_t t0, int64_t t1) const {
 std::span<const EventId> ActivityIndex::gpuWorkStartingBefore(int64_t t1) const {
   const auto b = std::lower_bound(gpuStart_.begin(), gpuStart_.end(), t1);
   return {gpu_.data(), static_cast<size_t>(b - gpuStart_.begin())};
+}
+
+std::span<const EventId> ActivityIndex::gpuWorkStartingIn(int64_t t0, int64_t t1) const {
+  const auto a = std::lower_bound(gpuStart_.begin(), gpuStart_.end(), t0);
+  const auto b = std::lower_bound(a, gpuStart_.end(), t1);
+  return {gpu_.data() + (a - gpuStart_.begin()), static_cast<size_t>(b - a)};
 }
 
 int64_t ActivityIndex::gpuBusyWithin(int64_t t0, int64_t t1) const {

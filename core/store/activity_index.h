@@ -25,6 +25,13 @@ class ActivityIndex {
   const std::vector<EventId>& gpuWorkByStart() const { return gpu_; }
   // The GPU activities starting before t1 (a prefix of gpuWorkByStart()).
   std::span<const EventId> gpuWorkStartingBefore(int64_t t1) const;
+  // The GPU activities starting in [t0, t1) (a slice of gpuWorkByStart()).
+  std::span<const EventId> gpuWorkStartingIn(int64_t t0, int64_t t1) const;
+  // The longest GPU activity: those overlapping [t0, t1) start in [t0 - it, t1).
+  int64_t maxGpuDurNs() const { return maxGpuDur_; }
+  // The busy union's intervals: disjoint, sorted by start.
+  const std::vector<int64_t>& busyStarts() const { return busyStart_; }
+  const std::vector<int64_t>& busyEnds() const { return busyEnd_; }
   // The length of the union of GPU activity intervals inside [t0, t1).
   int64_t gpuBusyWithin(int64_t t0, int64_t t1) const;
   // The length of the whole union.
@@ -37,6 +44,7 @@ class ActivityIndex {
   std::vector<int64_t> callStart_;  // their starts
   std::vector<EventId> gpu_;        // by start
   std::vector<int64_t> gpuStart_;   // their starts
+  int64_t maxGpuDur_ = 0;
   // The union of GPU activity intervals: disjoint, sorted, with the busy
   // time before each one.
   std::vector<int64_t> busyStart_, busyEnd_, busyBefore_;

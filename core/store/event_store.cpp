@@ -418,10 +418,15 @@ void EventStoreBuilder::sortIntoLanes() {
   // Sort by (lane, start, -end): parents before children at equal start.
   // Large stores: lanes split in two halves of about equal size, each half
   // sorted on its own thread.
+  // Ties (the same start and length: a call and its callee, e.g. aten::item and
+  // aten::_local_scalar_dense) keep the file's order, which writes the caller first:
+  // `reserved` holds each event's place in the file until the sort is done.
+  for (size_t k = 0; k < ev.size(); ++k) ev[k].reserved = static_cast<uint32_t>(k);
   const auto byLaneStart = [](const Event& a, const Event& b) {
     if (a.lane != b.lane) return a.lane < b.lane;
     if (a.start != b.start) return a.start < b.start;
-    return a.dur > b.dur;
+    if (a.dur != b.dur) return a.dur > b.dur;
+    return a.reserved < b.reserved;
   };
   if (parallelBuild()) {
     std::vector<size_t> counts(store_.lanes_.size(), 0);
@@ -432,6 +437,7 @@ void EventStoreBuilder::sortIntoLanes() {
   } else {
     std::sort(ev.begin(), ev.end(), byLaneStart);
   }
+  for (auto& e : ev) e.reserved = 0;
   for (auto& l : store_.lanes_) l.begin = l.end = 0;
   store_.laneMaxDur_.assign(store_.lanes_.size(), 0);
   EventId i = 0;

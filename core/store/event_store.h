@@ -72,8 +72,8 @@ struct Event {
   uint32_t args = kNoArgs;    // index into EventStore::args
   Family family = Family::Other;
   uint8_t pad = 0;
-  uint16_t depth = 0;  // 0 = top level on its lane
-  uint32_t reserved = 0;
+  uint16_t depth = 0;     // 0 = top level on its lane
+  uint32_t reserved = 0;  // 0 (the builder uses it while it sorts)
 
   int64_t end() const { return start + dur; }
 };
@@ -227,8 +227,11 @@ class EventStore {
     std::unordered_map<int64_t, std::string> processNames;  // pid -> name
     std::unordered_map<int64_t, std::string> threadNames;   // tid -> name
     std::string attnscopeJson;                              // raw text of an "attnscope" metadata object, if any
+    std::string partial;  // non-empty: the reader kept only the start of a cut file (what it said)
   };
   const Meta& meta() const { return meta_; }
+  // The reader, before it hands the store over: the file was cut and salvaged.
+  void markPartial(std::string why) { meta_.partial = std::move(why); }
 
  private:
   friend class EventStoreBuilder;

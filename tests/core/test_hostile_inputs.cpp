@@ -147,10 +147,10 @@ class HostileInputsTest : public QObject {
       return;
     }
     QVERIFY2(r.run.code == 0, qPrintable(QString("exit %1: %2").arg(r.run.code).arg(r.run.err)));
-    QVERIFY2(!gz, "a cut gzip stream has no trailer: it cannot load");
+    // A cut gzip stream is salvaged like a cut .json: what it held before the cut, with a warning.
     const qint64 got = eventsOf(r.run.out);
     QVERIFY(got >= 0 && got <= full);
-    if (got < full) QVERIFY2(r.run.err.contains(QStringLiteral("ends early")), qPrintable(r.run.err));
+    if (got < full || gz) QVERIFY2(r.run.err.contains(QStringLiteral("ends early")), qPrintable(r.run.err));
     const Timed table = timedCli({"table", file, "--attribution", "corrected"});
     QVERIFY(table.ms < kLimitMs);
     QCOMPARE(table.run.code, 0);
