@@ -33,7 +33,7 @@ int cmdInfo(Args& a) {
   const ReaderLimits limits = readerLimits(a);
   const auto pos = a.positionals(1, 1);
   const EventStore store = loadOrThrow(pos[0], limits);
-  const Ledger ledger = computeLedger(*snapshotOf(store, {.explain = false}));
+  const Ledger ledger = computeLedger(*snapshotOf(store, {.explain = false, .shapeTables = false}));
   emit(out, json ? traceInfoJson(store, "\"ledger\": " + ledgerJson(store, ledger, true))
                  : traceInfoText(store) + ledgerText(ledger));
   return kExitOk;

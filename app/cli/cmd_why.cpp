@@ -29,7 +29,7 @@ int cmdWhy(Args& a) {
   const ReaderLimits limits = readerLimits(a);
   const auto pos = a.positionals(2, 2);
   const EventStore store = loadOrThrow(pos[0], limits);
-  const WhyReport r = whyRow(*snapshotOf(store, {.explain = false}), pos[1]);
+  const WhyReport r = whyRow(*snapshotOf(store, {.explain = false, .shapeTables = false}), pos[1]);
   if (!r.found) throw UsageError(pos[0] + ": no event named '" + pos[1] + "'");
   emit(out, json ? whyJson(store, r) : whyText(store, r));
   return kExitOk;

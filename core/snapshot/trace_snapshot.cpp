@@ -15,13 +15,19 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
   snap->store = std::move(store);
   snap->engine = readEngineMetadata(s);
   snap->index = ActivityIndex(s);
-  // Each attribution once, both groupings from it.
-  KeyAveragesBothGroupings torch = computeKeyAveragesBothGroupings(s, Attribution::Torch);
-  KeyAveragesBothGroupings corrected = computeKeyAveragesBothGroupings(s, Attribution::Corrected);
-  snap->torchByName = std::make_shared<const KeyAverages>(std::move(torch.byName));
-  snap->torchByInputShape = std::make_shared<const KeyAverages>(std::move(torch.byInputShape));
-  snap->correctedByName = std::make_shared<const KeyAverages>(std::move(corrected.byName));
-  snap->correctedByInputShape = std::make_shared<const KeyAverages>(std::move(corrected.byInputShape));
+  if (options.shapeTables) {
+    // Each attribution once, both groupings from it.
+    KeyAveragesBothGroupings torch = computeKeyAveragesBothGroupings(s, Attribution::Torch);
+    KeyAveragesBothGroupings corrected = computeKeyAveragesBothGroupings(s, Attribution::Corrected);
+    snap->torchByName = std::make_shared<const KeyAverages>(std::move(torch.byName));
+    snap->torchByInputShape = std::make_shared<const KeyAverages>(std::move(torch.byInputShape));
+    snap->correctedByName = std::make_shared<const KeyAverages>(std::move(corrected.byName));
+    snap->correctedByInputShape = std::make_shared<const KeyAverages>(std::move(corrected.byInputShape));
+  } else {
+    snap->torchByName = std::make_shared<const KeyAverages>(computeKeyAverages(s, GroupBy::Name, Attribution::Torch));
+    snap->correctedByName =
+        std::make_shared<const KeyAverages>(computeKeyAverages(s, GroupBy::Name, Attribution::Corrected));
+  }
   if (options.explain) snap->explanation = std::make_shared<const Explanation>(explainTrace(*snap, options.steps));
   return snap;
 }

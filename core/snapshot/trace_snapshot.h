@@ -32,6 +32,7 @@ struct TraceSnapshot {
 
 struct SnapshotOptions {
   bool explain = true;                             // false: no explanation (info needs only the ledger)
+  bool shapeTables = true;                         // false: no input-shape tables (they stay null)
   const std::vector<EngineStep>* steps = nullptr;  // steps to explain instead of the trace's own
 };
 

@@ -98,6 +98,27 @@ class AnalysisCliTest : public QObject {
     QCOMPARE(one.code, 2);
   }
 
+  // Files that are not Kineto traces (an execution trace, HTA's memory timeline): refused, exit 2,
+  // the file named with the reason; a real trace with ProfilerSteps explains with exit 0.
+  void explainRefusesWhatIsNotATrace() {
+    for (const char* f : {"NEG_hta_execution_trace_et.json.gz", "NEG_hta_memory_timeline.raw.json.gz"}) {
+      const QString path = QStringLiteral(ATTNSCOPE_TEST_DATA "/ext/") + f;
+      QVERIFY2(QFile::exists(path), qPrintable("missing " + path));
+      Run r = cli({"explain", path, "--format", "json"});
+      QCOMPARE(r.code, 2);
+      QVERIFY2(r.err.contains(f) && (r.err.contains("not a trace") || r.err.contains("no event could be loaded")),
+               qPrintable(r.err));
+      QVERIFY(r.out.isEmpty());
+    }
+    Run ok =
+        cli({"explain", QStringLiteral(ATTNSCOPE_TEST_DATA "/ext/hta_sampled_rank-0.json.gz"), "--format", "json"});
+    QCOMPARE(ok.code, 0);
+    QCOMPARE(QJsonDocument::fromJson(ok.out.toUtf8()).object()["step_source"].toString(), QString("profiler_steps"));
+    Run all = cli({"explain", QStringLiteral(ATTNSCOPE_TEST_DATA "/ext/hta_sampled_rank-0.json.gz"), "--all"});
+    QCOMPARE(all.code, 0);
+    QVERIFY(all.out.split('\n').size() > 200);  // --all lists every launch
+  }
+
   void helpEverywhere() {
     for (const char* cmd : {"explain", "why", "compare", "table", "info"}) {
       Run r = cli({cmd, "--help"});

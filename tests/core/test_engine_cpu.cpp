@@ -203,9 +203,12 @@ class EngineCpuTest : public QObject {
     const QString out = dir.filePath("r.json");
     QProcess p;
     p.start(QStringLiteral(ATTNSCOPE_BIN_DIR "/attnscope-cli"),
-            {"run", "--device", "cpu", "--iters", "100000", "--timing", "host", "--out", out});
+            {"run", "--device", "cpu", "--iters", "100000", "--timing", "host", "--progress", "json", "--out", out});
     QVERIFY(p.waitForStarted());
-    QTest::qWait(1500);
+    // Once the run reports its start (LibTorch loaded, the handlers in place: a busy machine
+    // takes seconds to get there), SIGTERM must end it without a file.
+    QVERIFY(p.waitForReadyRead(60000));  // the first progress line (stdout)
+    QTest::qWait(200);
     ::kill(static_cast<pid_t>(p.processId()), SIGTERM);
     QVERIFY(p.waitForFinished(5000));
     QCOMPARE(p.exitCode(), 128 + SIGTERM);

@@ -1,19 +1,28 @@
 #include "ui/panels/explain_panel.h"
-#include "ui/common/text.h"
 
-#include <QFrame>
-#include <QGridLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
 #include <QLabel>
-#include <QPalette>
-#include <QScrollArea>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTableView>
+#include <QTextBrowser>
 #include <QTextDocumentFragment>
+#include <QUrl>
 #include <QVBoxLayout>
+#include <map>
+
+#include "core/explain/thresholds.h"
+#include "ui/common/text.h"
+#include "ui/panels/steps_model.h"
 
 namespace attnscope::ui {
 namespace {
 
+QString t(int64_t ns) { return qs(spanDurationText(ns)); }
+
 // HTML-escaped, with break opportunities inside long identifiers (kernel
-// names have no spaces) so a card never grows wider than its dock.
+// names have no spaces) so a line never grows wider than the dock.
 QString breakable(const QString& text) {
   QString out = text.toHtmlEscaped();
   for (const char* c : {"_", "/", ",", "::", "("}) {
@@ -23,221 +32,275 @@ QString breakable(const QString& text) {
   return out;
 }
 
-QLabel* wrapLabel(const QString& html, QWidget* parent) {
-  auto* l = new QLabel(html, parent);
-  l->setWordWrap(true);
-  l->setTextFormat(Qt::RichText);
-  l->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::LinksAccessibleByMouse);
-  return l;
-}
-
-QFrame* card(QWidget* parent) {
-  auto* f = new QFrame(parent);
-  f->setObjectName(QStringLiteral("card"));
-  f->setFrameShape(QFrame::StyledPanel);
-  f->setAutoFillBackground(true);
-  f->setBackgroundRole(QPalette::Base);
-  return f;
-}
-
 QString badge(const QString& text, const char* color) {
   return QStringLiteral("<span style=\"background:%1; color:white;\">&nbsp;%2&nbsp;</span>")
       .arg(QLatin1String(color), text.toHtmlEscaped());
 }
 
-QString verdictList(const std::vector<const Verdict*>& vs) {
-  if (vs.empty()) return {};
-  QString html = QStringLiteral("<ul style=\"margin-left:-20px\">");
-  for (const Verdict* v : vs) {
-    QString links;
-    for (const std::string& g : v->glossary)
-      links += QStringLiteral(" <a href=\"%1\">[%2]</a>").arg(qs(g).toHtmlEscaped(), qs(g).toHtmlEscaped());
-    html += QStringLiteral("<li>%1%2</li>").arg(breakable(qs(v->text)), links);
-  }
-  return html + QStringLiteral("</ul>");
+QString glossaryLinks(const std::vector<std::string>& keys) {
+  QString links;
+  for (const std::string& g : keys)
+    links += QStringLiteral(" <a href=\"gloss:%1\">[%2]</a>")
+                 .arg(QString::fromLatin1(QUrl::toPercentEncoding(qs(g))), qs(g).toHtmlEscaped());
+  return links;
+}
+
+QString verdictItem(const Verdict& v, bool withStep) {
+  const QString step =
+      withStep && !v.step.empty() ? QStringLiteral("<b>%1</b>: ").arg(breakable(qs(v.step))) : QString();
+  return QStringLiteral("<li>%1%2%3</li>").arg(step, breakable(qs(v.text)), glossaryLinks(v.glossary));
+}
+
+QString sourceInWords(const std::string& source) {
+  if (source == "profiler_steps") return QObject::tr("torch.profiler's ProfilerStep#N");
+  if (source == "engine") return QObject::tr("the engine's step windows");
+  if (source == "annotations") return QObject::tr("the record_function scopes (and the ops between them)");
+  if (source == "whole_trace") return QObject::tr("the whole trace (nothing in it is annotated)");
+  return QObject::tr("nothing (no CPU thread)");
 }
 
 }  // namespace
 
-ExplainPanel::ExplainPanel(QWidget* parent) : QWidget(parent) {
+ExplainPanel::ExplainPanel(QWidget* parent)
+    : QWidget(parent), model_(new StepsModel(this)), proxy_(new QSortFilterProxyModel(this)) {
   setObjectName(QStringLiteral("explainPanel"));
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 6, 6, 6);
   header_ = new QLabel(tr("Open a trace to see its steps explained."), this);
+  header_->setObjectName(QStringLiteral("explainHeader"));
   header_->setWordWrap(true);
   header_->setTextFormat(Qt::RichText);
   layout->addWidget(header_);
-  scroll_ = new QScrollArea(this);
-  scroll_->setWidgetResizable(true);
-  scroll_->setFrameShape(QFrame::NoFrame);
-  scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  cards_ = new QWidget(scroll_);
-  cardsLayout_ = new QVBoxLayout(cards_);
-  cardsLayout_->setContentsMargins(0, 0, 0, 0);
-  cardsLayout_->setSpacing(8);
-  cardsLayout_->addStretch(1);
-  scroll_->setWidget(cards_);
-  layout->addWidget(scroll_, 1);
-}
 
-void ExplainPanel::clearCards() {
-  while (cardsLayout_->count() > 1) {
-    QLayoutItem* item = cardsLayout_->takeAt(0);
-    delete item->widget();
-    delete item;
-  }
-}
+  auto* split = new QSplitter(Qt::Vertical, this);
+  proxy_->setSourceModel(model_);
+  proxy_->setSortRole(TableModelBase::SortRole);
+  view_ = new QTableView(split);
+  view_->setObjectName(QStringLiteral("stepsTable"));
+  view_->setModel(proxy_);
+  view_->setSortingEnabled(true);
+  view_->sortByColumn(StepsModel::Step, Qt::AscendingOrder);
+  view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  view_->setSelectionMode(QAbstractItemView::SingleSelection);
+  view_->setAlternatingRowColors(true);
+  view_->setWordWrap(false);
+  view_->verticalHeader()->hide();
+  view_->verticalHeader()->setDefaultSectionSize(view_->fontMetrics().height() + 6);
+  view_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  view_->horizontalHeader()->setStretchLastSection(false);
+  details_ = new QTextBrowser(split);
+  details_->setObjectName(QStringLiteral("explainDetails"));
+  details_->setOpenLinks(false);
+  split->addWidget(view_);
+  split->addWidget(details_);
+  split->setStretchFactor(0, 2);
+  split->setStretchFactor(1, 3);
+  layout->addWidget(split, 1);
 
-QWidget* ExplainPanel::stepCard(const EventStore& s, const Explanation& a, const StepReport& st) {
-  QFrame* f = card(cards_);
-  auto* g = new QVBoxLayout(f);
-  g->setContentsMargins(8, 6, 8, 6);
-  g->setSpacing(3);
-  const int64_t host = st.hostEndNs - st.hostStartNs;
-  QString title = QStringLiteral("<b>%1</b> &nbsp;%2")
-                      .arg(breakable(qs(st.name)),
-                           st.wrapped ? badge(tr("record_function"), "#1565c0") : badge(tr("not wrapped"), "#757575"));
-  g->addWidget(wrapLabel(title, f));
-  QStringList facts;
-  facts << tr("Host window: <b>%1</b>").arg(usQ(host));
-  if (st.launches.empty()) {
-    facts << tr("Launched no GPU work.");
-  } else {
-    int kernels = 0;
-    for (const Launch& l : st.launches)
-      if (l.gpu != kNoEvent && s.event(l.gpu).family == Family::Kernel) ++kernels;
-    facts << tr("Launched %1 GPU activit%2 (%3 kernel%4): <b>%5</b> of GPU time")
-                 .arg(st.launches.size())
-                 .arg(st.launches.size() == 1 ? QStringLiteral("y") : QStringLiteral("ies"))
-                 .arg(kernels)
-                 .arg(kernels == 1 ? QString() : QStringLiteral("s"))
-                 .arg(usQ(st.gpuAttributedNs));
-    if (st.gpuEndNs > st.hostEndNs) {
-      facts << tr("Its GPU work ran from %1 after the step started to %2 after it ended on the "
-                  "host: a host timer around it does not see that time.")
-                   .arg(usQ(std::max<int64_t>(0, st.gpuStartNs - st.hostStartNs)), usQ(st.gpuEndNs - st.hostEndNs));
-    } else {
-      facts << tr("Its GPU work finished inside the host window.");
+  connect(details_, &QTextBrowser::anchorClicked, this, [this](const QUrl& u) {
+    const QString s = u.toString();
+    if (s.startsWith(QLatin1String("gloss:"))) emit glossaryRequested(QUrl::fromPercentEncoding(s.mid(6).toUtf8()));
+    if (s == QLatin1String("overview:")) {
+      showStep(-1);
+      view_->clearSelection();
     }
-  }
-  facts << tr("GPU busy inside the host window (anyone's work): %1").arg(usQ(st.gpuBusyInHostWindowNs));
-  if (st.eventNs) facts << tr("CUDA-event time: %1").arg(usQ(*st.eventNs));
-  if (st.cudaEventRecords) facts << tr("cudaEventRecord calls in the window: %1").arg(st.cudaEventRecords);
-  for (int w : st.syncWaits) {
-    if (w < 0 || static_cast<size_t>(w) >= a.syncWaits.size()) continue;
-    const SyncWait& sw = a.syncWaits[static_cast<size_t>(w)];
-    facts << tr("Waited <b>%1</b> in %2 (see sync wait %3 below)").arg(usQ(sw.durNs), qs(sw.api)).arg(w + 1);
-  }
-  QString html = QStringLiteral("<div>") + facts.join(QStringLiteral("<br>")) + QStringLiteral("</div>");
-  std::vector<const Verdict*> vs;
-  for (const Verdict& v : a.verdicts)
-    if (v.step == st.name) vs.push_back(&v);
-  html += verdictList(vs);
-  auto* body = wrapLabel(html, f);
-  connect(body, &QLabel::linkActivated, this, &ExplainPanel::glossaryRequested);
-  g->addWidget(body);
-  return f;
-}
-
-QWidget* ExplainPanel::syncCard(const EventStore& s, const SyncWait& w, int index) {
-  QFrame* f = card(cards_);
-  auto* g = new QVBoxLayout(f);
-  g->setContentsMargins(8, 6, 8, 6);
-  QStringList chain;
-  for (const std::string& c : w.opChain) chain << breakable(qs(c));
-  QString issuer;
-  if (w.issuer == "op")
-    issuer = tr("issued inside an op");
-  else if (w.issuer == "profiler")
-    issuer = tr("issued by the profiler itself");
-  else if (w.issuer == "user")
-    issuer = tr("issued by the user's code");
-  else
-    issuer = tr("issuer unknown");
-  QString html = tr("<b>Sync wait %1</b> %2<br>%3 blocked the host for <b>%4</b> (%5).<br>"
-                    "Op chain: %6")
-                     .arg(index + 1)
-                     .arg(badge(tr("sync"), "#b26a00"), qs(w.api).toHtmlEscaped(), usQ(w.durNs), issuer,
-                          chain.join(QStringLiteral(" &rsaquo; ")));
-  if (w.awaited.empty()) {
-    html += tr("<br>No GPU work was running while it waited.");
-  } else {
-    int64_t total = 0;
-    QStringList items;
-    for (const Awaited& aw : w.awaited) {
-      const int64_t during = std::max<int64_t>(0, aw.gpuEndNs - std::max(aw.gpuStartNs, w.startNs));
-      total += during;
-      QString name = aw.gpu == kNoEvent ? QStringLiteral("?") : qs(s.name(s.event(aw.gpu)));
-      if (name.size() > 90) name = name.left(87) + QStringLiteral("…");
-      items << tr("%1 (%2, queued %3 before the wait)")
-                   .arg(breakable(name), usQ(aw.gpuEndNs - aw.gpuStartNs), usQ(w.startNs - aw.queuedNs));
-    }
-    html += tr("<br>It waited for %1 GPU activit%2 queued before it (%3 of it while waiting):<ul "
-               "style=\"margin-left:-20px\"><li>%4</li></ul>")
-                .arg(w.awaited.size())
-                .arg(w.awaited.size() == 1 ? QStringLiteral("y") : QStringLiteral("ies"))
-                .arg(usQ(total))
-                .arg(items.join(QStringLiteral("</li><li>")));
-  }
-  auto* l = wrapLabel(html, f);
-  g->addWidget(l);
-  return f;
+  });
+  connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
+    if (selecting_ || !cur.isValid()) return;
+    const int step = proxy_->data(cur, StepsModel::StepIndexRole).toInt();
+    showStep(step);
+    emit stepChosen(step);
+  });
 }
 
 void ExplainPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
-  clearCards();
   trace_ = std::move(trace);
-  if (!trace_ || !trace_->snapshot->explanation) {
+  const Explanation* an = explanation();
+  model_->setExplanation(an ? trace_->snapshot->explanation : nullptr);
+  shown_ = -1;
+  if (!an) {
     header_->setText(trace_ ? tr("This trace has no explanation.") : tr("No trace."));
+    details_->clear();
     emit explained();
     return;
   }
-  const EventStore& store = trace_->store();
-  const Explanation& an = *trace_->snapshot->explanation;
-  const Ledger& l = an.ledger;
-  QString source;
-  if (an.stepSource == "engine")
-    source = tr("the engine's step windows");
-  else if (an.stepSource == "annotations")
-    source = tr("the record_function scopes");
-  else if (an.stepSource == "top_level_ops")
-    source = tr("the top-level ops");
+  const Ledger& l = an->ledger;
+  QString head = tr("<b>%1 step(s)</b>, from %2. GPU activity: %3 in %4 records")
+                     .arg(an->steps.size())
+                     .arg(sourceInWords(an->stepSource), t(l.gpuActivitySumNs))
+                     .arg(l.gpuActivities);
+  if (l.timing == "cupti" || l.timing == "roctracer")
+    head += tr("; torch's Self CUDA total %1, every torch row added up %2, by launch (corrected) %3.")
+                .arg(t(l.torchSelfDeviceTotalNs), t(l.torchSelfDeviceAllRowsNs), t(l.correctedSelfDeviceNs));
   else
-    source = tr("nothing (no steps found)");
-  header_->setText(
-      tr("%1 steps, from %2. GPU activity: %3 in %4 records; torch's Self CUDA total "
-         "%5, every torch row added up %6, corrected %7.")
-          .arg(an.steps.size())
-          .arg(source, usQ(l.gpuActivitySumNs))
-          .arg(l.gpuActivities)
-          .arg(usQ(l.torchSelfDeviceTotalNs), usQ(l.torchSelfDeviceAllRowsNs), usQ(l.correctedSelfDeviceNs)));
-  int pos = 0;
-  for (const StepReport& st : an.steps) cardsLayout_->insertWidget(pos++, stepCard(store, an, st));
-  for (size_t i = 0; i < an.syncWaits.size(); ++i)
-    cardsLayout_->insertWidget(pos++, syncCard(store, an.syncWaits[i], static_cast<int>(i)));
-  std::vector<const Verdict*> global;
-  for (const Verdict& v : an.verdicts) {
-    bool isStep = false;
-    for (const StepReport& st : an.steps) isStep |= v.step == st.name;
-    if (!isStep) global.push_back(&v);
-  }
-  if (!global.empty()) {
-    QFrame* f = card(cards_);
-    auto* g = new QVBoxLayout(f);
-    g->setContentsMargins(8, 6, 8, 6);
-    auto* lab = wrapLabel(tr("<b>Whole trace</b>") + verdictList(global), f);
-    connect(lab, &QLabel::linkActivated, this, &ExplainPanel::glossaryRequested);
-    g->addWidget(lab);
-    cardsLayout_->insertWidget(pos++, f);
-  }
+    head += QStringLiteral(".");
+  if (!an->partial.empty())
+    head += QStringLiteral("<br><span style=\"color:#8a1c14\">%1</span>")
+                .arg(tr("This trace was cut (%1): work recorded after the cut is missing.")
+                         .arg(qs(an->partial).toHtmlEscaped()));
+  header_->setText(head);
+  details_->setHtml(overviewHtml());
   emit explained();
 }
 
-QString ExplainPanel::plainText() const {
-  QStringList parts{header_->text()};
-  for (QLabel* l : cards_->findChildren<QLabel*>()) {
-    parts << QTextDocumentFragment::fromHtml(l->text()).toPlainText();
+void ExplainPanel::showStep(int step) {
+  if (!explanation()) return;
+  if (step < 0 || step >= static_cast<int>(explanation()->steps.size())) {
+    shown_ = -1;
+    details_->setHtml(overviewHtml());
+    return;
   }
+  shown_ = step;
+  details_->setHtml(stepHtml(step));
+  // Select its row without reporting the selection as the user's.
+  selecting_ = true;
+  for (int r = 0; r < proxy_->rowCount(); ++r) {
+    if (proxy_->data(proxy_->index(r, 0), StepsModel::StepIndexRole).toInt() != step) continue;
+    view_->selectionModel()->setCurrentIndex(proxy_->index(r, 0),
+                                             QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    view_->scrollTo(proxy_->index(r, 0));
+  }
+  selecting_ = false;
+}
+
+QString ExplainPanel::overviewHtml() const {
+  const Explanation& an = *explanation();
+  QString html;
+  // Ranked findings, bounded like `explain`'s text.
+  std::map<std::string, size_t> perStep;
+  size_t traceCount = 0;
+  QString items, glossary;
+  size_t shown = 0;
+  for (const Verdict& v : an.verdicts) {
+    if (v.step.empty() ? traceCount++ >= kMaxTraceFindings : perStep[v.step]++ >= kMaxFindingsPerStep) continue;
+    if (v.kind == "glossary") {
+      glossary += verdictItem(v, false);
+      continue;
+    }
+    items += verdictItem(v, true);
+    ++shown;
+  }
+  html += tr("<h3>Findings</h3><p style=\"color:#555\">%1 of %2, the most time at stake first. Select a step above "
+             "for its card.</p><ul style=\"margin-left:-20px\">%3</ul>")
+              .arg(shown)
+              .arg(an.verdicts.size())
+              .arg(items);
+  if (!an.syncGroups.empty()) {
+    html += tr("<h3>Sync waits by cause</h3><ul style=\"margin-left:-20px\">");
+    for (size_t i = 0; i < an.syncGroups.size() && i < 10; ++i) {
+      const SyncGroup& g = an.syncGroups[i];
+      QString awaited;
+      for (const auto& [name, ns] : g.awaitedTop)
+        awaited += (awaited.isEmpty() ? QString() : QStringLiteral(", ")) + breakable(qs(name).left(80)) +
+                   QStringLiteral(" (") + t(ns) + QStringLiteral(")");
+      html += tr("<li><b>%1 wait(s), %2</b> (longest %3). Op chain: %4%5</li>")
+                  .arg(g.count)
+                  .arg(t(g.totalNs), t(g.maxNs), breakable(qs(g.key)),
+                       awaited.isEmpty() ? QString() : tr("; waited for %1").arg(awaited));
+    }
+    if (an.syncGroups.size() > 10) html += tr("<li>and %1 more causes</li>").arg(an.syncGroups.size() - 10);
+    html += QStringLiteral("</ul>");
+  }
+  const Ledger& l = an.ledger;
+  if (l.torchGapNs != 0) {
+    html += tr("<h3>torch's total vs the GPU</h3><p>torch's Self CUDA total is %1 more than the GPU activities:</p><ul "
+               "style=\"margin-left:-20px\">")
+                .arg(t(l.torchGapNs));
+    for (const GapCause& c : l.torchGapCauses) html += QStringLiteral("<li>%1</li>").arg(qs(c.text).toHtmlEscaped());
+    html += QStringLiteral("</ul>");
+  }
+  if (!glossary.isEmpty())
+    html += tr("<h3>Names in this trace</h3><ul style=\"margin-left:-20px\">%1</ul>").arg(glossary);
+  return html;
+}
+
+QString ExplainPanel::stepHtml(int step) const {
+  const Explanation& an = *explanation();
+  const EventStore& s = trace_->store();
+  const StepReport& st = an.steps[static_cast<size_t>(step)];
+  QString html = QStringLiteral("<p><a href=\"overview:\">%1</a></p>").arg(tr("◀ all findings"));
+  html += QStringLiteral("<h3>%1 &nbsp;%2</h3>")
+              .arg(breakable(qs(st.name)),
+                   st.wrapped ? badge(tr("record_function"), "#1565c0") : badge(tr("not wrapped"), "#757575"));
+  QStringList facts;
+  facts << tr("Host window: <b>%1</b>").arg(t(st.hostNs()));
+  if (st.launches.empty()) {
+    facts << tr("Launched no GPU work.");
+  } else {
+    QString split;
+    for (auto [name, ns] : {std::pair{tr("kernels"), st.kernelNs}, std::pair{tr("copies"), st.memcpyNs},
+                            std::pair{tr("memsets"), st.memsetNs}, std::pair{tr("communication"), st.communicationNs}})
+      if (ns) split += (split.isEmpty() ? QString() : QStringLiteral(", ")) + name + QStringLiteral(" ") + t(ns);
+    facts << tr("Launched %1 GPU activit%2: <b>%3</b> of GPU time (%4)")
+                 .arg(st.launches.size())
+                 .arg(st.launches.size() == 1 ? QStringLiteral("y") : QStringLiteral("ies"))
+                 .arg(t(st.gpuAttributedNs), split);
+    if (st.gpuEndNs > st.hostEndNs)
+      facts << tr("Its GPU work ran from %1 after the step started to %2 after it ended on the host: a host timer "
+                  "around it does not see that time.")
+                   .arg(t(std::max<int64_t>(0, st.gpuStartNs - st.hostStartNs)), t(st.gpuEndNs - st.hostEndNs));
+    else
+      facts << tr("Its GPU work finished inside the host window.");
+    if (st.graphLaunches) facts << tr("%1 of them ran from CUDA graph replays.").arg(st.graphLaunches);
+  }
+  facts << tr("GPU busy inside the host window (anyone's work): %1; idle %2")
+               .arg(t(st.gpuBusyInHostWindowNs), t(st.idleNs));
+  if (st.eventNs) facts << tr("CUDA-event time: %1").arg(t(*st.eventNs));
+  if (st.cudaEventRecords) facts << tr("cudaEventRecord calls in the window: %1").arg(st.cudaEventRecords);
+  if (st.spillOutNs) facts << tr("Spill out: %1 of its work ran after its window closed.").arg(t(st.spillOutNs));
+  if (st.spillInNs) facts << tr("Spill in: %1 of earlier steps' work ran inside its window.").arg(t(st.spillInNs));
+  html += QStringLiteral("<p>") + facts.join(QStringLiteral("<br>")) + QStringLiteral("</p>");
+  if (!st.syncWaits.empty()) {
+    html += tr("<h4>Sync waits (%1, %2)</h4><ul style=\"margin-left:-20px\">")
+                .arg(st.syncWaits.size())
+                .arg(t(st.syncWaitNs));
+    for (size_t k = 0; k < st.syncWaits.size() && k < 20; ++k) {
+      const SyncWait& w = an.syncWaits[static_cast<size_t>(st.syncWaits[k])];
+      QStringList chain;
+      for (const std::string& c : w.opChain) chain << breakable(qs(c));
+      QStringList awaited;
+      for (size_t i = 0; i < w.awaited.size() && i < 5; ++i) {
+        const Awaited& aw = w.awaited[i];
+        awaited << tr("%1 (%2, queued %3 before the wait)")
+                       .arg(breakable(qs(s.name(s.event(aw.gpu))).left(90)), t(aw.gpuEndNs - aw.gpuStartNs),
+                            t(w.startNs - aw.queuedNs));
+      }
+      html += tr("<li>%1 blocked the host for <b>%2</b>. Op chain: %3.%4</li>")
+                  .arg(breakable(qs(w.api)), t(w.durNs), chain.join(QStringLiteral(" &rsaquo; ")),
+                       awaited.isEmpty() ? tr(" No GPU work was running while it waited.")
+                                         : tr(" It waited for %1.").arg(awaited.join(QStringLiteral("; "))));
+    }
+    if (st.syncWaits.size() > 20) html += tr("<li>and %1 more</li>").arg(st.syncWaits.size() - 20);
+    html += QStringLiteral("</ul>");
+  }
+  if (!st.regions.empty()) {
+    html += tr("<h4>Regions</h4><ul style=\"margin-left:-20px\">");
+    for (size_t k = 0; k < st.regions.size() && k < 30; ++k) {
+      const Region& r = st.regions[k];
+      html += tr("<li>%1: host %2, launched %3 GPU activities, %4</li>")
+                  .arg(breakable(qs(r.name)), t(r.hostEndNs - r.hostStartNs))
+                  .arg(r.launches)
+                  .arg(t(r.gpuAttributedNs));
+    }
+    if (st.regions.size() > 30) html += tr("<li>and %1 more</li>").arg(st.regions.size() - 30);
+    html += QStringLiteral("</ul>");
+  }
+  QString items;
+  size_t n = 0;
+  for (const Verdict& v : an.verdicts)
+    if (v.step == st.name && n++ < kMaxFindingsPerStep) items += verdictItem(v, false);
+  if (!items.isEmpty()) html += tr("<h4>Findings</h4><ul style=\"margin-left:-20px\">%1</ul>").arg(items);
+  return html;
+}
+
+QString ExplainPanel::plainText() const {
+  QStringList parts{QTextDocumentFragment::fromHtml(header_->text()).toPlainText()};
+  for (int r = 0; r < proxy_->rowCount(); ++r) {
+    QStringList cells;
+    for (int c = 0; c < proxy_->columnCount(); ++c) cells << proxy_->index(r, c).data().toString();
+    parts << cells.join(QLatin1Char('\t'));
+  }
+  parts << details_->toPlainText();
   return parts.join(QLatin1Char('\n'));
 }
 

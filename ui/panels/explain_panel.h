@@ -1,24 +1,26 @@
-// The explanation (a dock): one card per step with its numbers (host
-// window, the GPU work it launched and when that ran, GPU busy time in
-// its window, CUDA events) and the verdicts about it in plain words; every
-// sync wait with its op chain and the GPU work it waited for; the
-// accounting ledger and the trace-wide verdicts. Explanation runs off the UI
-// thread (core's explainTrace, with the engine's step windows when the
-// trace has them).
+// The explanation (a dock): what the trace's steps did, from the snapshot's
+// explanation. At the top, one sortable row per step (host time, GPU work it
+// launched, GPU busy share and idle time, sync wait, communication, spill);
+// below, the ranked findings, the sync waits grouped by cause and the
+// ledger, or, when a step is selected, that step's card: its numbers, the
+// work it launched, its sync waits with what they awaited, its regions and
+// its findings. Selecting a step asks the window to show it on the timeline.
 #pragma once
 
 #include <QWidget>
 #include <memory>
 
 #include "core/explain/explanation.h"
-#include "core/store/event_store.h"
 #include "ui/shell/trace_loader.h"
 
 class QLabel;
-class QScrollArea;
-class QVBoxLayout;
+class QSortFilterProxyModel;
+class QTableView;
+class QTextBrowser;
 
 namespace attnscope::ui {
+
+class StepsModel;
 
 class ExplainPanel : public QWidget {
   Q_OBJECT
@@ -27,26 +29,34 @@ class ExplainPanel : public QWidget {
   explicit ExplainPanel(QWidget* parent = nullptr);
 
   // Shows the trace's explanation (the loader made it off the UI thread);
-  // explained() follows once the cards are built.
+  // explained() follows once it is on screen.
   void setTrace(std::shared_ptr<const LoadedTrace> trace);
   const Explanation* explanation() const { return trace_ ? trace_->snapshot->explanation.get() : nullptr; }
-  // The cards' text, for tests and copying.
+  // Shows step `step`'s card (-1: the whole trace's findings) and selects its row.
+  void showStep(int step);
+  int shownStep() const { return shown_; }
+  QTableView* stepsView() const { return view_; }
+  // Everything shown, as plain text (tests, copying).
   QString plainText() const;
 
  signals:
   void explained();
   void glossaryRequested(const QString& key);
+  // The user selected step `step` in the table: the window shows it on the timeline.
+  void stepChosen(int step);
 
  private:
-  QWidget* stepCard(const EventStore& s, const Explanation& a, const StepReport& st);
-  QWidget* syncCard(const EventStore& s, const SyncWait& w, int index);
-  void clearCards();
+  QString overviewHtml() const;
+  QString stepHtml(int step) const;
 
   QLabel* header_;
-  QScrollArea* scroll_;
-  QWidget* cards_;
-  QVBoxLayout* cardsLayout_;
+  QTableView* view_;
+  StepsModel* model_;
+  QSortFilterProxyModel* proxy_;
+  QTextBrowser* details_;
   std::shared_ptr<const LoadedTrace> trace_;
+  int shown_ = -1;
+  bool selecting_ = false;
 };
 
 }  // namespace attnscope::ui

@@ -247,6 +247,9 @@ void MainWindow::buildDocks() {
   QDockWidget* glossaryDock = makeDock(QStringLiteral("glossaryDock"), tr("Glossary"), glossary_, false);
 
   connect(explain_, &ExplainPanel::glossaryRequested, this, [this](const QString& key) { showGlossary(key); });
+  // A step chosen in the explanation: its overlay on the timeline, zoomed to it.
+  connect(explain_, &ExplainPanel::stepChosen, this, [this](int step) { timeline_->explainStep(step); });
+  connect(timeline_, &TimelinePane::stepShown, explain_, &ExplainPanel::showStep);
   connect(why_, &WhyPanel::glossaryRequested, this, [this](const QString& key) { showGlossary(key); });
   // A tab behind another is "visible" to Qt; its dock says when it is really seen.
   why_->setOnScreen(false);

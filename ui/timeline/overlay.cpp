@@ -58,16 +58,19 @@ std::string syncSentence(const EventStore& s, const Explanation& a, const SyncWa
       w.api + (chain.empty() ? "" : " (under " + chain + ")") + " blocked the CPU for " + durationText(w.durNs);
   if (w.awaited.empty()) return out + ", waiting for no GPU work queued before it.";
   out += " waiting for ";
-  for (size_t i = 0; i < w.awaited.size() && i < 3; ++i) {
+  const size_t listed = 2;
+  for (size_t i = 0; i < w.awaited.size() && i < listed; ++i) {
     const Awaited& aw = w.awaited[i];
     if (i) out += ", ";
-    out += std::string(s.name(s.event(aw.gpu))) + " (" + durationText(aw.gpuEndNs - aw.gpuStartNs) + ", queued " +
+    std::string name(s.name(s.event(aw.gpu)));
+    if (name.size() > 60) name = name.substr(0, 57) + "...";  // templated kernel names run to hundreds
+    out += name + " (" + durationText(aw.gpuEndNs - aw.gpuStartNs) + ", queued " +
            durationText(w.startNs - aw.queuedNs) + " before the wait";
     const std::string from = launchingStep(a, aw.gpu);
     if (!from.empty()) out += " by " + from;
     out += ")";
   }
-  if (w.awaited.size() > 3) out += " and " + std::to_string(w.awaited.size() - 3) + " more";
+  if (w.awaited.size() > listed) out += " and " + std::to_string(w.awaited.size() - listed) + " more";
   out += "; that wait is " + std::to_string(static_cast<int>(100.0 * w.durNs / std::max<int64_t>(hostNs, 1) + 0.5)) +
          "% of this window's CPU time, spent on earlier GPU work.";
   return out;
@@ -112,7 +115,20 @@ void finish(const EventStore& s, const Explanation& a, ExplainOverlay& o) {
            durationText(o.hostEndNs - o.gpuEndNs) + " before it closed, so its CPU window covers its GPU time.";
     }
   }
-  for (const SyncWait& w : o.syncWaits) t += " " + syncSentence(s, a, w, host);
+  // The legend stays a few lines whatever the window holds: two waits in full, else their sum and the longest.
+  if (o.syncWaits.size() <= 2) {
+    for (const SyncWait& w : o.syncWaits) t += " " + syncSentence(s, a, w, host);
+  } else {
+    int64_t total = 0;
+    const SyncWait* longest = &o.syncWaits.front();
+    for (const SyncWait& w : o.syncWaits) {
+      total += w.durNs;
+      if (w.durNs > longest->durNs) longest = &w;
+    }
+    t += " " + std::to_string(o.syncWaits.size()) + " sync waits (hatched) blocked the CPU for " + durationText(total) +
+         " in all (" + std::to_string(static_cast<int>(100.0 * total / std::max<int64_t>(host, 1) + 0.5)) +
+         "% of this window); the longest: " + syncSentence(s, a, *longest, host);
+  }
   o.legend = std::move(t);
 }
 

@@ -153,8 +153,11 @@ QStringList TimelinePane::stepNames() const {
 void TimelinePane::explainStep(int step) {
   if (!store_ || step < 0 || step >= static_cast<int>(explanation_->steps.size())) return;
   showOverlay(overlayForStep(*store_, *explanation_, step));
-  const QSignalBlocker block(steps_);
-  steps_->setCurrentIndex(steps_->findData(step));
+  {
+    const QSignalBlocker block(steps_);
+    steps_->setCurrentIndex(steps_->findData(step));
+  }
+  emit stepShown(step);
 }
 
 void TimelinePane::explainEvent(EventId id) {

@@ -42,6 +42,8 @@ class TimelinePane : public QWidget {
 
  signals:
   void eventSelected(attnscope::EventId id);
+  // A step of the explanation got the overlay (from the step selector or explainStep).
+  void stepShown(int step);
 
  private:
   void showOverlay(ExplainOverlay o);

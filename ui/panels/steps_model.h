@@ -1,0 +1,34 @@
+// The explanation's steps as a table: one row per step with its host time,
+// the GPU work it launched, GPU busy share and idle time in its window, sync
+// wait, communication and spill. Sortable by every column (numeric SortRole).
+#pragma once
+
+#include <memory>
+
+#include "core/explain/explanation.h"
+#include "ui/table/table_model_base.h"
+
+namespace attnscope::ui {
+
+class StepsModel : public TableModelBase {
+  Q_OBJECT
+
+ public:
+  enum Col { Step, Host, Gpu, Busy, Idle, SyncWait, Communication, SpillOut, SpillIn, ColumnCount };
+  static constexpr int StepIndexRole = Qt::UserRole + 20;  // int: index into Explanation::steps
+
+  using TableModelBase::TableModelBase;
+  void setExplanation(std::shared_ptr<const Explanation> explanation);
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
+
+ protected:
+  QVariant cell(int row, int col, int role) const override;
+
+ private:
+  std::shared_ptr<const Explanation> explanation_;
+};
+
+}  // namespace attnscope::ui
