@@ -126,13 +126,13 @@ class ExplainExtTest : public QObject {
     // Every synchronizing call is a sync wait, and they group by cause as the reference does.
     QCOMPARE(static_cast<qint64>(a.syncWaits.size()), num(ref, "sync_waits_total"));
     std::map<std::string, std::tuple<qint64, qint64, qint64>> mine, theirs;
-    for (const SyncGroup& g : a.syncGroups)
-      mine[g.key] = {static_cast<qint64>(g.count), g.totalNs, g.maxNs};
+    for (const SyncGroup& g : a.syncGroups) mine[g.key] = {static_cast<qint64>(g.count), g.totalNs, g.maxNs};
     for (const auto& v : ref["sync_groups"].toArray()) {
       const QJsonObject g = v.toObject();
       theirs[g["key"].toString().toStdString()] = {num(g, "count"), num(g, "total_ns"), num(g, "max_ns")};
     }
-    QVERIFY2(mine == theirs, qPrintable(QString("%1 groups vs %2 in the reference").arg(mine.size()).arg(theirs.size())));
+    QVERIFY2(mine == theirs,
+             qPrintable(QString("%1 groups vs %2 in the reference").arg(mine.size()).arg(theirs.size())));
     uint64_t graphKernels = 0;
     for (const StepReport& st : a.steps) graphKernels += st.graphLaunches;
     if (a.stepSource == "whole_trace") QCOMPARE(static_cast<qint64>(graphKernels), num(ref, "graph_kernels"));
@@ -177,7 +177,8 @@ class ExplainExtTest : public QObject {
     QFile f(tracePath("hta_sampled_rank-0.json.gz"));
     QVERIFY(f.open(QIODevice::ReadOnly));
     const QByteArray gz = f.readAll();
-    LoadResult cut = parseTrace(std::string_view(gz.constData(), static_cast<size_t>(gz.size() * 6 / 10)), "cut.json.gz");
+    LoadResult cut =
+        parseTrace(std::string_view(gz.constData(), static_cast<size_t>(gz.size() * 6 / 10)), "cut.json.gz");
     QVERIFY2(cut.ok(), cut.error ? cut.error->what().c_str() : "");
     QVERIFY(cut.warning.find("the .gz ends early") != std::string::npos);
     const Explanation c = *snapshotOf(*cut.store)->explanation;

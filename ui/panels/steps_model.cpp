@@ -20,29 +20,48 @@ QVariant StepsModel::headerData(int section, Qt::Orientation o, int role) const 
   if (o != Qt::Horizontal) return {};
   if (role == Qt::DisplayRole) {
     switch (section) {
-      case Step: return tr("Step");
-      case Host: return tr("Host time");
-      case Gpu: return tr("GPU work launched");
-      case Busy: return tr("GPU busy");
-      case Idle: return tr("GPU idle");
-      case SyncWait: return tr("Sync wait");
-      case Communication: return tr("Communication");
-      case SpillOut: return tr("Spill out");
-      case SpillIn: return tr("Spill in");
-      default: return {};
+      case Step:
+        return tr("Step");
+      case Host:
+        return tr("Host time");
+      case Gpu:
+        return tr("GPU work launched");
+      case Busy:
+        return tr("GPU busy");
+      case Idle:
+        return tr("GPU idle");
+      case SyncWait:
+        return tr("Sync wait");
+      case Communication:
+        return tr("Communication");
+      case SpillOut:
+        return tr("Spill out");
+      case SpillIn:
+        return tr("Spill in");
+      default:
+        return {};
     }
   }
   if (role == Qt::ToolTipRole) {
     switch (section) {
-      case Host: return tr("How long the step ran on the CPU (its host window)");
-      case Gpu: return tr("GPU time of the kernels, copies and memsets the step launched (by correlation, any thread)");
-      case Busy: return tr("Share of the host window in which the GPU ran anything (anyone's work)");
-      case Idle: return tr("Time inside the host window in which the GPU ran nothing");
-      case SyncWait: return tr("Host time in calls that wait for the GPU (cudaStreamSynchronize, blocking copies, ...)");
-      case Communication: return tr("GPU time of the NCCL/RCCL kernels the step launched");
-      case SpillOut: return tr("GPU time of the step's work that ran after its host window closed");
-      case SpillIn: return tr("GPU time inside the host window of work launched before the step");
-      default: return {};
+      case Host:
+        return tr("How long the step ran on the CPU (its host window)");
+      case Gpu:
+        return tr("GPU time of the kernels, copies and memsets the step launched (by correlation, any thread)");
+      case Busy:
+        return tr("Share of the host window in which the GPU ran anything (anyone's work)");
+      case Idle:
+        return tr("Time inside the host window in which the GPU ran nothing");
+      case SyncWait:
+        return tr("Host time in calls that wait for the GPU (cudaStreamSynchronize, blocking copies, ...)");
+      case Communication:
+        return tr("GPU time of the NCCL/RCCL kernels the step launched");
+      case SpillOut:
+        return tr("GPU time of the step's work that ran after its host window closed");
+      case SpillIn:
+        return tr("GPU time inside the host window of work launched before the step");
+      default:
+        return {};
     }
   }
   return {};
@@ -53,14 +72,29 @@ QVariant StepsModel::cell(int row, int col, int role) const {
   const double busy = st.hostNs() > 0 ? double(st.gpuBusyInHostWindowNs) / double(st.hostNs()) : 0.0;
   int64_t ns = 0;
   switch (col) {
-    case Host: ns = st.hostNs(); break;
-    case Gpu: ns = st.gpuAttributedNs; break;
-    case Idle: ns = st.idleNs; break;
-    case SyncWait: ns = st.syncWaitNs; break;
-    case Communication: ns = st.communicationNs; break;
-    case SpillOut: ns = st.spillOutNs; break;
-    case SpillIn: ns = st.spillInNs; break;
-    default: break;
+    case Host:
+      ns = st.hostNs();
+      break;
+    case Gpu:
+      ns = st.gpuAttributedNs;
+      break;
+    case Idle:
+      ns = st.idleNs;
+      break;
+    case SyncWait:
+      ns = st.syncWaitNs;
+      break;
+    case Communication:
+      ns = st.communicationNs;
+      break;
+    case SpillOut:
+      ns = st.spillOutNs;
+      break;
+    case SpillIn:
+      ns = st.spillInNs;
+      break;
+    default:
+      break;
   }
   if (role == StepIndexRole) return row;
   if (role == Qt::TextAlignmentRole)
