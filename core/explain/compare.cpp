@@ -13,10 +13,11 @@ namespace {
 
 // The causal sentence only when the numbers agree with it: less host time
 // between launch and sync leaves more GPU work to wait for, and vice versa.
+// Deltas are B - A (the one sign convention of every compare output).
 std::string explainShift(int64_t hostDelta, int64_t waitDelta) {
-  if (hostDelta < 0 && waitDelta > 0)
-    return "Less host time before the sync in A, so more of the GPU work was left to wait for.";
   if (hostDelta > 0 && waitDelta < 0)
+    return "Less host time before the sync in A, so more of the GPU work was left to wait for.";
+  if (hostDelta < 0 && waitDelta > 0)
     return "More host time before the sync in A, so less of the GPU work was left to wait for.";
   if (hostDelta == 0) return "Same host time before the sync.";
   return "The host-time difference does not explain this shift alone (other GPU work queued before the sync "
@@ -102,7 +103,7 @@ void perturbation(const EventStore& ea, const EventStore& eb, const Explanation&
   const uint64_t na = annotations(ea), nb = annotations(eb);
   c.perturbation.push_back("scopes: A has " + std::to_string(na) + " user annotations (record_function), B " +
                            std::to_string(nb) + "; the steps' host span is " + usText(span(a)) + " in A vs " +
-                           usText(span(b)) + " in B (" + signedUs(span(a) - span(b)) + ").");
+                           usText(span(b)) + " in B (" + signedUs(span(b) - span(a)) + ", B - A).");
   for (const auto& p : c.syncWaits) {
     if (!p.a || !p.b) {
       const SyncWait& w = p.a ? *p.a : *p.b;
@@ -111,7 +112,7 @@ void perturbation(const EventStore& ea, const EventStore& eb, const Explanation&
       continue;
     }
     std::string t = "sync wait moved: " + p.key + " waited " + usText(p.a->durNs) + " in A vs " + usText(p.b->durNs) +
-                    " in B (" + signedUs(p.a->durNs - p.b->durNs) + ").";
+                    " in B (" + signedUs(p.b->durNs - p.a->durNs) + ", B - A).";
     const Awaited* wa = mainAwaited(*p.a);
     const Awaited* wb = mainAwaited(*p.b);
     if (wa && wb) {
@@ -120,7 +121,7 @@ void perturbation(const EventStore& ea, const EventStore& eb, const Explanation&
            std::to_string(wa->correlation) + " / " + std::to_string(wb->correlation) + "), which ran " +
            usText(wa->gpuEndNs - wa->gpuStartNs) + " vs " + usText(wb->gpuEndNs - wb->gpuStartNs) +
            " on the GPU; host time from its launch to the sync was " + usText(hostA) + " in A vs " + usText(hostB) +
-           " in B. " + explainShift(hostA - hostB, p.a->durNs - p.b->durNs);
+           " in B. " + explainShift(hostB - hostA, p.b->durNs - p.a->durNs);
     }
     c.perturbation.push_back(std::move(t));
   }
@@ -144,7 +145,7 @@ void metricsJson(std::string& out, const Pair<T>& p) {
     const std::string va = p.a ? std::to_string(ma[i].second) : "null";
     const std::string vb = p.b ? std::to_string(mb[i].second) : "null";
     out += ", \"" + n + "_a\": " + va + ", \"" + n + "_b\": " + vb + ", \"" + n +
-           "_delta\": " + (p.a && p.b ? std::to_string(ma[i].second - mb[i].second) : "null");
+           "_delta\": " + (p.a && p.b ? std::to_string(mb[i].second - ma[i].second) : "null");
   }
   out += "}";
 }
@@ -160,7 +161,7 @@ void metricsCsv(std::string& out, const char* section, const Pair<T>& p) {
   for (size_t i = 0; i < names.size(); ++i) {
     out += std::string(section) + ",\"" + key + "\"," + names[i].first + "," +
            (p.a ? std::to_string(ma[i].second) : "") + "," + (p.b ? std::to_string(mb[i].second) : "") + "," +
-           (p.a && p.b ? std::to_string(ma[i].second - mb[i].second) : "") + "\n";
+           (p.a && p.b ? std::to_string(mb[i].second - ma[i].second) : "") + "\n";
   }
 }
 
@@ -173,7 +174,7 @@ void metricsText(std::string& out, const Pair<T>& p) {
   for (size_t i = 0; i < names.size(); ++i) {
     out += std::string(" ") + names[i].first + " " + (p.a ? std::to_string(ma[i].second) : "-") + " / " +
            (p.b ? std::to_string(mb[i].second) : "-");
-    if (p.a && p.b && ma[i].second != mb[i].second) out += " (" + std::to_string(ma[i].second - mb[i].second) + ")";
+    if (p.a && p.b && ma[i].second != mb[i].second) out += " (" + std::to_string(mb[i].second - ma[i].second) + ")";
     out += ";";
   }
   out += "\n";
@@ -209,7 +210,7 @@ Comparison compareTraces(const TraceSnapshot& sa, const TraceSnapshot& sb, const
 std::string compareText(const Comparison& c) {
   std::string out = "A: " + c.pathA + "\nB: " + c.pathB + "\n";
   out += std::string("attribution: ") + (c.options.attribution == Attribution::Torch ? "torch" : "corrected") +
-         " (values A / B (A-B), ns)\n";
+         " (values A / B (B - A), ns; every difference is B - A)\n";
   out += "perturbation:\n";
   for (const auto& p : c.perturbation) out += "  - " + p + "\n";
   out += "sync waits:\n";

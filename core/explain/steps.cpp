@@ -436,8 +436,8 @@ Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep
   const bool engineSteps = !steps && engine && !engine->steps.empty();
   if (engineSteps) steps = &engine->steps;
   a.steps = findSteps(s, steps, &a.stepSource);
-  if (engineSteps) {
-    // The events measurement's CUDA-event time per step (iteration i, step k).
+  if (engineSteps && engine->device != "cpu") {
+    // The events measurement's CUDA-event time per step (iteration i, step k); a CPU run has no CUDA events.
     if (const TimingSeries* ev = engine->timingOf("events")) {
       for (size_t i = 0; i < a.steps.size(); ++i) {
         const size_t iter = i / kStepCount, step = i % kStepCount;

@@ -286,7 +286,7 @@ class AnalysisTest : public QObject {
     QCOMPARE(p->b->durNs, int64_t{211845});
     bool said = false;
     for (const auto& t : c.perturbation)
-      if (t.find("298.889 us in A vs 211.845 us in B (+87.044 us)") != std::string::npos) said = true;
+      if (t.find("298.889 us in A vs 211.845 us in B (-87.044 us, B - A)") != std::string::npos) said = true;
     QVERIFY(said);
     bool softmaxStep = false;
     for (const auto& st : c.steps)

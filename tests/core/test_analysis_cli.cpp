@@ -88,7 +88,7 @@ class AnalysisCliTest : public QObject {
     Run c = cli({"compare", kSoftmax, kNone, "--format", "csv"});
     QCOMPARE(c.code, 0);
     QVERIFY(c.out.startsWith("section,key,metric,a,b,delta\n"));
-    QVERIFY(c.out.contains(",dur_ns,298889,211845,87044\n"));
+    QVERIFY(c.out.contains(",dur_ns,298889,211845,-87044\n"));  // B - A
     Run j = cli({"compare", kSoftmax, kNone, "--format", "json"});
     QCOMPARE(j.code, 0);
     QVERIFY(QJsonDocument::fromJson(j.out.toUtf8()).object()["sync_waits"].isArray());

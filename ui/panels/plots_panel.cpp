@@ -153,6 +153,7 @@ void PlotsPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
   } else {
     auto* series = new QBarSeries;
     for (const TimingSeries& t : meta->timing) {
+      if (t.method == "events" && meta->device == "cpu") continue;  // no CUDA events on a CPU run
       auto* set = new QBarSet(qs(t.method));
       for (double v : t.meanNs()) *set << (v < 0 ? 0.0 : v / 1000.0);
       set->setLabel(qs(t.method));
@@ -170,7 +171,8 @@ void PlotsPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
     bl->addWidget(chartView(chart), 1);
     QString legend;
     for (const TimingSeries& t : meta->timing)
-      legend += QStringLiteral("<b>%1</b>: %2<br>").arg(qs(t.method).toHtmlEscaped(), qs(t.measures).toHtmlEscaped());
+      if (!(t.method == "events" && meta->device == "cpu"))
+        legend += QStringLiteral("<b>%1</b>: %2<br>").arg(qs(t.method).toHtmlEscaped(), qs(t.measures).toHtmlEscaped());
     auto* l = new QLabel(legend);
     l->setWordWrap(true);
     l->setTextFormat(Qt::RichText);

@@ -19,9 +19,10 @@ double average(int64_t totalNs, uint64_t calls) {
   return us(totalNs) / (calls == 0 ? 1.0 : static_cast<double>(calls));
 }
 
-// torch's _format_time_share: "NaN" when the denominator is zero.
+// A share of a zero total (no GPU time at all: a CPU run) is not a number: the
+// table shows a dash where torch's printed table says "NaN" (the CLI's text keeps torch's).
 QString share(int64_t ns, int64_t totalNs) {
-  if (totalNs == 0) return QStringLiteral("NaN");
+  if (totalNs == 0) return QStringLiteral("—");
   return qs(formatPercent(static_cast<double>(ns) * 100.0 / static_cast<double>(totalNs)));
 }
 

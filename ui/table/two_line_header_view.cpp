@@ -7,7 +7,12 @@
 
 namespace attnscope::ui {
 
-TwoLineHeaderView::TwoLineHeaderView(QWidget* parent) : QHeaderView(Qt::Horizontal, parent) {}
+TwoLineHeaderView::TwoLineHeaderView(QWidget* parent) : QHeaderView(Qt::Horizontal, parent) {
+  // A header made by hand is not clickable by default (QTableView makes its own one so):
+  // clicking a title must sort by it, clicking again the other way.
+  setSectionsClickable(true);
+  setSortIndicatorShown(true);
+}
 
 QString TwoLineHeaderView::wrapped(const QString& title, const QFontMetrics& fm) {
   QString best = title;
@@ -25,6 +30,11 @@ QString TwoLineHeaderView::wrapped(const QString& title, const QFontMetrics& fm)
 void TwoLineHeaderView::initStyleOptionForIndex(QStyleOptionHeader* option, int logicalIndex) const {
   QHeaderView::initStyleOptionForIndex(option, logicalIndex);
   option->text = wrapped(option->text, QFontMetrics(option->fontMetrics));
+  // Qt draws its arrow pointing up for a descending sort (QHeaderView maps DescendingOrder to
+  // SortUp): the arrow points the way the values go down the column instead.
+  if (option->sortIndicator != QStyleOptionHeader::None)
+    option->sortIndicator =
+        sortIndicatorOrder() == Qt::DescendingOrder ? QStyleOptionHeader::SortDown : QStyleOptionHeader::SortUp;
 }
 
 QSize TwoLineHeaderView::sectionSizeFromContents(int logicalIndex) const {
