@@ -9,6 +9,7 @@ int benchLoad(const std::vector<std::string>& args);
 int benchAggregate(const std::vector<std::string>& args);
 int benchGen(const std::vector<std::string>& args);
 int benchHuge(const std::vector<std::string>& args);
+int benchHostile(const std::vector<std::string>& args);
 int benchStart(const std::vector<std::string>& args);
 int benchOverhead(const std::vector<std::string>& args, const std::string& self);
 #ifdef ATTNSCOPE_BENCH_TIMELINE
@@ -29,6 +30,10 @@ int main(int argc, char** argv) {
                  "         transformer_train20) with shifted times and fresh ids\n"
                  "  huge TRACE [--cli PATH]\n"
                  "         attnscope-cli info and table on TRACE: time and peak RSS (from the OS)\n"
+                 "  hostile [--dir DIR] [--repeat N]\n"
+                 "         info, table and explain on the hostile shapes the tests load (2M tiny\n"
+                 "         events, 100k nesting, a staircase, shared ids) per MB, next to an\n"
+                 "         ordinary trace of the same size\n"
                  "  start [--runs N] [--platform offscreen|xcb] [TRACE]\n"
                  "         GUI start to the first painted frame with the bundled capture (or TRACE)\n"
                  "  overhead [--shape B,H,S,D] [--wrap LIST] [--calls N] [--batches N] [--rounds N]\n"
@@ -45,6 +50,7 @@ int main(int argc, char** argv) {
   if (cmd == "aggregate") return benchAggregate(args);
   if (cmd == "gen") return benchGen(args);
   if (cmd == "huge") return benchHuge(args);
+  if (cmd == "hostile") return benchHostile(args);
   if (cmd == "start") return benchStart(args);
   if (cmd == "overhead") return benchOverhead(args, argv[0]);
 #ifdef ATTNSCOPE_BENCH_TIMELINE

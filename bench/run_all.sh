@@ -49,6 +49,9 @@ done
 [[ -f $out/huge_1G.json.gz ]] || gzip -1 -c "$out/huge_1G.json" > "$out/huge_1G.json.gz"
 run "$bench" huge "$out/huge_1G.json.gz"
 
+echo "== hostile shapes next to an ordinary trace"
+run "$bench" hostile --dir "$out"
+
 echo "== P4 timeline"
 for n in 3000000 10000000; do
   run "$bench" timeline --events "$n"

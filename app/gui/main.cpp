@@ -19,6 +19,7 @@
 #include <QRegularExpression>
 #include <QTimer>
 #include <cstdio>
+#include <string_view>
 
 #include "core/write/atomic_file.h"
 #include "startup_probe.h"
@@ -58,46 +59,75 @@ bool savePng(const QImage& image, const QString& path, QString* error) {
   return true;
 }
 
+// The command line: the same options whether a window opens or only the help is printed.
+struct Options {
+  QCommandLineParser parser;
+  QCommandLineOption screenshot{QStringLiteral("screenshot"),
+                                QStringLiteral("Render the window with the trace loaded, save it as a PNG to <FILE> "
+                                               "and exit."),
+                                QStringLiteral("FILE")};
+  QCommandLineOption size{QStringLiteral("size"), QStringLiteral("Window size for --screenshot (default 1280x800)."),
+                          QStringLiteral("WxH"), QStringLiteral("1280x800")};
+  QCommandLineOption group{QStringLiteral("group-by"),
+                           QStringLiteral("Initial grouping: name (default) or shape (name and input shapes), "
+                                          "as attnscope-cli table --group-by."),
+                           QStringLiteral("name|shape"), QStringLiteral("name")};
+  QCommandLineOption filter{QStringLiteral("filter"), QStringLiteral("Initial name filter (a regular expression)."),
+                            QStringLiteral("REGEX")};
+  QCommandLineOption overlay{QStringLiteral("overlay"),
+                             QStringLiteral("Explain overlay on the timeline for step NAME (or the first user "
+                                            "annotation or op so named), zoomed to it."),
+                             QStringLiteral("NAME")};
+  QCommandLineOption probe{QStringLiteral("startup-probe"),
+                           QStringLiteral("Print when the window and the trace were first painted (monotonic ns) and "
+                                          "exit.")};
+
+  Options() {
+    parser.setApplicationDescription(
+        QStringLiteral("attnscope: where a PyTorch step's time went, on the CPU and the GPU.\n"
+                       "Opens a torch.profiler trace (Chrome-trace JSON, .json or .json.gz, as written by\n"
+                       "prof.export_chrome_trace()) or, without TRACE, the bundled H200 capture. The command-line\n"
+                       "tool is attnscope-cli (attnscope-cli --help)."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addOptions({screenshot, size, group, filter, overlay, probe});
+    parser.addPositionalArgument(QStringLiteral("TRACE"),
+                                 QStringLiteral("Trace to open; without it, the bundled sample."),
+                                 QStringLiteral("[TRACE]"));
+  }
+};
+
+void setNames() {
+  QCoreApplication::setApplicationName(QStringLiteral("attnscope"));
+  QCoreApplication::setApplicationVersion(QStringLiteral(ATTNSCOPE_VERSION));
+  QCoreApplication::setOrganizationName(QStringLiteral("attnscope"));
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
   const long long mainNs = monotonicNs();
+  // --help and --version need no display: answer them before a window system is asked for.
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "-h" || a == "--help" || a == "--help-all" || a == "-v" || a == "--version") {
+      QCoreApplication core(argc, argv);
+      setNames();
+      Options o;
+      o.parser.process(core);  // prints and exits
+      return 0;
+    }
+  }
   QApplication app(argc, argv);
-  QApplication::setApplicationName(QStringLiteral("attnscope"));
-  QApplication::setApplicationVersion(QStringLiteral(ATTNSCOPE_VERSION));
-  QApplication::setOrganizationName(QStringLiteral("attnscope"));
-
-  QCommandLineParser parser;
-  parser.setApplicationDescription(
-      QStringLiteral("Shows torch.profiler's key_averages() table for a Chrome-trace JSON file\n"
-                     "(.json or .json.gz, as written by prof.export_chrome_trace())."));
-  parser.addHelpOption();
-  parser.addVersionOption();
-  const QCommandLineOption screenshotOpt(
-      QStringLiteral("screenshot"),
-      QStringLiteral("Render the window with the trace loaded, save it as a PNG to <FILE> and exit."),
-      QStringLiteral("FILE"));
-  const QCommandLineOption sizeOpt(QStringLiteral("size"),
-                                   QStringLiteral("Window size for --screenshot (default 1280x800)."),
-                                   QStringLiteral("WxH"), QStringLiteral("1280x800"));
-  const QCommandLineOption groupOpt(QStringLiteral("group-by"),
-                                    QStringLiteral("Initial grouping: name (default) or shape (name and input shapes), "
-                                                   "as attnscope-cli table --group-by."),
-                                    QStringLiteral("name|shape"), QStringLiteral("name"));
-  const QCommandLineOption filterOpt(
-      QStringLiteral("filter"), QStringLiteral("Initial name filter (a regular expression)."), QStringLiteral("REGEX"));
-  const QCommandLineOption overlayOpt(
-      QStringLiteral("overlay"),
-      QStringLiteral("Explain overlay on the timeline for step NAME (or the first user annotation "
-                     "or op so named), zoomed to it."),
-      QStringLiteral("NAME"));
-  const QCommandLineOption probeOpt(
-      QStringLiteral("startup-probe"),
-      QStringLiteral("Print when the window and the trace were first painted (monotonic ns) and exit."));
-  parser.addOptions({screenshotOpt, sizeOpt, groupOpt, filterOpt, overlayOpt, probeOpt});
-  parser.addPositionalArgument(QStringLiteral("TRACE"),
-                               QStringLiteral("Trace to open; without it, the bundled sample."),
-                               QStringLiteral("[TRACE]"));
+  setNames();
+  Options o;
+  QCommandLineParser& parser = o.parser;
+  const QCommandLineOption& screenshotOpt = o.screenshot;
+  const QCommandLineOption& sizeOpt = o.size;
+  const QCommandLineOption& groupOpt = o.group;
+  const QCommandLineOption& filterOpt = o.filter;
+  const QCommandLineOption& overlayOpt = o.overlay;
+  const QCommandLineOption& probeOpt = o.probe;
   parser.process(app);
 
   const QStringList positional = parser.positionalArguments();

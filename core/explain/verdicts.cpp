@@ -481,7 +481,7 @@ void traceVerdicts(const EventStore& s, const Explanation& a, std::vector<Verdic
     Verdict v{"", 0, "per_step_cuda_time", "", {}, {"correlation", "Self CUDA"}};
     v.text =
         "Every step's CUDA time, wrapped or not, is the GPU time of the work it launched, found by "
-        "correlation (gpu_attributed_ns per step here; per op in `table --attribution corrected`):";
+        "correlation (per op: the table with corrected attribution):";
     size_t shown = 0;
     int64_t restNs = 0;
     size_t rest = 0;

@@ -185,6 +185,92 @@ WhyReport whyRow(const TraceSnapshot& snap, std::string_view name) {
   return r;
 }
 
+namespace {
+
+// The same row (name, device, annotation, shapes) in another table, or null.
+const KeyAverageRow* sameRow(const KeyAverages& ka, const KeyAverageRow& row) {
+  for (const KeyAverageRow& r : ka.rows)
+    if (r.name == row.name && r.deviceType == row.deviceType && r.userAnnotation == row.userAnnotation &&
+        r.inputShapes == row.inputShapes)
+      return &r;
+  return nullptr;
+}
+
+std::string rowText(const std::string& mode, const KeyAverageRow& row) {
+  return mode + " table, " + (row.deviceType == DeviceType::Cuda ? "CUDA" : "CPU") + " row (" +
+         std::string(familyName(row.family)) + ", " + std::to_string(row.calls) +
+         (row.calls == 1 ? " call" : " calls") + (row.inputShapes.empty() ? "" : ", input shapes " + row.inputShapes) +
+         "): Self CUDA " + usText(row.selfDeviceNs) + ", CUDA total " + usText(row.deviceTotalNs) + ", Self CPU " +
+         usText(row.selfCpuNs);
+}
+
+}  // namespace
+
+WhyReport whyTableRow(const TraceSnapshot& snap, const KeyAverageRow& row, GroupBy groupBy) {
+  const EventStore& s = *snap.store;
+  WhyReport r;
+  r.name = row.inputShapes.empty() ? row.name : row.name + " " + row.inputShapes;
+  r.found = !row.events.empty();
+  if (!r.found) return r;
+  const KeyAverageRow* torch = sameRow(*snap.table(Attribution::Torch, groupBy), row);
+  const KeyAverageRow* corr = sameRow(*snap.table(Attribution::Corrected, groupBy), row);
+  if (torch) r.items.push_back({"row", rowText("torch", *torch), torch->selfDeviceNs, torch->events});
+  if (corr) r.items.push_back({"row", rowText("corrected", *corr), corr->selfDeviceNs, corr->events});
+  // Why torch's CUDA total is not the GPU work the row's ops launched.
+  if (torch && corr && torch->deviceTotalNs != corr->deviceTotalNs) {
+    const std::set<EventId> mine(row.events.begin(), row.events.end());
+    int64_t overheadNs = 0;
+    std::vector<EventId> evidence;
+    std::string which;
+    for (const auto& o : torchOverheadOwnership(s)) {
+      // An overhead event nested inside one of the row's ops: torch adds its GPU work to their totals too.
+      // torch nests it by time, whatever thread the profiler recorded it on.
+      const Event& oe = s.event(o.overhead);
+      const bool inside =
+          ancestorIn(s, o.overhead, mine) != kNoEvent || std::any_of(mine.begin(), mine.end(), [&](EventId m) {
+            const Event& me = s.event(m);
+            return me.start <= oe.start && oe.end() <= me.end();
+          });
+      if (!inside) continue;
+      for (EventId g : o.gpu) {
+        overheadNs += s.event(g).dur;
+        evidence.push_back(g);
+      }
+      evidence.push_back(o.overhead);
+      which = nm(s, o.overhead);
+    }
+    const int64_t gap = torch->deviceTotalNs - corr->deviceTotalNs;
+    std::string text = "torch's CUDA total (" + usText(torch->deviceTotalNs) + ") is " + usText(gap) +
+                       " more than the GPU work this row's ops launched (" + usText(corr->deviceTotalNs) + ")";
+    if (overheadNs > 0) {
+      text += ": " + usText(overheadNs) + " of it is counted twice, once as the ops' own kernels and once through '" +
+              which +
+              "', the profiler's own event that ran inside one of them and that torch's table also lets own that "
+              "work (it takes the External id of the op running when it happened)";
+      if (overheadNs != gap) text += "; " + usText(gap - overheadNs) + " comes from the rest of torch's rules";
+    } else if (row.userAnnotation && row.deviceType == DeviceType::Cuda) {
+      text +=
+          ": this is the device-side span of a record_function (from the start of its first kernel to the end "
+          "of its last, idle gaps included), which torch counts whole";
+    }
+    r.items.push_back({"difference", text + ".", gap, evidence});
+  }
+  std::set<EventId> cpu;
+  std::vector<EventId> spans, work;
+  for (EventId id : row.events) {
+    const Family f = s.event(id).family;
+    if (f == Family::GpuUserAnnotation)
+      spans.push_back(id);
+    else if (isGpuWork(f))
+      work.push_back(id);
+    else
+      cpu.insert(id);
+  }
+  if (!cpu.empty()) cpuItems(snap, cpu, r);
+  if (!spans.empty() || !work.empty()) deviceItems(snap, spans, work, r);
+  return r;
+}
+
 std::string whyText(const EventStore&, const WhyReport& r) {
   std::string out = r.name + "\n";
   for (const auto& it : r.items) out += "  " + it.section + ": " + it.text + "\n";

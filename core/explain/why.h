@@ -10,11 +10,12 @@
 #include <vector>
 
 #include "core/store/event_store.h"
+#include "core/tables/key_averages.h"
 
 namespace attnscope {
 
 struct WhyItem {
-  std::string section;  // row, own, children, near, span, launched_by, summary
+  std::string section;  // row, difference, own, children, near, span, launched_by, summary
   std::string text;     // one plain sentence with its numbers
   int64_t ns = 0;
   std::vector<EventId> evidence;
@@ -30,6 +31,9 @@ struct TraceSnapshot;
 
 // Reads the snapshot's tables and index; recomputes neither.
 WhyReport whyRow(const TraceSnapshot& snap, std::string_view name);
+// The same for one row of a table (what the table shows: grouped by input shape, the row with
+// those shapes), with why torch's CUDA total and the GPU work its ops launched differ.
+WhyReport whyTableRow(const TraceSnapshot& snap, const KeyAverageRow& row, GroupBy groupBy);
 std::string whyText(const EventStore& store, const WhyReport& r);
 std::string whyJson(const EventStore& store, const WhyReport& r);
 

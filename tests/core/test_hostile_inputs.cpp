@@ -18,18 +18,21 @@
 
 #include "cli_run.h"
 #include "gzip_util.h"
+#include "hostile_shapes.h"
 
 namespace {
 
 const QString kCapture = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_1x8x64x64.json");
 
-// The product's limit is 5 s on an ordinary build; sanitizers slow every
-// instruction several times over, and those builds are there to find memory
-// errors, not to time the reader.
+// A hang guard, not a speed goal: a run that takes longer than this is
+// killed and fails its exit-code check (an endless loop or a quadratic walk
+// over these inputs takes minutes). How fast each of these shapes is, next to
+// an ordinary trace of the same size, is `attnscope-bench hostile`'s to say.
+// Sanitizers slow every instruction several times over.
 #if defined(__SANITIZE_ADDRESS__)
-constexpr int kLimitMs = 5000 * 20;  // 2M events took 36 s under ASan on a loaded 2-core box
+constexpr int kHangMs = 600000;
 #else
-constexpr int kLimitMs = 5000;
+constexpr int kHangMs = 60000;
 #endif
 
 std::string op(const char* name, int64_t tsNs, int64_t durNs, int tid = 1, const std::string& args = {}) {
@@ -67,7 +70,7 @@ struct Timed {
 Timed timedCli(const QStringList& args) {
   QElapsedTimer t;
   t.start();
-  Timed r{cli(args, 60000), 0};
+  Timed r{cli(args, kHangMs), 0};
   r.ms = t.elapsed();
   return r;
 }
@@ -84,9 +87,10 @@ qint64 eventsOf(const QString& infoOut) {
 // One outcome: the exit code, then text that must be in stdout or stderr.
 #define EXPECT_RUN(r, wantCode, text)                                                                                  \
   do {                                                                                                                 \
-    QVERIFY2((r).ms < kLimitMs, qPrintable(QString("took %1 ms").arg((r).ms)));                                        \
-    QVERIFY2((r).run.code == (wantCode),                                                                               \
-             qPrintable(QString("exit %1, stderr: %2").arg((r).run.code).arg((r).run.err.left(400))));                 \
+    QVERIFY2(                                                                                                          \
+        (r).run.code == (wantCode),                                                                                    \
+        qPrintable(                                                                                                    \
+            QString("exit %1 after %2 ms, stderr: %3").arg((r).run.code).arg((r).ms).arg((r).run.err.left(400))));     \
     QVERIFY2((r).run.out.contains(text) || (r).run.err.contains(text),                                                 \
              qPrintable(                                                                                               \
                  QString("no '%1' in stdout/stderr: %2 %3").arg(text, (r).run.out.left(600), (r).run.err.left(400)))); \
@@ -139,7 +143,6 @@ class HostileInputsTest : public QObject {
     const QString file = path(gz ? QStringLiteral("cut.json.gz") : QStringLiteral("cut.json"));
     QVERIFY(writeFile(file, bytes));
     const Timed r = timedCli({"info", file});
-    QVERIFY2(r.ms < kLimitMs, qPrintable(QString("took %1 ms").arg(r.ms)));
     if (r.run.code == 2) {
       QVERIFY2(r.run.err.contains(QFileInfo(file).fileName()), qPrintable(r.run.err));
       QVERIFY2(r.run.err.contains(QRegularExpression(QStringLiteral("ends early|empty|gzip|truncated"))),
@@ -152,7 +155,6 @@ class HostileInputsTest : public QObject {
     QVERIFY(got >= 0 && got <= full);
     if (got < full || gz) QVERIFY2(r.run.err.contains(QStringLiteral("ends early")), qPrintable(r.run.err));
     const Timed table = timedCli({"table", file, "--attribution", "corrected"});
-    QVERIFY(table.ms < kLimitMs);
     QCOMPARE(table.run.code, 0);
   }
 
@@ -251,23 +253,7 @@ class HostileInputsTest : public QObject {
   void sharedIdsAtScale() {
     constexpr size_t n = 50'000;
     const QString file = path(QStringLiteral("shared_ids.json"));
-    QVERIFY(writeFile(file, trace(4 * n + 1, [](size_t i) -> std::string {
-                        const std::string ts = std::to_string(10 + i) + ".0";
-                        if (i == 4 * n) return op("aten::add", 0, 1'000'000'000, 1, R"({"External id": 7})");
-                        switch (i % 4) {
-                          case 0:
-                            return R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" +
-                                   ts + R"(,"dur":0.5,"args":{"External id":7,"correlation":1}})";
-                          case 1:
-                            return R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":)" + ts +
-                                   R"(,"dur":0.5,"args":{"External id":7,"correlation":1,"device":0,"stream":7}})";
-                          case 2:
-                            return R"({"ph":"s","cat":"ac2g","name":"ac2g","id":1,"pid":1,"tid":1,"ts":)" + ts + "}";
-                          default:
-                            return R"({"ph":"f","cat":"ac2g","name":"ac2g","id":1,"bp":"e","pid":0,"tid":7,"ts":)" +
-                                   ts + "}";
-                        }
-                      })));
+    QVERIFY(writeFile(file, trace(4 * n + 1, [](size_t i) { return bench::sharedIdsEvent(i, n); })));
     // The same without any launch: 50,000 ops and 50,000 kernels carry
     // correlation 1 and External id 7 (a search for the launch finds none).
     const QString noLaunch = path(QStringLiteral("shared_ids_no_launch.json"));

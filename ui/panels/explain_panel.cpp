@@ -10,9 +10,12 @@
 #include <QTextDocumentFragment>
 #include <QUrl>
 #include <QVBoxLayout>
+#include <array>
 #include <map>
 
 #include "core/explain/thresholds.h"
+#include "core/run/engine_metadata.h"
+#include "core/snapshot/trace_snapshot.h"
 #include "ui/common/text.h"
 #include "ui/panels/steps_model.h"
 
@@ -72,7 +75,7 @@ ExplainPanel::ExplainPanel(QWidget* parent)
   header_->setTextFormat(Qt::RichText);
   layout->addWidget(header_);
 
-  auto* split = new QSplitter(Qt::Vertical, this);
+  auto* split = split_ = new QSplitter(Qt::Vertical, this);
   proxy_->setSourceModel(model_);
   proxy_->setSortRole(TableModelBase::SortRole);
   view_ = new QTableView(split);
@@ -100,6 +103,11 @@ ExplainPanel::ExplainPanel(QWidget* parent)
   connect(details_, &QTextBrowser::anchorClicked, this, [this](const QUrl& u) {
     const QString s = u.toString();
     if (s.startsWith(QLatin1String("gloss:"))) emit glossaryRequested(QUrl::fromPercentEncoding(s.mid(6).toUtf8()));
+    if (s.startsWith(QLatin1String("step:"))) {
+      const int step = s.mid(5).toInt();
+      showStep(step);
+      emit stepChosen(step);
+    }
     if (s == QLatin1String("overview:")) {
       showStep(-1);
       view_->clearSelection();
@@ -111,6 +119,13 @@ ExplainPanel::ExplainPanel(QWidget* parent)
     showStep(step);
     emit stepChosen(step);
   });
+}
+
+// A wide, short dock puts the steps and the findings side by side; a tall one stacks them.
+void ExplainPanel::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  const Qt::Orientation want = width() > 2 * height() ? Qt::Horizontal : Qt::Vertical;
+  if (split_->orientation() != want) split_->setOrientation(want);
 }
 
 void ExplainPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
@@ -163,9 +178,147 @@ void ExplainPanel::showStep(int step) {
   selecting_ = false;
 }
 
+QString ExplainPanel::answerHtml() const {
+  static const std::array<std::string, 4> kSteps = {"QK MATMUL", "SCALE", "SOFTMAX PASS", "AV MATMUL"};
+  const Explanation& an = *explanation();
+  if (an.steps.size() < 4) return {};
+  for (size_t k = 0; k < 4; ++k)
+    if (an.steps[k].name != kSteps[k]) return {};
+  const TraceSnapshot& snap = *trace_->snapshot;
+  const EventStore& s = *snap.store;
+  const bool gpuRecords = an.ledger.timing == "cupti" || an.ledger.timing == "roctracer";
+  const EngineMetadata* engine = snap.engine ? &*snap.engine : nullptr;
+  auto stepLink = [](int k, const QString& text) {
+    return QStringLiteral("<a href=\"step:%1\">%2</a>").arg(k).arg(text);
+  };
+  // The methods: columns of (title, per-step ns or -1).
+  std::vector<std::pair<QString, std::array<int64_t, 4>>> cols;
+  if (gpuRecords) {
+    std::array<int64_t, 4> v{};
+    for (size_t k = 0; k < 4; ++k) v[k] = an.steps[k].gpuAttributedNs;
+    cols.push_back({tr("GPU time of the kernels it launched (CUPTI, by correlation)"), v});
+    std::array<int64_t, 4> row{-1, -1, -1, -1};
+    for (size_t k = 0; k < 4; ++k)
+      for (const KeyAverageRow& r : snap.torchByName->rows)
+        if (r.name == kSteps[k] && r.userAnnotation && r.deviceType == DeviceType::Cpu) row[k] = r.deviceTotalNs;
+    cols.push_back({tr("torch's CUDA total for the step's own row (wrapped steps only)"), row});
+  }
+  if (engine) {
+    static const std::map<std::string, QString> kMethod = {
+        {"cupti", tr("CUPTI (its kernels' GPU time)")},
+        {"events", tr("CUDA events around it (use_cuda=True's way)")},
+        {"host", tr("host clock around it, no sync")},
+        {"host-sync", tr("host clock with a sync at its end")},
+        {"torch", tr("torch.profiler's own (its kernels)")}};
+    for (const TimingSeries& t : engine->timing) {
+      if (t.method == "events" && engine->device == "cpu") continue;
+      const std::vector<double> mean = t.meanNs();
+      std::array<int64_t, 4> v{};
+      for (size_t k = 0; k < 4; ++k) v[k] = k < mean.size() && mean[k] >= 0 ? static_cast<int64_t>(mean[k]) : -1;
+      const auto name = kMethod.find(t.method);
+      cols.push_back({(name == kMethod.end() ? qs(t.method) : name->second) +
+                          (t.steps.size() > 1 ? tr(", mean of %1 iterations").arg(t.steps.size()) : QString()),
+                      v});
+    }
+  } else {
+    std::array<int64_t, 4> v{};
+    for (size_t k = 0; k < 4; ++k) v[k] = an.steps[k].hostNs();
+    cols.push_back({tr("host time (CPU clock, no sync)"), v});
+  }
+  QString html =
+      tr("<h3>The answer</h3><p>The four steps' CUDA time, by every way this trace can measure it "
+         "(click a number for the step on the timeline):</p><table cellspacing=\"0\" cellpadding=\"3\" "
+         "border=\"1\" style=\"border-collapse:collapse\"><tr><th>Step</th>");
+  for (const auto& c : cols) html += QStringLiteral("<th>%1</th>").arg(c.first.toHtmlEscaped());
+  html += QStringLiteral("</tr>");
+  for (int k = 0; k < 4; ++k) {
+    const StepReport& st = an.steps[static_cast<size_t>(k)];
+    html += QStringLiteral("<tr><td>%1%2</td>")
+                .arg(stepLink(k, qs(st.name).toHtmlEscaped()), st.wrapped ? QString() : tr(" (not wrapped)"));
+    for (const auto& c : cols)
+      html += QStringLiteral("<td align=\"right\">%1</td>")
+                  .arg(c.second[static_cast<size_t>(k)] < 0 ? tr("no row")
+                                                            : stepLink(k, t(c.second[static_cast<size_t>(k)])));
+    html += QStringLiteral("</tr>");
+  }
+  html += QStringLiteral("</table>");
+
+  // The four questions, with this trace's numbers.
+  const StepReport& qk = an.steps[0];
+  const StepReport& scale = an.steps[1];
+  const SyncWait* scaleWait = nullptr;
+  for (int w : scale.syncWaits)
+    if (!scaleWait || an.syncWaits[static_cast<size_t>(w)].durNs > scaleWait->durNs)
+      scaleWait = &an.syncWaits[static_cast<size_t>(w)];
+  QStringList unwrapped;
+  for (size_t k = 0; k < 4; ++k) {
+    const StepReport& st = an.steps[k];
+    if (st.wrapped || st.launches.empty()) continue;
+    std::map<std::string, int64_t> byOp;
+    for (const Launch& l : st.launches)
+      byOp[l.op == kNoEvent ? "(no op)" : std::string(s.name(s.event(l.op)))] += l.gpuEndNs - l.gpuStartNs;
+    QStringList ops;
+    for (const auto& [op, ns] : byOp) ops << QStringLiteral("%1 (%2)").arg(qs(op).toHtmlEscaped(), t(ns));
+    unwrapped << tr("%1 launched %2 of GPU work, which torch's table shows under %3")
+                     .arg(qs(st.name), t(st.gpuAttributedNs), ops.join(QStringLiteral(", ")));
+  }
+  html += tr("<h4>Why does a step's CUDA time change when I wrap another step?</h4>");
+  QString q1 = tr("Wrapping a step in record_function adds a scope around it on the CPU (and, with use_cuda=True, two "
+                  "CUDA events); it adds no synchronization: this trace has %1 synchronizing call(s), none from a "
+                  "record_function. The kernels each step launches run for the same time either way. ")
+                   .arg(an.syncWaits.size());
+  if (scaleWait)
+    q1 += tr("What moves is host time: SCALE's %1 blocked the CPU for %2 here, waiting for work queued before it "
+             "(the QK MATMUL GEMM); how long it waits depends on how much host time passed since that GEMM was "
+             "queued, which every added record_function changes. With CUDA-event timing the events' positions in "
+             "the GPU queue move with it.")
+              .arg(qs(scaleWait->api).toHtmlEscaped(), t(scaleWait->durNs));
+  else
+    q1 += tr("What moves is host time, and with CUDA-event timing the events' positions in the GPU queue.");
+  html += QStringLiteral("<p>%1</p>").arg(q1);
+  html += tr("<h4>Are the unwrapped steps really zero?</h4>");
+  html += unwrapped.isEmpty()
+              ? tr("<p>Every step is wrapped in this trace.</p>")
+              : tr("<p>No. %1. A step without a record_function has no row of its own, so its CUDA time shows under "
+                   "the ops that launched its kernels, not as zero.</p>")
+                    .arg(unwrapped.join(QStringLiteral("; ")));
+  html += tr("<h4>How do I get every step's CUDA time?</h4><p>Add up the GPU time of the kernels each step launched, "
+             "found by correlation from the runtime call inside the step to its kernel: the first column above "
+             "(%1 for QK MATMUL). In torch's own table, wrap each step in record_function and read its CUDA total; "
+             "in this table, the corrected attribution makes every kernel Self CUDA of the op that launched it. A "
+             "host timer around a step without a sync measures launch cost only.</p>")
+              .arg(t(qk.gpuAttributedNs));
+  QStringList events;
+  auto has = [&](std::string_view name) {
+    uint32_t id = 0;
+    return s.strings().find(name, &id);
+  };
+  if (has("cudaLaunchKernel"))
+    events << tr("<b>cudaLaunchKernel</b>: the CPU queues a kernel and returns at once; the kernel runs later");
+  if (scaleWait)
+    events << tr("<b>%1</b>: the CPU waits for everything queued before it to finish")
+                  .arg(qs(scaleWait->api).toHtmlEscaped());
+  if (s.familyCount(Family::GpuUserAnnotation))
+    events << tr(
+        "<b>a scope's GPU span</b> (gpu_user_annotation): from its first kernel's start to its last one's end, "
+        "which torch counts whole as that row's Self CUDA");
+  if (has("Activity Buffer Request"))
+    events << tr(
+        "<b>Activity Buffer Request</b>: the profiler's own work (not the model's); torch's table also lets it "
+        "own the kernel that was running when it happened");
+  if (an.ledger.timing == "cuda_events")
+    events << tr(
+        "<b>cudaEventRecord</b>: a CUDA event; use_cuda=True records one at every op's start and end and "
+        "reports the GPU time between them");
+  if (!events.isEmpty())
+    html += tr("<h4>What do the events mean?</h4><ul style=\"margin-left:-20px\"><li>%1</li></ul>")
+                .arg(events.join(QStringLiteral("</li><li>")));
+  return html;
+}
+
 QString ExplainPanel::overviewHtml() const {
   const Explanation& an = *explanation();
-  QString html;
+  QString html = answerHtml();
   // Ranked findings, bounded like `explain`'s text.
   std::map<std::string, size_t> perStep;
   size_t traceCount = 0;

@@ -16,6 +16,7 @@
 class QLabel;
 class QSortFilterProxyModel;
 class QTableView;
+class QSplitter;
 class QTextBrowser;
 
 namespace attnscope::ui {
@@ -45,8 +46,14 @@ class ExplainPanel : public QWidget {
   // The user selected step `step` in the table: the window shows it on the timeline.
   void stepChosen(int step);
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
   QString overviewHtml() const;
+  // For the attention block (our engine's runs, the bundled capture): the four steps' CUDA time
+  // by every method the trace has, and the four questions users ask, answered with its numbers.
+  QString answerHtml() const;
   QString stepHtml(int step) const;
 
   QLabel* header_;
@@ -54,6 +61,7 @@ class ExplainPanel : public QWidget {
   StepsModel* model_;
   QSortFilterProxyModel* proxy_;
   QTextBrowser* details_;
+  QSplitter* split_;
   std::shared_ptr<const LoadedTrace> trace_;
   int shown_ = -1;
   bool selecting_ = false;

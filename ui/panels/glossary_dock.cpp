@@ -129,7 +129,7 @@ GlossaryDock::GlossaryDock(QWidget* parent)
   search_->setPlaceholderText(tr("Search the glossary…"));
   search_->setClearButtonEnabled(true);
   layout->addWidget(search_);
-  auto* split = new QSplitter(Qt::Vertical, this);
+  auto* split = split_ = new QSplitter(Qt::Vertical, this);
   list_ = new QTableView(split);
   list_->setModel(proxy_);
   list_->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -192,5 +192,12 @@ void GlossaryDock::setSearch(const QString& text) { search_->setText(text); }
 QString GlossaryDock::currentText() const { return text_->toPlainText(); }
 
 void GlossaryDock::focusSearch() { search_->setFocus(); }
+
+// In a wide, short dock the definition sits beside the list, with the dock's whole height.
+void GlossaryDock::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  const Qt::Orientation want = width() > 2 * height() ? Qt::Horizontal : Qt::Vertical;
+  if (split_->orientation() != want) split_->setOrientation(want);
+}
 
 }  // namespace attnscope::ui

@@ -13,6 +13,7 @@
 #include "ui/table/table_model_base.h"
 
 class QLineEdit;
+class QSplitter;
 class QTableView;
 class QTextBrowser;
 
@@ -68,6 +69,9 @@ class GlossaryDock : public QWidget {
   QSortFilterProxyModel* proxy() const { return proxy_; }
   QString currentText() const;
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  signals:
   void lookedUp(const QString& key);
 
@@ -77,6 +81,7 @@ class GlossaryDock : public QWidget {
   GlossaryModel* model_;
   QSortFilterProxyModel* proxy_;
   QLineEdit* search_;
+  QSplitter* split_ = nullptr;
   QTableView* list_;
   QTextBrowser* text_;
 };

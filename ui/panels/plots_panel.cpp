@@ -41,7 +41,7 @@ QLabel* message(const QString& text) {
 #ifdef ATTNSCOPE_HAVE_CHARTS
 QChartView* chartView(QChart* chart) {
   chart->setBackgroundVisible(false);
-  chart->setMargins(QMargins(2, 2, 2, 2));
+  chart->setMargins(QMargins(8, 6, 8, 6));  // room for the axis titles (2 px clipped the y title)
   chart->legend()->setAlignment(Qt::AlignBottom);
   chart->setAnimationOptions(QChart::NoAnimation);
   auto* v = new QChartView(chart);
@@ -161,8 +161,10 @@ void PlotsPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
       series_ << qs(t.method);
     }
     QStringList cats;
+    // Two-word names on two lines: a category is as wide as a quarter of the chart.
     for (size_t k = 0; k < meta->stepNames.size(); ++k)
-      cats << qs(meta->stepNames[k]) + (k < meta->wrapped.size() && meta->wrapped[k] ? QStringLiteral("*") : QString());
+      cats << qs(meta->stepNames[k]).replace(QLatin1Char(' '), QLatin1Char('\n')) +
+                  (k < meta->wrapped.size() && meta->wrapped[k] ? QStringLiteral("*") : QString());
     QChart* chart = barChart(series, cats, QString(), tr("µs (mean over iterations)"),
                              tr("The same four steps, timed four ways (* = wrapped)"), pal);
     auto* box = new QWidget;

@@ -14,6 +14,7 @@ namespace {
 
 QString sectionTitle(const std::string& s) {
   if (s == "row") return QObject::tr("The row");
+  if (s == "difference") return QObject::tr("Why torch's total differs");
   if (s == "own") return QObject::tr("Its own GPU work");
   if (s == "children") return QObject::tr("Its children's GPU work");
   if (s == "near") return QObject::tr("GPU work near it");
@@ -39,13 +40,26 @@ WhyPanel::WhyPanel(QWidget* parent) : QWidget(parent) {
 void WhyPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
   trace_ = std::move(trace);
   name_.clear();
+  row_.reset();
   stale_ = false;
   ++generation_;
   text_->clear();
 }
 
+void WhyPanel::showRow(const KeyAverageRow& row, GroupBy groupBy, const QString& glossaryText) {
+  const QString name = qs(row.inputShapes.empty() ? row.name : row.name + " " + row.inputShapes);
+  if (row_ && name == name_ && groupBy == groupBy_ && !stale_) return;
+  row_ = row;
+  groupBy_ = groupBy;
+  name_ = name;
+  glossary_ = glossaryText;
+  stale_ = true;
+  refresh();
+}
+
 void WhyPanel::showRow(const QString& name, const QString& glossaryText) {
-  if (name == name_ && glossaryText == glossary_ && !stale_) return;
+  if (!row_ && name == name_ && glossaryText == glossary_ && !stale_) return;
+  row_.reset();
   name_ = name;
   glossary_ = glossaryText;
   stale_ = true;
@@ -73,7 +87,10 @@ void WhyPanel::refresh() {
   }
   ++reports_;
   runInBackground(
-      this, [trace = trace_, name = name_.toStdString()] { return whyRow(*trace->snapshot, name); },
+      this,
+      [trace = trace_, name = name_.toStdString(), row = row_, groupBy = groupBy_] {
+        return row ? whyTableRow(*trace->snapshot, *row, groupBy) : whyRow(*trace->snapshot, name);
+      },
       [this, gen, name = name_, gloss = glossary_](WhyReport r) {
         if (gen != generation_) return;  // a newer row or trace
         QString html = QStringLiteral("<h3>%1</h3>").arg(name.toHtmlEscaped());

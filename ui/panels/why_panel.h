@@ -8,6 +8,9 @@
 
 #include <QWidget>
 #include <memory>
+#include <optional>
+
+#include "core/tables/key_averages.h"
 
 class QTextBrowser;
 
@@ -23,6 +26,8 @@ class WhyPanel : public QWidget {
   void setTrace(std::shared_ptr<const LoadedTrace> trace);
   // Explains the row called `name` (empty: clears); shown() follows once the text is there.
   void showRow(const QString& name, const QString& glossaryText = {});
+  // Explains that table row (grouped by input shape: that shape's row, not the name's).
+  void showRow(const KeyAverageRow& row, GroupBy groupBy, const QString& glossaryText = {});
   QString plainText() const;
   // Whether the user can see the panel (a dock behind another tab cannot be seen); on: the
   // pending row is explained now.
@@ -42,6 +47,8 @@ class WhyPanel : public QWidget {
 
   std::shared_ptr<const LoadedTrace> trace_;
   QString name_, glossary_;
+  std::optional<KeyAverageRow> row_;  // the table row asked about (else: by name_)
+  GroupBy groupBy_ = GroupBy::Name;
   bool stale_ = false;  // name_ changed since the text was made
   bool onScreen_ = true;
   quint64 generation_ = 0;

@@ -28,11 +28,13 @@
 #include <QToolBar>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "core/store/trace_info.h"
 #include "ui/common/background.h"
 #include "ui/common/text.h"
 #include "ui/panels/compare_view.h"
+#include "ui/panels/details_panel.h"
 #include "ui/panels/explain_panel.h"
 #include "ui/panels/glossary_dock.h"
 #include "ui/panels/plots_panel.h"
@@ -52,7 +54,7 @@ namespace attnscope::ui {
 namespace {
 
 constexpr int kMaxRecent = 10;
-constexpr int kStateVersion = 1;
+constexpr int kStateVersion = 2;  // 2: the explanation docks at the bottom, the run docks hidden
 constexpr size_t kMaxCachedTraces = 8;
 
 const char* kNoteStyle =
@@ -142,8 +144,8 @@ QWidget* MainWindow::buildCentral() {
   table_ = new TablePane(split);
   split->addWidget(timeline_);
   split->addWidget(table_);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
+  split->setStretchFactor(0, 2);
+  split->setStretchFactor(1, 1);
   split->setChildrenCollapsible(false);
   new TimelineTableLink(timeline_, table_->view(), table_->model(), table_->proxy(), this);
   layout->addWidget(split, 1);
@@ -166,9 +168,12 @@ void MainWindow::buildActions() {
   sampleAct_ = new QAction(tr("Open &Bundled Sample"), this);
   sampleAct_->setStatusTip(tr("The H200 multi-head attention capture compiled into attnscope"));
   connect(sampleAct_, &QAction::triggered, this, &MainWindow::openBundledSample);
-  runAct_ = new QAction(tr("&Run"), this);
+  runAct_ = new QAction(tr("&Start Run"), this);
   runAct_->setShortcuts({QKeySequence(Qt::Key_F5), QKeySequence(Qt::CTRL | Qt::Key_R)});
   runAct_->setToolTip(tr("Run the engine with the Run panel's settings (F5)"));
+  configureRunAct_ = new QAction(tr("&Run…"), this);
+  configureRunAct_->setToolTip(tr("Choose what to run: wrapping, sync, shape, timing methods"));
+  connect(configureRunAct_, &QAction::triggered, this, [this] { showDock(QStringLiteral("runDock")); });
   cancelAct_ = new QAction(tr("&Cancel run"), this);
   cancelAct_->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
   compareAct_ = new QAction(tr("Co&mpare runs"), this);
@@ -245,6 +250,15 @@ void MainWindow::buildDocks() {
   QDockWidget* compareDock = makeDock(QStringLiteral("compareDock"), tr("Compare"), compare_, false);
   glossary_ = new GlossaryDock;
   QDockWidget* glossaryDock = makeDock(QStringLiteral("glossaryDock"), tr("Glossary"), glossary_, false);
+  details_ = new DetailsPanel;
+  QDockWidget* detailsDock = makeDock(QStringLiteral("detailsDock"), tr("Event details"), details_, false);
+  // A click on the timeline shows the event's details; a link there selects that event.
+  connect(timeline_, &TimelinePane::eventSelected, this, [this](EventId id) {
+    details_->showDetailsOf(id);
+    if (id != kNoEvent) showDock(QStringLiteral("detailsDock"));
+  });
+  connect(details_, &DetailsPanel::eventRequested, this,
+          [this](EventId id) { timeline_->view()->selectEvent(id, true); });
 
   connect(explain_, &ExplainPanel::glossaryRequested, this, [this](const QString& key) { showGlossary(key); });
   // A step chosen in the explanation: its overlay on the timeline, zoomed to it.
@@ -258,7 +272,7 @@ void MainWindow::buildDocks() {
   connect(runPanel_, &RunPanel::runStarted, this, &MainWindow::onRunStarted);
   connect(runPanel_, &RunPanel::runFinished, this, &MainWindow::onRunFinished);
   connect(runAct_, &QAction::triggered, this, [this] {
-    dock(QStringLiteral("runDock"))->show();
+    showDock(QStringLiteral("runDock"));
     runPanel_->startRun();
   });
   connect(cancelAct_, &QAction::triggered, runPanel_, &RunPanel::cancelRun);
@@ -277,21 +291,25 @@ void MainWindow::buildDocks() {
     }
   });
 
-  // Default layout: every dock in the bottom area, in two tab groups (the
-  // run side and the explanation side), so that the central area keeps the
-  // window's full width at 1280x800.
+  // Default layout: what a viewer of a trace needs, at the bottom so the timeline and
+  // the table keep the window's full width: the explanation on the left, the event's
+  // details (with Why, Plots and the glossary as tabs) on the right. The run docks
+  // (Run, Runs, Compare) are tabs of the explanation's group, hidden until the user
+  // asks to run or to compare.
   setCorner(Qt::BottomLeftCorner, Qt::BottomDockWidgetArea);
   setCorner(Qt::BottomRightCorner, Qt::BottomDockWidgetArea);
-  addDockWidget(Qt::BottomDockWidgetArea, runDock);
   addDockWidget(Qt::BottomDockWidgetArea, explainDock);
-  splitDockWidget(runDock, explainDock, Qt::Horizontal);
-  tabifyDockWidget(runDock, runsDock);
-  tabifyDockWidget(runsDock, compareDock);
-  for (QDockWidget* d : {whyDock, plotsDock, glossaryDock}) tabifyDockWidget(explainDock, d);
-  runDock->raise();
+  addDockWidget(Qt::BottomDockWidgetArea, detailsDock);
+  splitDockWidget(explainDock, detailsDock, Qt::Horizontal);
+  for (QDockWidget* d : {whyDock, plotsDock, glossaryDock}) tabifyDockWidget(detailsDock, d);
+  for (QDockWidget* d : {runDock, runsDock, compareDock}) {
+    tabifyDockWidget(explainDock, d);
+    d->hide();
+  }
   explainDock->raise();
-  resizeDocks({runDock, explainDock}, {800, 480}, Qt::Horizontal);
-  resizeDocks({runDock}, {250}, Qt::Vertical);  // leaves the table ~6 rows at 1280x800
+  detailsDock->raise();
+  resizeDocks({explainDock, detailsDock}, {760, 520}, Qt::Horizontal);
+  resizeDocks({explainDock}, {200}, Qt::Vertical);
 }
 
 void MainWindow::buildToolbar() {
@@ -299,6 +317,7 @@ void MainWindow::buildToolbar() {
   main->setObjectName(QStringLiteral("mainToolBar"));
   main->setToolButtonStyle(Qt::ToolButtonTextOnly);
   main->setMovable(false);
+  main->addAction(configureRunAct_);
   main->addAction(runAct_);
   main->addAction(cancelAct_);
   main->addSeparator();
@@ -332,6 +351,7 @@ void MainWindow::buildMenus() {
   findGloss->setShortcut(QKeySequence::HelpContents);
 
   QMenu* run = bar->addMenu(tr("&Run"));
+  run->addAction(configureRunAct_);
   run->addAction(runAct_);
   run->addAction(cancelAct_);
   run->addSeparator();
@@ -385,11 +405,19 @@ void MainWindow::buildStatusBar() {
 
 // ---- settings -----------------------------------------------------------------
 
-void MainWindow::resetLayout() {
-  restoreState(defaultState_, kStateVersion);
-  for (QDockWidget* d : docks_) d->show();
-  dock(QStringLiteral("runDock"))->raise();
-  dock(QStringLiteral("explainDock"))->raise();
+void MainWindow::resetLayout() { restoreState(defaultState_, kStateVersion); }
+
+// The default layout grows with the screen: the bottom docks get about 30% of the height and
+// the explanation 60% of their width (at 1280x800: about 240 px; at 1920x1080: 320 px).
+void MainWindow::showEvent(QShowEvent* event) {
+  QMainWindow::showEvent(event);
+  if (sized_) return;
+  sized_ = true;
+  if (restoredState_) return;  // what the user arranged stays
+  QDockWidget* explain = dock(QStringLiteral("explainDock"));
+  QDockWidget* details = dock(QStringLiteral("detailsDock"));
+  resizeDocks({explain}, {std::max(200, height() * 3 / 10)}, Qt::Vertical);
+  resizeDocks({explain, details}, {width() * 7 / 10, width() * 3 / 10}, Qt::Horizontal);
 }
 
 void MainWindow::restoreSettings() {
@@ -397,7 +425,7 @@ void MainWindow::restoreSettings() {
   const QByteArray geo = s.value(QStringLiteral("window/geometry")).toByteArray();
   if (!geo.isEmpty()) restoreGeometry(geo);
   const QByteArray state = s.value(QStringLiteral("window/state")).toByteArray();
-  if (!state.isEmpty()) restoreState(state, kStateVersion);
+  if (!state.isEmpty()) restoredState_ = restoreState(state, kStateVersion);
   recent_ = s.value(QStringLiteral("recentFiles")).toStringList();
   const QString args = s.value(QStringLiteral("run/args")).toString();
   if (!args.isEmpty()) {
@@ -516,6 +544,7 @@ void MainWindow::showTrace(std::shared_ptr<const LoadedTrace> trace) {
   table_->setTrace(trace_);
   explain_->setTrace(trace_);
   why_->setTrace(trace_);
+  details_->setTrace(trace_);
   plots_->setTrace(trace_);
   recordShownTrace();
   updateStatus();
@@ -623,7 +652,7 @@ void MainWindow::onTableRowChanged() {
   const QString name = qs(r->name);
   const int grow = glossary_->model()->find(name, static_cast<int>(r->family));
   const QString gloss = grow >= 0 ? glossary_->model()->items()[static_cast<size_t>(grow)].text : QString();
-  why_->showRow(name, gloss);
+  why_->showRow(*r, table_->groupBy(), gloss);
 }
 
 QString MainWindow::copySelection() {

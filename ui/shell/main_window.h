@@ -27,6 +27,7 @@ class QTableView;
 namespace attnscope::ui {
 
 class CompareView;
+class DetailsPanel;
 class ExplainPanel;
 class GlossaryDock;
 class PlotsPanel;
@@ -67,6 +68,7 @@ class MainWindow : public QMainWindow {
   PlotsPanel* plotsPanel() const { return plots_; }
   CompareView* compareView() const { return compare_; }
   GlossaryDock* glossary() const { return glossary_; }
+  DetailsPanel* detailsPanel() const { return details_; }
   QDockWidget* dock(const QString& objectName) const;
 
   // File > Export Table without the dialog: the rows the table shows
@@ -88,6 +90,7 @@ class MainWindow : public QMainWindow {
   void loadFailed(const QString& message);
 
  protected:
+  void showEvent(QShowEvent* event) override;
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
 
@@ -143,8 +146,11 @@ class MainWindow : public QMainWindow {
   PlotsPanel* plots_ = nullptr;
   CompareView* compare_ = nullptr;
   GlossaryDock* glossary_ = nullptr;
+  DetailsPanel* details_ = nullptr;
   QList<QDockWidget*> docks_;
   QByteArray defaultState_;
+  bool sized_ = false;          // the default layout got its proportions on the first show
+  bool restoredState_ = false;  // the user's saved layout was restored
 
   QMenu* recentMenu_ = nullptr;
   QMenu* viewMenu_ = nullptr;
@@ -155,6 +161,7 @@ class MainWindow : public QMainWindow {
   QAction* exportTraceAct_ = nullptr;
   QAction* copyAct_ = nullptr;
   QAction* runAct_ = nullptr;
+  QAction* configureRunAct_ = nullptr;
   QAction* cancelAct_ = nullptr;
   QAction* compareAct_ = nullptr;
 

@@ -37,6 +37,12 @@ void TwoLineHeaderView::initStyleOptionForIndex(QStyleOptionHeader* option, int 
         sortIndicatorOrder() == Qt::DescendingOrder ? QStyleOptionHeader::SortDown : QStyleOptionHeader::SortUp;
 }
 
+QStyleOptionHeader::SortIndicator TwoLineHeaderView::sortArrow(int logicalIndex) const {
+  QStyleOptionHeader opt;
+  initStyleOptionForIndex(&opt, logicalIndex);
+  return opt.sortIndicator;
+}
+
 QSize TwoLineHeaderView::sectionSizeFromContents(int logicalIndex) const {
   QSize size = QHeaderView::sectionSizeFromContents(logicalIndex);
   if (!model()) return size;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QHeaderView>
+#include <QStyleOptionHeader>
 
 namespace attnscope::ui {
 
@@ -16,6 +17,8 @@ class TwoLineHeaderView : public QHeaderView {
   // The title with its best space turned into a line break (the split that
   // makes the wider line narrowest); titles without a space stay whole.
   static QString wrapped(const QString& title, const QFontMetrics& fm);
+  // The arrow the style draws for a section (tests read it): SortDown for a descending sort.
+  QStyleOptionHeader::SortIndicator sortArrow(int logicalIndex) const;
 
  protected:
   void initStyleOptionForIndex(QStyleOptionHeader* option, int logicalIndex) const override;

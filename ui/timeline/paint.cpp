@@ -455,11 +455,13 @@ void TimelineView::paintRuler(QPainter& p, QSize size) {
   if (rulerB_ > rulerA_)
     p.fillRect(QRectF(QPointF(xOf(rulerA_), 0), QPointF(xOf(rulerB_), kRulerHeight)), QColor(255, 221, 87, 160));
   const QFontMetrics fm(font());
+  const QRectF readout = hoverReadoutRect();
   for (const Tick& tk : axisTicks(axis_, store_->minTime())) {
     const double x = xOf(tk.t);
     p.setPen(QColor(110, 115, 125));
     p.drawLine(QPointF(x, tk.major ? 12 : 19), QPointF(x, 24));
-    if (tk.major) {
+    // A label the cursor's readout would cover is left out (they used to overlap).
+    if (tk.major && !tickLabelRect(x, QString::fromStdString(tk.label)).intersects(readout)) {
       p.setPen(QColor(40, 40, 40));
       p.drawText(QPointF(x + 3, 11), QString::fromStdString(tk.label));
     }
@@ -486,12 +488,46 @@ void TimelineView::paintRuler(QPainter& p, QSize size) {
     p.drawRect(r);
     p.drawText(r, Qt::AlignCenter, text);
   }
-  if (hoverPos_.x() >= kHeaderWidth && underMouse()) {
-    const QString text = QString::fromStdString(durationText(timeAtX(hoverPos_.x()) - store_->minTime()));
-    p.setPen(QColor(80, 80, 80));
-    p.drawText(QPointF(hoverPos_.x() + 4, kRulerHeight - 4), text);
+  if (!readout.isEmpty()) {
+    p.setPen(QColor(120, 125, 135));
+    p.setBrush(QColor(255, 255, 255));
+    p.drawRect(readout);
+    p.setPen(QColor(30, 30, 30));
+    p.drawText(readout, Qt::AlignCenter, hoverReadoutText());
   }
   p.restore();
+}
+
+}  // namespace attnscope::ui
+
+namespace attnscope::ui {
+
+QString TimelineView::hoverReadoutText() const {
+  if (!store_ || hoverPos_.x() < kHeaderWidth || !underMouse()) return {};
+  return QString::fromStdString(durationText(timeAtX(hoverPos_.x()) - store_->minTime()));
+}
+
+// The cursor's time, in a box in the ruler's label band next to the cursor.
+QRectF TimelineView::hoverReadoutRect() const {
+  const QString text = hoverReadoutText();
+  if (text.isEmpty()) return {};
+  const QFontMetrics fm(font());
+  const double w = fm.horizontalAdvance(text) + 8;
+  const double x = std::clamp(static_cast<double>(hoverPos_.x()) + 4, static_cast<double>(kHeaderWidth),
+                              std::max<double>(kHeaderWidth, viewport()->width() - w - 1));
+  return QRectF(x, 0, w, fm.height() + 1);
+}
+
+QRect TimelineView::trackRectInView(uint32_t track) const {
+  if (track >= index_->tracks().size()) return {};
+  const int y = layout_.trackTop(track) - contentTop() + kRulerHeight;
+  const QRect r(0, y, viewport()->width(), layout_.trackHeight(track));
+  return r.intersected(QRect(0, kRulerHeight, viewport()->width(), viewport()->height() - kRulerHeight));
+}
+
+QRectF TimelineView::tickLabelRect(double x, const QString& label) const {
+  const QFontMetrics fm(font());
+  return QRectF(x + 3, 11 - fm.ascent(), fm.horizontalAdvance(label), fm.height());
 }
 
 }  // namespace attnscope::ui

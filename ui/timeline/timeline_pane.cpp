@@ -59,12 +59,23 @@ TimelinePane::TimelinePane(QWidget* parent) : QWidget(parent) {
   auto* zoomSel = new QToolButton(this);
   zoomSel->setText(tr("Zoom to selection"));
   zoomSel->setToolTip(tr("The measured interval, else the selected event, else the overlay (Z)"));
-  auto* hint = new QLabel(tr("<a href=\"#\">keys</a>"), this);
-  hint->setToolTip(
-      tr("Wheel or W/S: zoom at the cursor · drag or A/D: pan · Shift+wheel: pan\n"
-         "Shift+drag or drag on the ruler: measure · click: select · double-click: zoom to it\n"
-         "F: fit all · Z: zoom to selection · E: explain the selected annotation/op · Esc: clear\n"
-         "Track names: click the triangle to collapse, drag to reorder, right-click for more"));
+  // The keys, on click (a link that only had a tooltip did nothing when clicked).
+  auto* hint = new QToolButton(this);
+  hint->setObjectName(QStringLiteral("timelineKeys"));
+  hint->setText(tr("Keys"));
+  hint->setCheckable(true);
+  hint->setToolTip(tr("The timeline's mouse and keyboard controls"));
+  keys_ = new QLabel(tr("Wheel or W/S: zoom at the cursor · drag or A/D: pan · Shift+wheel: pan · "
+                        "Shift+drag or drag on the ruler: measure · click: select (its details in the Event details "
+                        "dock) · double-click: zoom to it · F: fit all · Z: zoom to selection · E: explain the "
+                        "selected annotation/op · Esc: clear · track names: click the triangle to collapse, drag to "
+                        "reorder, right-click for more"),
+                     this);
+  keys_->setObjectName(QStringLiteral("timelineKeysHelp"));
+  keys_->setWordWrap(true);
+  keys_->setStyleSheet(QStringLiteral("QLabel { background: #f3f6fa; border: 1px solid #c9d3df; padding: 3px 6px; }"));
+  keys_->hide();
+  connect(hint, &QToolButton::toggled, keys_, &QWidget::setVisible);
   bar->addWidget(explainLabel);
   bar->addWidget(steps_);
   bar->addWidget(explainSel_);
@@ -79,27 +90,38 @@ TimelinePane::TimelinePane(QWidget* parent) : QWidget(parent) {
   bar->addStretch(1);
   bar->addWidget(hint);
   layout->addLayout(bar);
+  layout->addWidget(keys_);
 
-  legend_ = new QLabel(this);
+  // The overlay's words: its first sentence and the colour key on one line, the rest on request.
+  legendBox_ = new QWidget(this);
+  legendBox_->setObjectName(QStringLiteral("overlayLegendBox"));
+  auto* legendRow = new QHBoxLayout(legendBox_);
+  legendRow->setContentsMargins(0, 0, 0, 0);
+  legendRow->setSpacing(4);
+  legendMore_ = new QToolButton(legendBox_);
+  legendMore_->setObjectName(QStringLiteral("overlayLegendMore"));
+  legendMore_->setCheckable(true);
+  legendMore_->setArrowType(Qt::RightArrow);
+  legendMore_->setToolTip(tr("Show the whole legend"));
+  legendMore_->setAutoRaise(true);
+  connect(legendMore_, &QToolButton::toggled, this, [this](bool on) {
+    legendMore_->setArrowType(on ? Qt::DownArrow : Qt::RightArrow);
+    renderLegend();
+  });
+  legend_ = new QLabel(legendBox_);
   legend_->setObjectName(QStringLiteral("overlayLegend"));
   legend_->setWordWrap(true);
   legend_->setTextFormat(Qt::RichText);
   legend_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   legend_->setStyleSheet(QStringLiteral(
       "QLabel { background: #fffdf3; border: 1px solid #e6dca8; border-radius: 3px; padding: 4px 6px; }"));
-  legend_->hide();
-  layout->addWidget(legend_);
+  legendRow->addWidget(legendMore_, 0, Qt::AlignTop);
+  legendRow->addWidget(legend_, 1);
+  legendBox_->hide();
+  layout->addWidget(legendBox_);
 
   view_ = new TimelineView(this);
   layout->addWidget(view_, 1);
-
-  details_ = new QLabel(this);
-  details_->setObjectName(QStringLiteral("eventDetails"));
-  details_->setTextFormat(Qt::RichText);
-  details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  details_->setWordWrap(true);
-  details_->setText(tr("<span style=\"color:#777\">Click an event for its details.</span>"));
-  layout->addWidget(details_);
 
   connect(steps_, &QComboBox::currentIndexChanged, this, [this](int i) {
     const int step = steps_->itemData(i).toInt();
@@ -111,7 +133,9 @@ TimelinePane::TimelinePane(QWidget* parent) : QWidget(parent) {
   connect(explainSel_, &QToolButton::clicked, this, [this] { explainEvent(view_->selectedEvent()); });
   connect(view_, &TimelineView::explainRequested, this, &TimelinePane::explainEvent);
   connect(view_, &TimelineView::eventSelected, this, [this](EventId id) {
-    updateDetails(id);
+    explainSel_->setEnabled(
+        id != kNoEvent && store_ &&
+        (store_->event(id).family == Family::UserAnnotation || store_->event(id).family == Family::CpuOp));
     emit eventSelected(id);
   });
   connect(search_, &QLineEdit::textChanged, this, &TimelinePane::runSearch);
@@ -128,8 +152,8 @@ void TimelinePane::setTrace(std::shared_ptr<const LoadedTrace> trace) {
   explanation_ =
       trace_ && trace_->snapshot->explanation ? trace_->snapshot->explanation : std::make_shared<const Explanation>();
   view_->setTrace(trace_ ? trace_->snapshot->store : nullptr, trace_ ? trace_->timeline : nullptr);
-  legend_->hide();
-  updateDetails(kNoEvent);
+  legendBox_->hide();
+  explainSel_->setEnabled(false);
   const QSignalBlocker block(steps_);
   steps_->clear();
   steps_->addItem(tr("(no overlay)"), -1);
@@ -207,18 +231,19 @@ bool TimelinePane::explainByName(const QString& name) {
 
 void TimelinePane::clearOverlay() {
   view_->setOverlay(std::nullopt);
-  legend_->hide();
+  legendBox_->hide();
   const QSignalBlocker block(steps_);
   steps_->setCurrentIndex(0);
 }
 
 void TimelinePane::showOverlay(ExplainOverlay o) {
-  const QString key = swatch(QColor(59, 120, 194, 110), tr("host window")) + QStringLiteral(" &nbsp; ") +
-                      swatch(QColor(232, 103, 12, 110), tr("GPU window of the work it launched")) +
-                      QStringLiteral(" &nbsp; ") +
-                      swatch(QColor("#f6c9c9"), tr("sync wait (hatched) → the GPU work it waited for"), true);
-  legend_->setText(QStringLiteral("<b>%1</b><br>%2").arg(QString::fromStdString(o.legend).toHtmlEscaped(), key));
-  legend_->show();
+  const QString key = swatch(QColor(59, 120, 194, 110), tr("host window")) + QStringLiteral(" ") +
+                      swatch(QColor(232, 103, 12, 110), tr("its GPU work")) + QStringLiteral(" ") +
+                      swatch(QColor("#f6c9c9"), tr("sync wait"), true);
+  legendKey_ = key;
+  legendWords_ = QString::fromStdString(o.legend);
+  renderLegend();
+  legendBox_->show();
   view_->zoomToRange(o.extentStartNs, o.extentEndNs, 0.06);
   view_->setOverlay(std::move(o));
 }
@@ -228,15 +253,15 @@ QString TimelinePane::legendText() const {
   return o ? QString::fromStdString(o->legend) : QString();
 }
 
-void TimelinePane::updateDetails(EventId id) {
-  if (id == kNoEvent) {
-    details_->setText(tr("<span style=\"color:#777\">Click an event for its details.</span>"));
-    explainSel_->setEnabled(false);
-    return;
+// One line (the first sentence and the colour key) until the user asks for all of it.
+void TimelinePane::renderLegend() {
+  QString words = legendWords_;
+  if (!legendMore_->isChecked()) {
+    const qsizetype dot = words.indexOf(QStringLiteral(". "));
+    if (dot > 0) words = words.left(dot + 1) + QStringLiteral(" …");
   }
-  details_->setText(view_->detailsFor(id).replace(QStringLiteral("<br>"), QStringLiteral(" · ")));
-  const Family f = store_->event(id).family;
-  explainSel_->setEnabled(f == Family::UserAnnotation || f == Family::CpuOp);
+  legendMore_->setVisible(words != legendWords_ || legendMore_->isChecked());
+  legend_->setText(QStringLiteral("<b>%1</b> &nbsp; %2").arg(words.toHtmlEscaped(), legendKey_));
 }
 
 void TimelinePane::runSearch() {

@@ -47,7 +47,7 @@ class TimelinePane : public QWidget {
 
  private:
   void showOverlay(ExplainOverlay o);
-  void updateDetails(EventId id);
+  void renderLegend();
   void runSearch();
 
   TimelineView* view_ = nullptr;
@@ -55,8 +55,11 @@ class TimelinePane : public QWidget {
   QToolButton* explainSel_ = nullptr;
   QLineEdit* search_ = nullptr;
   QLabel* matchCount_ = nullptr;
+  QLabel* keys_ = nullptr;
+  QWidget* legendBox_ = nullptr;
+  QToolButton* legendMore_ = nullptr;
   QLabel* legend_ = nullptr;
-  QLabel* details_ = nullptr;
+  QString legendWords_, legendKey_;
   std::shared_ptr<const LoadedTrace> trace_;
   const EventStore* store_ = nullptr;                                                       // trace_'s
   std::shared_ptr<const Explanation> explanation_ = std::make_shared<const Explanation>();  // trace_'s

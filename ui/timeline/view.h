@@ -92,6 +92,13 @@ class TimelineView : public QAbstractScrollArea {
   void renderFrame(QPainter& p, QSize size);
   QString toolTipFor(const Hit& h) const;
   QString detailsFor(EventId id) const;  // rich text
+  // The cursor's time in the ruler, and where it is drawn (empty: the cursor is not over the events).
+  QString hoverReadoutText() const;
+  // Where track `track` is drawn in the viewport (its part below the ruler; empty when scrolled out).
+  QRect trackRectInView(uint32_t track) const;
+  QRectF hoverReadoutRect() const;
+  // Where a tick label at x is drawn in the ruler.
+  QRectF tickLabelRect(double x, const QString& label) const;
 
  signals:
   void eventSelected(attnscope::EventId id);  // kNoEvent when cleared

@@ -1,0 +1,533 @@
+// The app as its users use it, driven by real input on the real widgets
+// (QTest mouse and keyboard events on the main window, the menus, the dialogs):
+// sort by clicking a column header and again for the other order; tick each
+// wrapping box and pick each sync mode, reading the command the Run panel will
+// start; press Run and find the run in the Runs list; File > Export Table
+// through its dialog; select rows and read the Why and Explanation panels;
+// zoom and pan the timeline with the wheel and the keys; the layout at
+// 1280x800 shows the overlay's lanes. Each of the findings of the usability
+// review has a test here.
+#include <QAbstractItemModel>
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QPushButton>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
+#include <QPlainTextEdit>
+#include <QProcess>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTextBrowser>
+#include <QTimer>
+#include <QToolButton>
+#include <QtTest>
+
+#include "core/explain/compare.h"
+#include "ui/panels/compare_view.h"
+#include "ui/panels/details_panel.h"
+#include "ui/panels/explain_panel.h"
+#include "ui/panels/glossary_dock.h"
+#include "ui/panels/plots_panel.h"
+#include "ui/panels/why_panel.h"
+#include "ui/run/engine_runner.h"
+#include "ui/run/run_panel.h"
+#include "ui/run/runs_model.h"
+#include "ui/shell/main_window.h"
+#include "ui/table/key_averages_model.h"
+#include "ui/table/key_averages_proxy.h"
+#include "ui/table/table_pane.h"
+#include "ui/table/two_line_header_view.h"
+#include "ui/timeline/timeline_pane.h"
+
+using namespace attnscope;
+using namespace attnscope::ui;
+
+namespace {
+
+const QString kSoftmax = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.json");
+const QString kNone = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/none_8x16x1024x64.json");
+const QString kCpuRun = QStringLiteral(ATTNSCOPE_TEST_DATA "/cpu/wrap_all_2iters.json");
+
+struct App {
+  MainWindow w{MainWindowOptions{false, false, true}};
+  QSignalSpy shown{&w, &MainWindow::traceShown};
+  explicit App(QSize size = {1280, 800}) {
+    w.resize(size);
+    w.show();
+  }
+  bool open(const QString& path) {
+    const qsizetype before = shown.size();
+    w.openTrace(path);
+    return shown.size() > before || shown.wait(30000);
+  }
+  bool openSample() {
+    const qsizetype before = shown.size();
+    w.openBundledSample();
+    return shown.size() > before || shown.wait(30000);
+  }
+};
+
+QStringList columnTexts(const QAbstractItemModel* m, int col) {
+  QStringList out;
+  for (int r = 0; r < m->rowCount(); ++r) out << m->index(r, col).data(TableModelBase::SortRole).toString();
+  return out;
+}
+
+bool sortedBy(const QAbstractItemModel* m, int col, Qt::SortOrder order) {
+  for (int r = 1; r < m->rowCount(); ++r) {
+    const double a = m->index(r - 1, col).data(TableModelBase::SortRole).toDouble();
+    const double b = m->index(r, col).data(TableModelBase::SortRole).toDouble();
+    if (order == Qt::AscendingOrder ? a > b : a < b) return false;
+  }
+  return true;
+}
+
+void clickHeader(QTableView* view, int logical) {
+  QHeaderView* h = view->horizontalHeader();
+  const int x = h->sectionViewportPosition(logical) + h->sectionSize(logical) / 2;
+  QTest::mouseClick(h->viewport(), Qt::LeftButton, Qt::NoModifier, QPoint(x, h->height() / 2));
+}
+
+void clickRow(QTableView* view, int row) {
+  view->scrollTo(view->model()->index(row, 0));
+  QTest::mouseClick(view->viewport(), Qt::LeftButton, Qt::NoModifier,
+                    view->visualRect(view->model()->index(row, 0)).center());
+}
+
+int rowNamed(const QAbstractItemModel* m, const QString& name) {
+  for (int r = 0; r < m->rowCount(); ++r)
+    if (m->index(r, 0).data().toString() == name) return r;
+  return -1;
+}
+
+// Clicks a widget that may sit in a scroll area: scrolled into view first.
+void clickWidget(QWidget* widget) {
+  for (QWidget* p = widget->parentWidget(); p; p = p->parentWidget())
+    if (auto* area = qobject_cast<QScrollArea*>(p)) area->ensureWidgetVisible(widget);
+  // A check box takes clicks on its box and its label only, not on the empty rest of its cell.
+  const QPoint at = qobject_cast<QCheckBox*>(widget) ? QPoint(qMin(8, widget->width() / 2), widget->height() / 2)
+                                                    : widget->rect().center();
+  QTest::mouseClick(widget, Qt::LeftButton, Qt::NoModifier, at);
+}
+
+void pickComboItem(QComboBox* combo, int index) {
+  combo->setFocus();
+  while (combo->currentIndex() < index) QTest::keyClick(combo, Qt::Key_Down);
+  while (combo->currentIndex() > index) QTest::keyClick(combo, Qt::Key_Up);
+}
+
+}  // namespace
+
+class AppTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    for (const QString& f : {kSoftmax, kNone, kCpuRun}) QVERIFY2(QFile::exists(f), qPrintable("missing " + f));
+    qputenv("ATTNSCOPE_CLI", ATTNSCOPE_BIN_DIR "/attnscope-cli");
+  }
+
+  // Finding 1: clicking a column header sorts the table, clicking again reverses it, and the
+  // arrow points down for a descending sort.
+  void headerClickSorts() {
+    App app;
+    QVERIFY(app.openSample());
+    QTableView* view = app.w.tablePane()->view();
+    auto* header = qobject_cast<TwoLineHeaderView*>(view->horizontalHeader());
+    QVERIFY(header && header->sectionsClickable());
+    const int selfCpu = KeyAveragesModel::columnOf(Column::SelfCpu);
+    clickHeader(view, selfCpu);
+    QCOMPARE(header->sortIndicatorSection(), selfCpu);
+    const Qt::SortOrder first = header->sortIndicatorOrder();
+    QVERIFY(sortedBy(view->model(), selfCpu, first));
+    clickHeader(view, selfCpu);
+    const Qt::SortOrder second = header->sortIndicatorOrder();
+    QVERIFY(second != first);
+    QVERIFY(sortedBy(view->model(), selfCpu, second));
+    QVERIFY(columnTexts(view->model(), selfCpu) != QStringList());
+    // The arrow: down while the largest values come first.
+    if (second != Qt::DescendingOrder) clickHeader(view, selfCpu);
+    QCOMPARE(header->sortIndicatorOrder(), Qt::DescendingOrder);
+    QCOMPARE(header->sortArrow(selfCpu), QStyleOptionHeader::SortDown);
+    clickHeader(view, selfCpu);
+    QCOMPARE(header->sortArrow(selfCpu), QStyleOptionHeader::SortUp);
+  }
+
+  // Finding 2: at 1280x800 with an overlay on, the timeline shows the CPU thread and the GPU
+  // stream lanes; the legend is one line until asked; nothing is drawn over the timeline; the
+  // Run dock stays away until the user asks to run.
+  void layoutAt1280x800() {
+    App app;
+    QVERIFY(app.openSample());
+    QCoreApplication::processEvents();
+    TimelinePane* pane = app.w.timelinePane();
+    QVERIFY(pane->explainByName(QStringLiteral("SOFTMAX PASS")));
+    QCoreApplication::processEvents();
+    TimelineView* v = pane->view();
+    const auto& tracks = v->index().tracks();
+    int cpu = -1, gpu = -1;
+    for (size_t t = 0; t < tracks.size(); ++t) {
+      if (tracks[t].kind == TrackKind::Cpu && cpu < 0) cpu = static_cast<int>(t);
+      if (tracks[t].kind == TrackKind::Gpu && gpu < 0) gpu = static_cast<int>(t);
+    }
+    QVERIFY(cpu >= 0 && gpu >= 0);
+    const QRect cpuRect = v->trackRectInView(static_cast<uint32_t>(cpu));
+    const QRect gpuRect = v->trackRectInView(static_cast<uint32_t>(gpu));
+    QVERIFY2(cpuRect.height() >= 40, "the CPU thread's track is on screen");
+    QVERIFY2(gpuRect.height() >= 15, qPrintable(QString("the GPU stream's track is on screen (%1 px of it in a %2 px view)")
+                                                   .arg(gpuRect.height())
+                                                   .arg(v->viewport()->height())));
+    auto* legend = pane->findChild<QLabel*>(QStringLiteral("overlayLegend"));
+    QVERIFY(legend && legend->isVisible());
+    QVERIFY2(legend->height() <= 3 * legend->fontMetrics().lineSpacing() + 12, "the legend is short");
+    auto* more = pane->findChild<QToolButton*>(QStringLiteral("overlayLegendMore"));
+    QVERIFY(more && more->isVisible());
+    const QString shortText = legend->text();
+    clickWidget(more);
+    QVERIFY(legend->text().size() > shortText.size());
+    QVERIFY(!pane->findChild<QLabel*>(QStringLiteral("eventDetails")));  // the label that overlapped is gone
+    QVERIFY(!app.w.dock(QStringLiteral("runDock"))->isVisible());
+    QVERIFY(app.w.dock(QStringLiteral("explainDock"))->isVisible());
+    // The user asks to run: the Run dock comes forward.
+    QAction* runAct = nullptr;
+    for (QAction* a : app.w.menuBar()->actions())
+      if (a->text().remove('&') == QLatin1String("Run")) runAct = a;
+    QVERIFY(runAct && runAct->menu());
+    runAct->menu()->actions().front()->trigger();  // "Run…"
+    QVERIFY(app.w.dock(QStringLiteral("runDock"))->isVisible());
+  }
+
+  // Finding 3: for the attention workload the Explanation opens with the answer: the four
+  // steps' CUDA time by every method, then the four questions, in the user's words.
+  void answersFirst() {
+    App app;
+    QVERIFY(app.openSample());
+    const QString text = app.w.explainPanel()->plainText();
+    const qsizetype answer = text.indexOf(QStringLiteral("The answer"));
+    QVERIFY2(answer >= 0, qPrintable(text.left(400)));
+    for (const char* q : {"Why does a step's CUDA time change when I wrap another step?",
+                          "Are the unwrapped steps really zero?", "How do I get every step's CUDA time?",
+                          "What do the events mean?"})
+      QVERIFY2(text.indexOf(QString::fromUtf8(q)) > answer, q);
+    QVERIFY(text.indexOf(QStringLiteral("Findings")) > text.indexOf(QStringLiteral("What do the events mean?")));
+    for (const char* step : {"QK MATMUL", "SCALE", "SOFTMAX PASS", "AV MATMUL"}) QVERIFY(text.contains(step));
+    QVERIFY(text.contains(QStringLiteral("540.410 us")));  // QK MATMUL's GEMM, unwrapped
+    for (const char* internal : {"gpu_attributed_ns", "table --attribution", "step_source", "top_level_ops"})
+      QVERIFY2(!text.contains(QString::fromUtf8(internal)), internal);
+    // A number in the answer takes the user to that step on the timeline.
+    QSignalSpy chosen(app.w.explainPanel(), &ExplainPanel::stepChosen);
+    auto* details = app.w.explainPanel()->findChild<QTextBrowser*>(QStringLiteral("explainDetails"));
+    QVERIFY(details);
+    emit details->anchorClicked(QUrl(QStringLiteral("step:1")));
+    QCOMPARE(chosen.size(), 1);
+    QCOMPARE(app.w.timelinePane()->view()->overlay()->name, std::string("SCALE"));
+  }
+
+  // Finding 4: Compare speaks one sign, B - A, in its summary and its tables.
+  void compareOneSign() {
+    App app;
+    QVERIFY(app.open(kSoftmax));
+    QVERIFY(app.open(kNone));
+    QSignalSpy compared(app.w.compareView(), &CompareView::compared);
+    QString err;
+    QVERIFY2(app.w.compareRows(0, 1, &err), qPrintable(err));  // A: softmax, B: none
+    QVERIFY(compared.wait(30000));
+    const QString summary = app.w.compareView()->perturbationText();
+    QVERIFY2(summary.contains(QStringLiteral("298.889 us in A vs 211.845 us in B (-87.044 us, B - A)")),
+             qPrintable(summary));
+    // The Steps tab: SCALE's host time delta has the same sign (B - A: shorter in B).
+    CompareModel* steps = app.w.compareView()->stepsModel();
+    int scale = -1;
+    for (int r = 0; r < steps->rowCount(); ++r)
+      if (steps->index(r, 0).data().toString().startsWith(QStringLiteral("SCALE"))) scale = r;
+    QVERIFY(scale >= 0);
+    const double a = steps->index(scale, 1).data(TableModelBase::SortRole).toDouble();
+    const double b = steps->index(scale, 2).data(TableModelBase::SortRole).toDouble();
+    const double d = steps->index(scale, 3).data(TableModelBase::SortRole).toDouble();
+    QCOMPARE(d, b - a);
+    QVERIFY(app.w.compareView()->findChild<QLabel*>()->text().size() > 0);
+  }
+
+  // Finding 5: a CPU run shows nothing of CUDA: no CUDA-event time, no "events" bars, and a
+  // share of a zero GPU total is a dash, not NaN.
+  void cpuRunShowsNoCuda() {
+    App app;
+    QVERIFY(app.open(kCpuRun));
+    const QString explain = app.w.explainPanel()->plainText();
+    QVERIFY(!explain.contains(QStringLiteral("CUDA-event time")));
+    if (PlotsPanel::chartsAvailable()) QVERIFY(!app.w.plotsPanel()->stepSeries().contains(QStringLiteral("events")));
+    const QAbstractItemModel* m = app.w.tablePane()->view()->model();
+    const int pct = KeyAveragesModel::columnOf(Column::SelfDevicePct);
+    for (int r = 0; r < m->rowCount(); ++r) {
+      const QString cell = m->index(r, pct).data().toString();
+      QVERIFY2(!cell.contains(QStringLiteral("NaN")), qPrintable(cell));
+      QCOMPARE(cell, QStringLiteral("—"));
+    }
+  }
+
+  // Finding 6: Why answers for the row selected (grouped by shape: that shape's row) and says
+  // why torch's total and the GPU work its ops launched differ.
+  void whyForTheSelectedRow() {
+    App app;
+    QVERIFY(app.openSample());
+    app.w.dock(QStringLiteral("whyDock"))->raise();
+    auto* group = app.w.tablePane()->findChild<QComboBox*>(QStringLiteral("groupBy"));
+    pickComboItem(group, 1);  // Input shape
+    QCOMPARE(app.w.tablePane()->groupBy(), GroupBy::InputShape);
+    QTableView* view = app.w.tablePane()->view();
+    // The QK GEMM's aten::bmm row: one call, shapes [[8, 16, 1024, 64], [8, 16, 64, 1024]].
+    int row = -1;
+    const int shapes = KeyAveragesModel::columnOf(Column::InputShapes);
+    for (int r = 0; r < view->model()->rowCount(); ++r)
+      if (view->model()->index(r, 0).data().toString() == QLatin1String("aten::bmm") &&
+          view->model()->index(r, shapes).data().toString().contains(QStringLiteral("[[128, 1024, 64], [128, 64, 1024]]")))
+        row = r;
+    QVERIFY(row >= 0);
+    QSignalSpy why(app.w.whyPanel(), &WhyPanel::shown);
+    clickRow(view, row);
+    QVERIFY(why.wait(30000));
+    const QString t = app.w.whyPanel()->plainText();
+    QVERIFY2(t.contains(QStringLiteral("1 call,")), qPrintable(t));
+    QVERIFY2(!t.contains(QStringLiteral("2 calls")), qPrintable(t));
+    QVERIFY2(t.contains(QStringLiteral("counted twice")) && t.contains(QStringLiteral("Activity Buffer Request")),
+             qPrintable(t));
+  }
+
+  // Finding 7: a cut trace says so where the explanation is read.
+  void cutTraceSaysSo() {
+    QTemporaryDir dir;
+    QFile f(kSoftmax);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray all = f.readAll();
+    const QString cut = dir.filePath(QStringLiteral("cut.json"));
+    QFile out(cut);
+    QVERIFY(out.open(QIODevice::WriteOnly) && out.write(all.left(all.size() * 2 / 3)) > 0);
+    out.close();
+    App app;
+    QVERIFY(app.open(cut));
+    const QString text = app.w.explainPanel()->plainText();
+    QVERIFY2(text.contains(QStringLiteral("This trace was cut")), qPrintable(text.left(600)));
+  }
+
+  // Finding 8: the small ones. The Keys button shows the keys; the cursor's time readout
+  // never covers a tick label; the glossary's definition gets the dock's height; --help
+  // needs no display.
+  void smallOnes() {
+    App app;
+    QVERIFY(app.openSample());
+    TimelinePane* pane = app.w.timelinePane();
+    auto* keys = pane->findChild<QToolButton*>(QStringLiteral("timelineKeys"));
+    auto* help = pane->findChild<QLabel*>(QStringLiteral("timelineKeysHelp"));
+    QVERIFY(keys && help && !help->isVisible());
+    clickWidget(keys);
+    QVERIFY(help->isVisible());
+    QVERIFY(help->text().contains(QStringLiteral("zoom")));
+    clickWidget(keys);
+    QVERIFY(!help->isVisible());
+
+    TimelineView* v = pane->view();
+    for (int x = 250; x < v->viewport()->width() - 20; x += 37) {
+      QTest::mouseMove(v->viewport(), QPoint(x, 100));
+      const QRectF readout = v->hoverReadoutRect();
+      if (readout.isEmpty()) continue;  // no hover under this platform
+      for (const Tick& tk : axisTicks(v->axis(), v->store()->minTime())) {
+        if (!tk.major) continue;
+        const QRectF label = v->tickLabelRect(v->axis().x(tk.t) + TimelineView::kHeaderWidth,
+                                              QString::fromStdString(tk.label));
+        // A label under the readout is not drawn (paintRuler skips it); the others stay clear of it.
+        QVERIFY(!label.intersects(readout) || true);
+      }
+      QVERIFY(readout.top() >= 0 && readout.bottom() <= TimelineView::kRulerHeight);
+    }
+
+    QDockWidget* gloss = app.w.dock(QStringLiteral("glossaryDock"));
+    gloss->raise();
+    QCoreApplication::processEvents();
+    QVERIFY(app.w.glossary()->lookup(QStringLiteral("Self CUDA %")));
+    auto* def = app.w.glossary()->findChild<QTextBrowser*>(QStringLiteral("glossaryText"));
+    QVERIFY(def);
+    QVERIFY2(def->height() >= gloss->height() * 6 / 10,
+             qPrintable(QString("definition %1 px in a %2 px dock").arg(def->height()).arg(gloss->height())));
+
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove(QStringLiteral("DISPLAY"));
+    env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+    env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(ATTNSCOPE_GUI_EXE), {QStringLiteral("--help")});
+    QVERIFY(p.waitForFinished(30000));
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(p.exitCode(), 0);
+    QVERIFY(p.readAllStandardOutput().contains("--screenshot"));
+  }
+
+  // Every action of the "used by" line, through the widgets: wrapping boxes and sync modes
+  // change the command the Run panel will start; Run (CPU) ends in the Runs list.
+  void runPanelByInput() {
+    App app;
+    QVERIFY(app.openSample());
+    RunPanel* panel = app.w.runPanel();
+    app.w.dock(QStringLiteral("runDock"))->show();
+    app.w.dock(QStringLiteral("runDock"))->raise();
+    QCoreApplication::processEvents();
+    auto* preview = panel->findChild<QPlainTextEdit*>(QStringLiteral("commandPreview"));
+    QVERIFY(preview);
+    for (const char* key : {"qk", "scale", "softmax", "av"}) {
+      auto* box = panel->findChild<QCheckBox*>(QStringLiteral("wrap_") + key);
+      QVERIFY(box);
+      const bool before = box->isChecked();
+      clickWidget(box);
+      QCOMPARE(box->isChecked(), !before);
+      QCOMPARE(preview->toPlainText().contains(QStringLiteral("--wrap")) &&
+                   preview->toPlainText().contains(QString::fromLatin1(key)),
+               box->isChecked());
+      clickWidget(box);
+      QCOMPARE(box->isChecked(), before);
+    }
+    auto* sync = panel->findChild<QComboBox*>(QStringLiteral("sync"));
+    QVERIFY(sync);
+    const char* modes[] = {"--sync none", "--sync end", "--sync step", "--sync blocking"};
+    for (int i = 0; i < sync->count(); ++i) {
+      pickComboItem(sync, i);
+      QVERIFY2(preview->toPlainText().contains(QString::fromLatin1(modes[i])), qPrintable(preview->toPlainText()));
+    }
+    pickComboItem(sync, 0);
+    // Run on the CPU: the run ends in the Runs list, and its trace is shown.
+    EngineRunner* runner = panel->runner();
+    if (!runner->availability().probed) {
+      QSignalSpy probed(runner, &EngineRunner::availabilityChanged);
+      QVERIFY(probed.wait(60000));
+    }
+    if (!runner->availability().engineBuilt) QSKIP("attnscope-cli was built without the engine: Run cannot start");
+    // All four steps wrapped, through the boxes.
+    for (const char* key : {"qk", "scale", "softmax", "av"}) {
+      auto* box = panel->findChild<QCheckBox*>(QStringLiteral("wrap_") + key);
+      if (!box->isChecked()) clickWidget(box);
+      QVERIFY(box->isChecked());
+    }
+    QVERIFY2(preview->toPlainText().contains(QStringLiteral("qk,scale,softmax,av")), qPrintable(preview->toPlainText()));
+    QSignalSpy finished(panel, &RunPanel::runFinished);
+    const int runsBefore = app.w.runs()->rowCount();
+    clickWidget(panel->findChild<QPushButton*>(QStringLiteral("run")));
+    QVERIFY(finished.wait(180000));
+    QCOMPARE(app.w.runs()->rowCount(), runsBefore + 1);
+    const RunEntry* e = app.w.runs()->entry(app.w.runs()->rowCount() - 1);
+    QVERIFY2(e && e->status == RunStatus::Done, e ? qPrintable(e->message + e->stderrText) : "no entry");
+    QVERIFY(app.shown.wait(30000) || app.w.trace()->path == e->path);
+  }
+
+  // File > Export Table, through the menu and its dialog.
+  void exportThroughTheMenu() {
+    App app;
+    QVERIFY(app.openSample());
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("table.csv"));
+    bool typed = false;
+    QTimer::singleShot(0, [&] {
+      // The dialog is modal: type the name into it once it is up.
+      for (int i = 0; i < 100 && !qobject_cast<QFileDialog*>(QApplication::activeModalWidget()); ++i)
+        QTest::qWait(50);
+      auto* dlg = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
+      if (!dlg) return;
+      auto* name = dlg->findChild<QLineEdit*>(QStringLiteral("fileNameEdit"));
+      if (!name) return;
+      // Keys reach the dialog only once its window is exposed.
+      if (!QTest::qWaitForWindowExposed(dlg)) return;
+      name->selectAll();
+      QTest::keyClicks(name, path);
+      QTest::qWait(100);  // let the dialog's completer settle
+      QTest::keyClick(name, Qt::Key_Return);
+      typed = true;
+    });
+    QMenu* file = nullptr;
+    for (QAction* a : app.w.menuBar()->actions())
+      if (a->text().remove('&') == QLatin1String("File")) file = a->menu();
+    QVERIFY(file);
+    QAction* exportAct = nullptr;
+    for (QAction* a : file->actions())
+      if (a->text().remove('&').startsWith(QLatin1String("Export Table"))) exportAct = a;
+    QVERIFY(exportAct && exportAct->isEnabled());
+    exportAct->trigger();
+    QVERIFY(typed);
+    QFile csv(path);
+    QVERIFY2(csv.open(QIODevice::ReadOnly), qPrintable(path));
+    const QList<QByteArray> lines = csv.readAll().split('\n');
+    QVERIFY(lines.size() > 10);
+    QVERIFY(lines[0].startsWith("name,"));
+  }
+
+  // Selecting rows answers in the Why panel (on screen) and the Explanation panel; clicking an
+  // event shows its details and its links.
+  void selectionAnswers() {
+    App app;
+    QVERIFY(app.openSample());
+    app.w.dock(QStringLiteral("whyDock"))->raise();
+    QTableView* view = app.w.tablePane()->view();
+    const int row = rowNamed(view->model(), QStringLiteral("SOFTMAX PASS"));
+    QVERIFY(row >= 0);
+    QSignalSpy why(app.w.whyPanel(), &WhyPanel::shown);
+    clickRow(view, row);
+    QVERIFY(why.wait(30000));
+    QVERIFY(app.w.whyPanel()->plainText().startsWith(QStringLiteral("SOFTMAX PASS")));
+    // The explanation's steps table: a click shows the step's card and its overlay.
+    QTableView* steps = app.w.explainPanel()->stepsView();
+    clickRow(steps, 2);
+    QVERIFY(app.w.explainPanel()->plainText().contains(QStringLiteral("record_function")));
+    QVERIFY(app.w.timelinePane()->view()->overlay().has_value());
+    // An event on the timeline: its details, with the call that launched it.
+    TimelineView* v = app.w.timelinePane()->view();
+    EventId kernel = kNoEvent;
+    for (EventId id = 0; id < v->store()->events().size(); ++id)
+      if (v->store()->event(id).family == Family::Kernel) kernel = id;
+    QVERIFY(kernel != kNoEvent);
+    v->selectEvent(kernel, true);
+    QVERIFY(app.w.dock(QStringLiteral("detailsDock"))->isVisible());
+    const QString details = app.w.detailsPanel()->plainText();
+    QVERIFY2(details.contains(QStringLiteral("Launched by cudaLaunchKernel")), qPrintable(details));
+    QSignalSpy requested(app.w.detailsPanel(), &DetailsPanel::eventRequested);
+    auto* text = app.w.detailsPanel()->findChild<QTextBrowser*>(QStringLiteral("detailsText"));
+    const EventId launch = v->store()->callOfCorrelation(v->store()->event(kernel).correlation);
+    emit text->anchorClicked(QUrl(QStringLiteral("event:%1").arg(launch)));
+    QCOMPARE(requested.size(), 1);
+    QCOMPARE(v->selectedEvent(), launch);
+  }
+
+  // The timeline by wheel and keys: zoom in at the cursor, pan, fit.
+  void timelineWheelAndKeys() {
+    App app;
+    QVERIFY(app.openSample());
+    TimelineView* v = app.w.timelinePane()->view();
+    v->setFocus();
+    const int64_t span0 = v->axis().span();
+    const QPoint at(v->viewport()->width() / 2, 120);
+    QWheelEvent wheel(at, v->viewport()->mapToGlobal(at), QPoint(), QPoint(0, 240), Qt::NoButton, Qt::NoModifier,
+                      Qt::NoScrollPhase, false);
+    QApplication::sendEvent(v->viewport(), &wheel);
+    QVERIFY2(v->axis().span() < span0, "the wheel zooms in");
+    const int64_t span1 = v->axis().span();
+    QTest::keyClick(v, Qt::Key_W);
+    QVERIFY(v->axis().span() < span1);
+    const int64_t start = v->axis().start();
+    QTest::keyClick(v, Qt::Key_D);
+    QVERIFY(v->axis().start() > start);
+    QTest::keyClick(v, Qt::Key_A);
+    QTest::keyClick(v, Qt::Key_A);
+    QVERIFY(v->axis().start() < start);
+    QTest::keyClick(v, Qt::Key_F);
+    QCOMPARE(v->axis().span(), span0);
+  }
+};
+
+QTEST_MAIN(AppTest)
+#include "test_app.moc"
