@@ -76,8 +76,7 @@ int benchHostile(const std::vector<std::string>& args) {
   };
   // The shapes of tests/core/test_hostile_inputs.cpp that carry most events.
   const bool written =
-      add("tiny_2M",
-          2'000'000,
+      add("tiny_2M", 2'000'000,
           [](size_t i) {
             return op(i % 3 ? "aten::add" : "aten::mul", static_cast<int64_t>(2 * i), 1, static_cast<int>(i % 4));
           }) &&
@@ -124,8 +123,7 @@ int benchHostile(const std::vector<std::string>& args) {
   for (size_t s = 1; s < shapes.size(); ++s)
     for (int c = 0; c < 3; ++c) {
       char kv[96];
-      std::snprintf(kv, sizeof kv, "%s_%s_ratio=%.2f ", shapes[s].name.c_str(), cmds[c],
-                    sPerMb[s][c] / sPerMb[0][c]);
+      std::snprintf(kv, sizeof kv, "%s_%s_ratio=%.2f ", shapes[s].name.c_str(), cmds[c], sPerMb[s][c] / sPerMb[0][c]);
       line += kv;
     }
   std::printf("%s\n", line.c_str());

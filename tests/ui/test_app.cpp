@@ -11,10 +11,9 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
-#include <QDockWidget>
 #include <QDialogButtonBox>
+#include <QDockWidget>
 #include <QFileDialog>
-#include <QPushButton>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
@@ -116,7 +115,7 @@ void clickWidget(QWidget* widget) {
     if (auto* area = qobject_cast<QScrollArea*>(p)) area->ensureWidgetVisible(widget);
   // A check box takes clicks on its box and its label only, not on the empty rest of its cell.
   const QPoint at = qobject_cast<QCheckBox*>(widget) ? QPoint(qMin(8, widget->width() / 2), widget->height() / 2)
-                                                    : widget->rect().center();
+                                                     : widget->rect().center();
   QTest::mouseClick(widget, Qt::LeftButton, Qt::NoModifier, at);
 }
 
@@ -184,9 +183,10 @@ class AppTest : public QObject {
     const QRect cpuRect = v->trackRectInView(static_cast<uint32_t>(cpu));
     const QRect gpuRect = v->trackRectInView(static_cast<uint32_t>(gpu));
     QVERIFY2(cpuRect.height() >= 40, "the CPU thread's track is on screen");
-    QVERIFY2(gpuRect.height() >= 15, qPrintable(QString("the GPU stream's track is on screen (%1 px of it in a %2 px view)")
-                                                   .arg(gpuRect.height())
-                                                   .arg(v->viewport()->height())));
+    QVERIFY2(gpuRect.height() >= 15,
+             qPrintable(QString("the GPU stream's track is on screen (%1 px of it in a %2 px view)")
+                            .arg(gpuRect.height())
+                            .arg(v->viewport()->height())));
     auto* legend = pane->findChild<QLabel*>(QStringLiteral("overlayLegend"));
     QVERIFY(legend && legend->isVisible());
     QVERIFY2(legend->height() <= 3 * legend->fontMetrics().lineSpacing() + 12, "the legend is short");
@@ -215,9 +215,9 @@ class AppTest : public QObject {
     const QString text = app.w.explainPanel()->plainText();
     const qsizetype answer = text.indexOf(QStringLiteral("The answer"));
     QVERIFY2(answer >= 0, qPrintable(text.left(400)));
-    for (const char* q : {"Why does a step's CUDA time change when I wrap another step?",
-                          "Are the unwrapped steps really zero?", "How do I get every step's CUDA time?",
-                          "What do the events mean?"})
+    for (const char* q :
+         {"Why does a step's CUDA time change when I wrap another step?", "Are the unwrapped steps really zero?",
+          "How do I get every step's CUDA time?", "What do the events mean?"})
       QVERIFY2(text.indexOf(QString::fromUtf8(q)) > answer, q);
     QVERIFY(text.indexOf(QStringLiteral("Findings")) > text.indexOf(QStringLiteral("What do the events mean?")));
     for (const char* step : {"QK MATMUL", "SCALE", "SOFTMAX PASS", "AV MATMUL"}) QVERIFY(text.contains(step));
@@ -290,7 +290,8 @@ class AppTest : public QObject {
     const int shapes = KeyAveragesModel::columnOf(Column::InputShapes);
     for (int r = 0; r < view->model()->rowCount(); ++r)
       if (view->model()->index(r, 0).data().toString() == QLatin1String("aten::bmm") &&
-          view->model()->index(r, shapes).data().toString().contains(QStringLiteral("[[128, 1024, 64], [128, 64, 1024]]")))
+          view->model()->index(r, shapes).data().toString().contains(
+              QStringLiteral("[[128, 1024, 64], [128, 64, 1024]]")))
         row = r;
     QVERIFY(row >= 0);
     QSignalSpy why(app.w.whyPanel(), &WhyPanel::shown);
@@ -342,8 +343,8 @@ class AppTest : public QObject {
       if (readout.isEmpty()) continue;  // no hover under this platform
       for (const Tick& tk : axisTicks(v->axis(), v->store()->minTime())) {
         if (!tk.major) continue;
-        const QRectF label = v->tickLabelRect(v->axis().x(tk.t) + TimelineView::kHeaderWidth,
-                                              QString::fromStdString(tk.label));
+        const QRectF label =
+            v->tickLabelRect(v->axis().x(tk.t) + TimelineView::kHeaderWidth, QString::fromStdString(tk.label));
         // A label under the readout is not drawn (paintRuler skips it); the others stay clear of it.
         QVERIFY(!label.intersects(readout) || true);
       }
@@ -416,7 +417,8 @@ class AppTest : public QObject {
       if (!box->isChecked()) clickWidget(box);
       QVERIFY(box->isChecked());
     }
-    QVERIFY2(preview->toPlainText().contains(QStringLiteral("qk,scale,softmax,av")), qPrintable(preview->toPlainText()));
+    QVERIFY2(preview->toPlainText().contains(QStringLiteral("qk,scale,softmax,av")),
+             qPrintable(preview->toPlainText()));
     QSignalSpy finished(panel, &RunPanel::runFinished);
     const int runsBefore = app.w.runs()->rowCount();
     clickWidget(panel->findChild<QPushButton*>(QStringLiteral("run")));
@@ -436,8 +438,7 @@ class AppTest : public QObject {
     bool typed = false;
     QTimer::singleShot(0, [&] {
       // The dialog is modal: type the name into it once it is up.
-      for (int i = 0; i < 100 && !qobject_cast<QFileDialog*>(QApplication::activeModalWidget()); ++i)
-        QTest::qWait(50);
+      for (int i = 0; i < 100 && !qobject_cast<QFileDialog*>(QApplication::activeModalWidget()); ++i) QTest::qWait(50);
       auto* dlg = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
       if (!dlg) return;
       auto* name = dlg->findChild<QLineEdit*>(QStringLiteral("fileNameEdit"));

@@ -16,20 +16,34 @@ constexpr size_t kMaxListed = 20;
 
 QString kindInWords(Family f) {
   switch (f) {
-    case Family::CpuOp: return QObject::tr("op (cpu_op)");
-    case Family::UserAnnotation: return QObject::tr("record_function scope (user_annotation)");
-    case Family::GpuUserAnnotation: return QObject::tr("a scope's device-side span (gpu_user_annotation)");
-    case Family::CudaRuntime: return QObject::tr("CUDA runtime call");
-    case Family::CudaDriver: return QObject::tr("CUDA driver call");
-    case Family::Kernel: return QObject::tr("kernel");
-    case Family::GpuMemcpy: return QObject::tr("copy (memcpy)");
-    case Family::GpuMemset: return QObject::tr("memset");
-    case Family::CudaSync: return QObject::tr("CUDA synchronization record");
-    case Family::Overhead: return QObject::tr("the profiler's own work (overhead)");
-    case Family::PythonFunction: return QObject::tr("Python frame");
-    case Family::CpuInstant: return QObject::tr("instant event");
-    case Family::Memory: return QObject::tr("memory (de)allocation");
-    default: return qs(familyName(f));
+    case Family::CpuOp:
+      return QObject::tr("op (cpu_op)");
+    case Family::UserAnnotation:
+      return QObject::tr("record_function scope (user_annotation)");
+    case Family::GpuUserAnnotation:
+      return QObject::tr("a scope's device-side span (gpu_user_annotation)");
+    case Family::CudaRuntime:
+      return QObject::tr("CUDA runtime call");
+    case Family::CudaDriver:
+      return QObject::tr("CUDA driver call");
+    case Family::Kernel:
+      return QObject::tr("kernel");
+    case Family::GpuMemcpy:
+      return QObject::tr("copy (memcpy)");
+    case Family::GpuMemset:
+      return QObject::tr("memset");
+    case Family::CudaSync:
+      return QObject::tr("CUDA synchronization record");
+    case Family::Overhead:
+      return QObject::tr("the profiler's own work (overhead)");
+    case Family::PythonFunction:
+      return QObject::tr("Python frame");
+    case Family::CpuInstant:
+      return QObject::tr("instant event");
+    case Family::Memory:
+      return QObject::tr("memory (de)allocation");
+    default:
+      return qs(familyName(f));
   }
 }
 
@@ -110,7 +124,8 @@ QString DetailsPanel::html(EventId id) const {
   if (isGpuWork(e.family)) {
     const GpuOwner o = gpuOwner(s, id);
     if (o.launch != kNoEvent)
-      links << tr("Launched by %1, %2 before it started").arg(link(o.launch), durationQ(e.start - s.event(o.launch).start));
+      links << tr("Launched by %1, %2 before it started")
+                   .arg(link(o.launch), durationQ(e.start - s.event(o.launch).start));
     else
       links << tr("No runtime call launched it in this trace (queued before the profile began, or not recorded).");
     if (o.op != kNoEvent) links << tr("Its op: %1").arg(link(o.op));
@@ -150,7 +165,8 @@ QString DetailsPanel::html(EventId id) const {
     }
   }
   if (!links.isEmpty())
-    h += tr("<h4>Links</h4><ul style=\"margin-left:-20px\"><li>%1</li></ul>").arg(links.join(QStringLiteral("</li><li>")));
+    h += tr("<h4>Links</h4><ul style=\"margin-left:-20px\"><li>%1</li></ul>")
+             .arg(links.join(QStringLiteral("</li><li>")));
   return h;
 }
 
