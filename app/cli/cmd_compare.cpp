@@ -10,14 +10,24 @@ namespace attnscope::cli {
 static const char* kCompareHelp =
     "usage: attnscope-cli compare A B [options]\n"
     "\n"
-    "Two traces of the same workload (e.g. different steps wrapped, with and without a\n"
-    "sync): table rows joined by name (and input shapes with --group-by shape), steps\n"
-    "joined by name, sync waits joined by API and issuing ops, each with A, B and A-B;\n"
-    "and a perturbation summary: host time added by scopes, how sync waits moved and why,\n"
-    "CUDA-event markers.\n"
+    "Two traces of the same workload (two runs of a training loop, or the attention block\n"
+    "with different steps wrapped). Every difference is B - A.\n"
+    "  steps     ProfilerStep#N of both paired in time order (else steps joined by name);\n"
+    "            per step, the median [p25-p75] of host time, GPU work launched, GPU busy,\n"
+    "            idle, sync wait, communication and spill, then step by step\n"
+    "  changes   ranked by the time at stake per step: ops (Self CPU; the DataLoader's\n"
+    "            single- and multi-process iterators are one role), kernels/copies/memsets\n"
+    "            by name (GPU time), sync waits by cause (op chain); what appeared and\n"
+    "            disappeared. A change smaller than the step-to-step spread (p25-p75) in\n"
+    "            both traces is called noise.\n"
+    "  perturbation   host time added by scopes, how sync waits moved and why (one line\n"
+    "            per wait only when there are few), CUDA-event markers.\n"
+    "By default the text has at most 200 lines of at most 400 characters and the JSON at\n"
+    "most 100 findings (it keeps every row, step and sync wait).\n"
     "\n"
     "  --format text|json|csv  output format (default text); csv is long form:\n"
     "                          section,key,metric,a,b,delta\n"
+    "  --all                   lift the bounds (every change, step pair and row in the text)\n"
     "  --attribution torch|corrected   how the rows attribute GPU time (default torch)\n"
     "  --group-by name|shape   row key (default name)\n"
     "  -o, --output FILE       write to FILE atomically instead of stdout\n";
@@ -45,13 +55,15 @@ int cmdCompare(Args& a) {
     else
       throw UsageError("compare: --group-by takes name or shape, got '" + *g + "'");
   }
+  CompareOutputOptions bounds;
+  bounds.all = a.flag("--all");
   auto out = a.value("--output", "-o");
   const ReaderLimits limits = readerLimits(a);
   const auto pos = a.positionals(2, 2);
   const EventStore sa = loadOrThrow(pos[0], limits);
   const EventStore sb = loadOrThrow(pos[1], limits);
   const Comparison c = compareTraces(*snapshotOf(sa), *snapshotOf(sb), opt);
-  emit(out, format == "json" ? compareJson(c) : format == "csv" ? compareCsv(c) : compareText(c));
+  emit(out, format == "json" ? compareJson(c, bounds) : format == "csv" ? compareCsv(c) : compareText(c, bounds));
   return kExitOk;
 }
 

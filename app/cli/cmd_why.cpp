@@ -10,7 +10,9 @@ namespace attnscope::cli {
 static const char* kWhyHelp =
     "usage: attnscope-cli why TRACE NAME [--format text|json] [-o FILE]\n"
     "\n"
-    "Where the GPU time of the row NAME is: its torch and corrected table values, the GPU\n"
+    "NAME is a row as the table shows it (\"ProfilerStep*\", a kernel's name, or grouped by\n"
+    "input shape \"aten::bmm [[128, 1024, 64], [128, 64, 1024]]\") or any event's name.\n"
+    "What the row aggregates, and where its GPU time is: its torch and corrected table values, the GPU\n"
     "work it launched itself, that of the ops inside it, and if there is none, where the GPU\n"
     "work near it went (another op, another thread, the profiler's overhead event, unlinked).\n"
     "For a gpu_user_annotation or kernel name: the span and the work inside it, or who\n"
@@ -29,8 +31,13 @@ int cmdWhy(Args& a) {
   const ReaderLimits limits = readerLimits(a);
   const auto pos = a.positionals(2, 2);
   const EventStore store = loadOrThrow(pos[0], limits);
-  const WhyReport r = whyRow(*snapshotOf(store, {.explain = false, .shapeTables = false}), pos[1]);
-  if (!r.found) throw UsageError(pos[0] + ": no event named '" + pos[1] + "'");
+  // A row as the table shows it (ProfilerStep*, a name with its input shapes), else any event name.
+  const bool shapes = pos[1].find(" [") != std::string::npos;
+  const auto snap = snapshotOf(store, {.explain = false, .shapeTables = shapes});
+  const WhyReport r = whyShownRow(*snap, pos[1]);
+  if (!r.found)
+    throw UsageError(pos[0] + ": no table row or event named '" + pos[1] +
+                     "' (a row grouped by input shape is 'NAME [[shapes]]', as the table shows it)");
   emit(out, json ? whyJson(store, r) : whyText(store, r));
   return kExitOk;
 }

@@ -3,7 +3,10 @@
 #include "core/snapshot/trace_snapshot.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+
+#include "core/explain/compare_internal.h"
 
 #include "core/text/json_out.h"
 
@@ -102,9 +105,20 @@ void perturbation(const EventStore& ea, const EventStore& eb, const Explanation&
   };
   const uint64_t na = annotations(ea), nb = annotations(eb);
   c.perturbation.push_back("scopes: A has " + std::to_string(na) + " user annotations (record_function), B " +
-                           std::to_string(nb) + "; the steps' host span is " + usText(span(a)) + " in A vs " +
-                           usText(span(b)) + " in B (" + signedUs(span(b) - span(a)) + ", B - A).");
+                           std::to_string(nb) + "; the steps' host span is " + spanDurationText(span(a)) + " in A vs " +
+                           spanDurationText(span(b)) + " in B (" + (span(b) >= span(a) ? "+" : "-") +
+                           spanDurationText(std::abs(span(b) - span(a))) + ", B - A).");
+  // One line per wait only when there are few (the attention block's); a training loop's waits are
+  // compared by cause among the changes.
+  constexpr size_t kMaxWaitLines = 20;
+  if (a.syncWaits.size() > kMaxWaitLines || b.syncWaits.size() > kMaxWaitLines) {
+    c.perturbation.push_back("sync waits: " + std::to_string(a.syncWaits.size()) + " in A, " +
+                             std::to_string(b.syncWaits.size()) + " in B; they are compared by cause (" +
+                             std::to_string(a.syncGroups.size()) + " and " + std::to_string(b.syncGroups.size()) +
+                             " groups) among the changes.");
+  }
   for (const auto& p : c.syncWaits) {
+    if (a.syncWaits.size() > kMaxWaitLines || b.syncWaits.size() > kMaxWaitLines) break;
     if (!p.a || !p.b) {
       const SyncWait& w = p.a ? *p.a : *p.b;
       c.perturbation.push_back("sync: " + w.api + " (" + w.issuer + ", " + usText(w.durNs) + ") is only in " +
@@ -192,7 +206,7 @@ Comparison compareTraces(const TraceSnapshot& sa, const TraceSnapshot& sb, const
   const KeyAverages& ka = *sa.table(opt.attribution, opt.groupBy);
   const KeyAverages& kb = *sb.table(opt.attribution, opt.groupBy);
   c.rows = join(ka.rows, kb.rows, [](const KeyAverageRow& r) {
-    return r.name + (r.deviceType == DeviceType::Cuda ? " [cuda]" : " [cpu]") +
+    return roleName(r.name) + (r.deviceType == DeviceType::Cuda ? " [cuda]" : " [cpu]") +
            (r.inputShapes.empty() ? "" : " " + r.inputShapes);
   });
   const Explanation& a = *sa.explanation;
@@ -203,28 +217,116 @@ Comparison compareTraces(const TraceSnapshot& sa, const TraceSnapshot& sb, const
     const bool isA = std::any_of(a.syncWaits.begin(), a.syncWaits.end(), [&](const SyncWait& x) { return &x == &w; });
     return syncKey(isA ? ea : eb, w);
   });
+  compare_detail::stepView(sa, sb, c);
+  compare_detail::findChanges(sa, sb, c);
   perturbation(ea, eb, a, b, c);
   return c;
 }
 
-std::string compareText(const Comparison& c) {
-  std::string out = "A: " + c.pathA + "\nB: " + c.pathB + "\n";
-  out += std::string("attribution: ") + (c.options.attribution == Attribution::Torch ? "torch" : "corrected") +
-         " (values A / B (B - A), ns; every difference is B - A)\n";
-  out += "perturbation:\n";
-  for (const auto& p : c.perturbation) out += "  - " + p + "\n";
-  out += "sync waits:\n";
-  for (const auto& p : c.syncWaits) metricsText(out, p);
-  out += "steps:\n";
-  for (const auto& p : c.steps) metricsText(out, p);
-  out += "rows:\n";
-  for (const auto& p : c.rows) metricsText(out, p);
+namespace {
+
+std::string clipLine(const std::string& text, size_t max) {
+  if (text.size() <= max) return text;
+  size_t n = max - 3;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return text.substr(0, n) + "...";
+}
+
+}  // namespace
+
+std::string compareText(const Comparison& c, const CompareOutputOptions& opt) {
+  std::vector<std::string> lines;
+  lines.push_back("A: " + c.pathA);
+  lines.push_back("B: " + c.pathB);
+  lines.push_back(
+      "every difference is B - A; a change smaller than the step-to-step spread (p25-p75) inside both "
+      "traces is called noise");
+  for (std::string& l : compare_detail::stepViewLines(c, opt.all)) lines.push_back(std::move(l));
+  size_t noise = 0;
+  for (const Change& ch : c.changes) noise += ch.noise;
+  lines.push_back(std::string("what changed") + (c.stepPairing == "order" ? ", per step," : " in the steps,") +
+                  " ranked by the time at stake: " + std::to_string(c.changes.size() - noise) + " changes" +
+                  (noise ? " (and " + std::to_string(noise) + " within the noise)" : std::string()) + ":");
+  const size_t maxChanges = opt.all ? SIZE_MAX : 40;
+  size_t shown = 0;
+  for (const Change& ch : c.changes) {
+    if (ch.noise && !opt.all) continue;
+    if (shown >= maxChanges) {
+      lines.push_back("  ... " + std::to_string(c.changes.size() - noise - shown) + " more (--all)");
+      break;
+    }
+    lines.push_back("  " + std::to_string(++shown) + ". " + ch.text);
+  }
+  lines.push_back("perturbation:");
+  for (const auto& p : c.perturbation) lines.push_back("  - " + p);
+  if (opt.all) {
+    std::string out = std::string("attribution: ") +
+                      (c.options.attribution == Attribution::Torch ? "torch" : "corrected") +
+                      " (values A / B (B - A), ns)\nsync waits:\n";
+    for (const auto& p : c.syncWaits) metricsText(out, p);
+    out += "steps:\n";
+    for (const auto& p : c.steps) metricsText(out, p);
+    out += "rows:\n";
+    for (const auto& p : c.rows) metricsText(out, p);
+    size_t from = 0;
+    while (from < out.size()) {
+      const size_t nl = out.find('\n', from);
+      lines.push_back(out.substr(from, nl - from));
+      from = nl + 1;
+    }
+  } else {
+    lines.push_back("(each step, sync wait and table row with A, B and B - A: --all, or --format json|csv)");
+  }
+  std::string out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!opt.all && i + 1 == kMaxTextLines && lines.size() > kMaxTextLines) {
+      out += "(" + std::to_string(lines.size() - i) + " more lines: --all prints everything)\n";
+      break;
+    }
+    out += (opt.all ? lines[i] : clipLine(lines[i], kMaxLineChars)) + "\n";
+  }
   return out;
 }
 
-std::string compareJson(const Comparison& c) {
-  std::string out = "{\"a\": " + jsonString(c.pathA) + ", \"b\": " + jsonString(c.pathB) + ", \"attribution\": " +
+namespace {
+
+std::string spreadJson(const Spread& s) {
+  return "{\"n\": " + std::to_string(s.n) + ", \"median\": " + std::to_string(std::llround(s.median)) +
+         ", \"p25\": " + std::to_string(std::llround(s.p25)) + ", \"p75\": " + std::to_string(std::llround(s.p75)) +
+         "}";
+}
+
+}  // namespace
+
+std::string compareJson(const Comparison& c, const CompareOutputOptions& opt) {
+  std::string out = "{\"a\": " + jsonString(c.pathA) + ", \"b\": " + jsonString(c.pathB) +
+                    ", \"sign\": \"B - A\", \"attribution\": " +
                     (c.options.attribution == Attribution::Torch ? "\"torch\"" : "\"corrected\"");
+  out += ", \"step_pairing\": " + jsonString(c.stepPairing) + ", \"step_source_a\": " + jsonString(c.stepSourceA) +
+         ", \"step_source_b\": " + jsonString(c.stepSourceB) + ", \"steps_a\": " + std::to_string(c.stepsA) +
+         ", \"steps_b\": " + std::to_string(c.stepsB) + ", \"step_stats\": [";
+  for (size_t i = 0; i < c.stepStats.size(); ++i) {
+    const StepStat& s = c.stepStats[i];
+    out += (i ? ", " : "") + std::string("{\"metric\": ") + jsonString(s.metric) +
+           ", \"label\": " + jsonString(s.label) + ", \"a\": " + spreadJson(s.a) + ", \"b\": " + spreadJson(s.b) +
+           ", \"delta_ns\": " + std::to_string(std::llround(s.deltaNs)) +
+           ", \"noise\": " + (s.noise ? "true" : "false") + "}";
+  }
+  const size_t maxFindings = opt.all ? SIZE_MAX : kMaxJsonVerdicts;
+  out += "], \"findings_total\": " + std::to_string(c.changes.size()) + ", \"findings\": [";
+  for (size_t i = 0; i < c.changes.size() && i < maxFindings; ++i) {
+    const Change& ch = c.changes[i];
+    out += (i ? ", " : "") + std::string("{\"rank\": ") + std::to_string(i + 1) + ", \"kind\": " + jsonString(ch.kind) +
+           ", \"key\": " + jsonString(ch.key) + ", \"status\": " + jsonString(ch.status) +
+           ", \"a_per_step_ns\": " + std::to_string(std::llround(ch.aNs)) +
+           ", \"b_per_step_ns\": " + std::to_string(std::llround(ch.bNs)) +
+           ", \"delta_per_step_ns\": " + std::to_string(std::llround(ch.deltaNs)) +
+           ", \"a_calls_per_step\": " + std::to_string(ch.aCalls) +
+           ", \"b_calls_per_step\": " + std::to_string(ch.bCalls) + ", \"a_spread\": " + spreadJson(ch.a) +
+           ", \"b_spread\": " + spreadJson(ch.b) + ", \"noise\": " + (ch.noise ? "true" : "false") +
+           ", \"text\": " + jsonString(ch.text) + "}";
+  }
+  out += "]";
   out += ", \"perturbation\": [";
   for (size_t i = 0; i < c.perturbation.size(); ++i) out += (i ? ", " : "") + jsonString(c.perturbation[i]);
   auto section = [&](const char* name, const auto& pairs) {
@@ -245,6 +347,16 @@ std::string compareCsv(const Comparison& c) {
   for (const auto& p : c.syncWaits) metricsCsv(out, "sync_wait", p);
   for (const auto& p : c.steps) metricsCsv(out, "step", p);
   for (const auto& p : c.rows) metricsCsv(out, "row", p);
+  for (const StepStat& st : c.stepStats)
+    out += "step_median,\"" + st.label + "\"," + st.metric + "," + std::to_string(std::llround(st.a.median)) + "," +
+           std::to_string(std::llround(st.b.median)) + "," + std::to_string(std::llround(st.deltaNs)) + "\n";
+  for (const Change& ch : c.changes) {
+    std::string key = ch.kind + ": " + ch.key;
+    for (char& q : key)
+      if (q == '"') q = '\'';
+    out += "change,\"" + key + "\",per_step_ns," + std::to_string(std::llround(ch.aNs)) + "," +
+           std::to_string(std::llround(ch.bNs)) + "," + std::to_string(std::llround(ch.deltaNs)) + "\n";
+  }
   return out;
 }
 

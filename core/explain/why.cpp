@@ -214,6 +214,32 @@ WhyReport whyTableRow(const TraceSnapshot& snap, const KeyAverageRow& row, Group
   if (!r.found) return r;
   const KeyAverageRow* torch = sameRow(*snap.table(Attribution::Torch, groupBy), row);
   const KeyAverageRow* corr = sameRow(*snap.table(Attribution::Corrected, groupBy), row);
+  // What the row aggregates: its events' own names when torch renamed them (ProfilerStep#N ->
+  // ProfilerStep*), their count, and the threads or streams they ran on.
+  {
+    std::set<std::string> names;
+    std::set<uint32_t> lanes;
+    for (EventId id : row.events) {
+      if (names.size() < 50) names.insert(nm(s, id));
+      lanes.insert(s.event(id).lane);
+    }
+    std::string t =
+        "this row aggregates " + std::to_string(row.events.size()) + " event" + (row.events.size() == 1 ? "" : "s");
+    if (names.size() > 1 || (names.size() == 1 && *names.begin() != row.name)) {
+      t += " named ";
+      size_t k = 0;
+      for (const auto& n : names) {
+        if (k == 6) {
+          t += ", ...";
+          break;
+        }
+        t += (k++ ? ", " : "") + n;
+      }
+    }
+    t += " on " + std::to_string(lanes.size()) + (lanes.size() == 1 ? " thread or stream" : " threads or streams");
+    if (!row.inputShapes.empty()) t += ", all with input shapes " + row.inputShapes;
+    r.items.push_back({"aggregates", t + ".", 0, {}});
+  }
   if (torch) r.items.push_back({"row", rowText("torch", *torch), torch->selfDeviceNs, torch->events});
   if (corr) r.items.push_back({"row", rowText("corrected", *corr), corr->selfDeviceNs, corr->events});
   // Why torch's CUDA total is not the GPU work the row's ops launched.
@@ -268,6 +294,38 @@ WhyReport whyTableRow(const TraceSnapshot& snap, const KeyAverageRow& row, Group
   }
   if (!cpu.empty()) cpuItems(snap, cpu, r);
   if (!spans.empty() || !work.empty()) deviceItems(snap, spans, work, r);
+  return r;
+}
+
+TableRowRef findTableRow(const TraceSnapshot& snap, std::string_view shown) {
+  auto pick = [&](const KeyAverages* ka, GroupBy g, bool withShapes) -> TableRowRef {
+    if (!ka) return {};
+    const KeyAverageRow* best = nullptr;
+    for (const KeyAverageRow& r : ka->rows) {
+      const bool match = withShapes ? r.name.size() + 1 + r.inputShapes.size() == shown.size() &&
+                                          shown.substr(0, r.name.size()) == r.name && shown[r.name.size()] == ' ' &&
+                                          shown.substr(r.name.size() + 1) == r.inputShapes
+                                    : r.name == shown;
+      if (match && (!best || (best->deviceType != DeviceType::Cpu && r.deviceType == DeviceType::Cpu))) best = &r;
+    }
+    return best ? TableRowRef{best, g} : TableRowRef{};
+  };
+  if (TableRowRef r = pick(snap.table(Attribution::Torch, GroupBy::Name).get(), GroupBy::Name, false); r.row) return r;
+  if (TableRowRef r = pick(snap.table(Attribution::Torch, GroupBy::InputShape).get(), GroupBy::InputShape, true); r.row)
+    return r;
+  return {};
+}
+
+WhyReport whyShownRow(const TraceSnapshot& snap, std::string_view shown) {
+  const TableRowRef ref = findTableRow(snap, shown);
+  if (!ref.row) return whyRow(snap, shown);
+  WhyReport r = whyTableRow(snap, *ref.row, ref.groupBy);
+  r.name = std::string(shown);
+  for (const KeyAverageRow& other : snap.table(Attribution::Torch, ref.groupBy)->rows) {
+    if (&other == ref.row || other.name != ref.row->name || other.inputShapes != ref.row->inputShapes) continue;
+    const WhyReport more = whyTableRow(snap, other, ref.groupBy);
+    r.items.insert(r.items.end(), more.items.begin(), more.items.end());
+  }
   return r;
 }
 

@@ -341,14 +341,8 @@ class AppTest : public QObject {
       QTest::mouseMove(v->viewport(), QPoint(x, 100));
       const QRectF readout = v->hoverReadoutRect();
       if (readout.isEmpty()) continue;  // no hover under this platform
-      for (const Tick& tk : axisTicks(v->axis(), v->store()->minTime())) {
-        if (!tk.major) continue;
-        const QRectF label =
-            v->tickLabelRect(v->axis().x(tk.t) + TimelineView::kHeaderWidth, QString::fromStdString(tk.label));
-        // A label under the readout is not drawn (paintRuler skips it); the others stay clear of it.
-        QVERIFY(!label.intersects(readout) || true);
-      }
       QVERIFY(readout.top() >= 0 && readout.bottom() <= TimelineView::kRulerHeight);
+      QVERIFY(readout.left() >= TimelineView::kHeaderWidth);
     }
 
     QDockWidget* gloss = app.w.dock(QStringLiteral("glossaryDock"));

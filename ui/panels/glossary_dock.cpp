@@ -144,9 +144,11 @@ GlossaryDock::GlossaryDock(QWidget* parent)
   text_->setOpenLinks(false);
   split->addWidget(list_);
   split->addWidget(text_);
-  split->setStretchFactor(0, 3);
+  split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 2);
   layout->addWidget(split, 1);
+  // Once the user drags the splitter, their sizes stay.
+  connect(split, &QSplitter::splitterMoved, this, [this] { userSized_ = true; });
   connect(search_, &QLineEdit::textChanged, this, [this](const QString& t) {
     // Search in the text too: a filter on the term and the explanation.
     proxy_->setFilterRole(Qt::DisplayRole);
@@ -196,8 +198,15 @@ void GlossaryDock::focusSearch() { search_->setFocus(); }
 // In a wide, short dock the definition sits beside the list, with the dock's whole height.
 void GlossaryDock::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
-  const Qt::Orientation want = width() > 2 * height() ? Qt::Horizontal : Qt::Vertical;
-  if (split_->orientation() != want) split_->setOrientation(want);
+  // Side by side unless the dock is tall and narrow: a short dock split top/bottom leaves the
+  // definition a few lines.
+  const Qt::Orientation want = width() * 2 > height() * 3 || height() < 320 ? Qt::Horizontal : Qt::Vertical;
+  if (split_->orientation() != want || !userSized_) {
+    // The definition is what the user came for: two thirds of the room, the term list one.
+    split_->setOrientation(want);
+    const int room = want == Qt::Horizontal ? split_->width() : split_->height();
+    if (room > 0) split_->setSizes({room / 3, room - room / 3});
+  }
 }
 
 }  // namespace attnscope::ui

@@ -81,6 +81,7 @@ class GlossaryDock : public QWidget {
   GlossaryModel* model_;
   QSortFilterProxyModel* proxy_;
   QLineEdit* search_;
+  bool userSized_ = false;  // the user dragged the splitter
   QSplitter* split_ = nullptr;
   QTableView* list_;
   QTextBrowser* text_;
