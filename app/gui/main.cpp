@@ -23,6 +23,8 @@
 
 #include "core/write/atomic_file.h"
 #include "startup_probe.h"
+#include "ui/panels/compare_view.h"
+#include "ui/panels/timeline_diff.h"
 #include "ui/shell/main_window.h"
 #include "ui/table/table_pane.h"
 #include "ui/timeline/timeline_pane.h"
@@ -74,6 +76,10 @@ struct Options {
                            QStringLiteral("name|shape"), QStringLiteral("name")};
   QCommandLineOption filter{QStringLiteral("filter"), QStringLiteral("Initial name filter (a regular expression)."),
                             QStringLiteral("REGEX")};
+  QCommandLineOption compare{QStringLiteral("compare"),
+                             QStringLiteral("Compare TRACE (A) with B and show both timelines side by side; with "
+                                            "--screenshot, shoot that window."),
+                             QStringLiteral("B")};
   QCommandLineOption overlay{QStringLiteral("overlay"),
                              QStringLiteral("Explain overlay on the timeline for step NAME (or the first user "
                                             "annotation or op so named), zoomed to it."),
@@ -90,7 +96,7 @@ struct Options {
                        "tool is attnscope-cli (attnscope-cli --help)."));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addOptions({screenshot, size, group, filter, overlay, probe});
+    parser.addOptions({screenshot, size, group, filter, overlay, compare, probe});
     parser.addPositionalArgument(QStringLiteral("TRACE"),
                                  QStringLiteral("Trace to open; without it, the bundled sample."),
                                  QStringLiteral("[TRACE]"));
@@ -128,6 +134,7 @@ int main(int argc, char* argv[]) {
   const QCommandLineOption& filterOpt = o.filter;
   const QCommandLineOption& overlayOpt = o.overlay;
   const QCommandLineOption& probeOpt = o.probe;
+  const QCommandLineOption& compareOpt = o.compare;
   parser.process(app);
 
   const QStringList positional = parser.positionalArguments();
@@ -167,22 +174,32 @@ int main(int argc, char* argv[]) {
       QCoreApplication::exit(2);
     });
   }
+  const QString compareWith = parser.value(compareOpt);
+  if (!compareWith.isEmpty()) {
+    if (positional.isEmpty()) {
+      fail(QStringLiteral("--compare B needs TRACE (A) too"));
+      return 1;
+    }
+    QObject::connect(
+        &window, &attnscope::ui::MainWindow::traceShown, &app,
+        [&window, a = positional.front(), compareWith] { window.compareFiles(a, compareWith, true); },
+        Qt::SingleShotConnection);
+  }
   if (screenshot) {
     const QString out = parser.value(screenshotOpt);
     // Render without putting a window on a real desktop.
     window.setAttribute(Qt::WA_DontShowOnScreen);
     window.resize(size);
-    // Shoot once the trace is on screen (the explanation's cards included).
-    QObject::connect(&window, &attnscope::ui::MainWindow::traceShown, &app, [&window, out] {
+    auto shoot = [out](QWidget* w) {
       // Let queued layout work (the view's delayed item layout) run first.
-      QTimer::singleShot(0, &window, [&window, out] {
+      QTimer::singleShot(0, w, [w, out] {
         QCoreApplication::processEvents();
         QCoreApplication::processEvents();
-        const QImage image = window.grab().toImage();
-        if (image.size() != window.size()) {
+        const QImage image = w->grab().toImage();
+        if (image.size() != w->size()) {
           fail(QStringLiteral("note: the window is %1x%2 (device pixels %3x%4)")
-                   .arg(window.width())
-                   .arg(window.height())
+                   .arg(w->width())
+                   .arg(w->height())
                    .arg(image.width())
                    .arg(image.height()));
         }
@@ -194,7 +211,19 @@ int main(int argc, char* argv[]) {
         }
         QCoreApplication::exit(0);
       });
-    });
+    };
+    if (compareWith.isEmpty()) {
+      // Shoot once the trace is on screen (the explanation's cards included).
+      QObject::connect(&window, &attnscope::ui::MainWindow::traceShown, &app, [&window, shoot] { shoot(&window); });
+    } else {
+      // Shoot the two timelines once both traces are in them.
+      QObject::connect(window.compareView(), &attnscope::ui::CompareView::timelinesReady, &app,
+                       [size, shoot](attnscope::ui::TimelineDiff* diff) {
+                         diff->setAttribute(Qt::WA_DontShowOnScreen);
+                         diff->resize(size);
+                         shoot(diff);
+                       });
+    }
     QObject::connect(&window, &attnscope::ui::MainWindow::loadFailed, &app, [](const QString& message) {
       fail(message);
       QCoreApplication::exit(2);

@@ -37,6 +37,7 @@
 #include "ui/panels/explain_panel.h"
 #include "ui/panels/glossary_dock.h"
 #include "ui/panels/plots_panel.h"
+#include "ui/panels/timeline_diff.h"
 #include "ui/panels/why_panel.h"
 #include "ui/run/engine_runner.h"
 #include "ui/run/run_panel.h"
@@ -521,6 +522,83 @@ class AppTest : public QObject {
     QVERIFY(v->axis().start() < start);
     QTest::keyClick(v, Qt::Key_F);
     QCOMPARE(v->axis().span(), span0);
+  }
+
+  // Issue 20: two real runs of one model side by side. The button opens both timelines on one
+  // axis, aligned at the median step; the wheel on one zooms both; a click on a change lights
+  // its events in both; choosing another step in the box aligns there.
+  void timelinesSideBySide() {
+    App app;
+    const QString a = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/ext/hta_trace_diff_control.json.gz");
+    const QString b = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/ext/hta_trace_diff_test_v100.json.gz");
+    QVERIFY(app.open(a));
+    CompareView* cv = app.w.compareView();
+    QSignalSpy compared(cv, &CompareView::compared);
+    app.w.compareFiles(a, b, false);
+    QVERIFY(compared.wait(60000));
+    QVERIFY(cv->comparison() && cv->comparison()->stepPairing == "order");
+    auto* open = cv->findChild<QPushButton*>(QStringLiteral("openTimelineDiff"));
+    QVERIFY(open && open->isEnabled());
+    QSignalSpy ready(cv, &CompareView::timelinesReady);
+    app.w.dock(QStringLiteral("compareDock"))->raise();
+    QCoreApplication::processEvents();
+    clickWidget(open);
+    QVERIFY(ready.size() > 0 || ready.wait(30000));
+    TimelineDiff* diff = cv->timelines();
+    QVERIFY(diff && diff->isVisible());
+    QVERIFY(QTest::qWaitForWindowExposed(diff));
+    TimelineView* va = diff->viewA();
+    TimelineView* vb = diff->viewB();
+    // Aligned at the median of the 6 pairs: ProfilerStep#1012, its start at one x in both.
+    QCOMPARE(diff->alignedPair(), 3);
+    const auto& pair = cv->comparison()->steps[3];
+    QCOMPARE(diff->offsetNs(), pair.b->hostStartNs - pair.a->hostStartNs);
+    QCOMPARE(va->xOf(pair.a->hostStartNs), vb->xOf(pair.b->hostStartNs));
+    QCOMPARE(va->axis().span(), vb->axis().span());
+    // The wheel over A zooms both.
+    const int64_t span0 = va->axis().span();
+    const QPoint at(va->viewport()->width() / 2, 120);
+    QWheelEvent wheel(at, va->viewport()->mapToGlobal(at), QPoint(), QPoint(0, 240), Qt::NoButton, Qt::NoModifier,
+                      Qt::NoScrollPhase, false);
+    QApplication::sendEvent(va->viewport(), &wheel);
+    QVERIFY(va->axis().span() < span0);
+    QCOMPARE(vb->axis().span(), va->axis().span());
+    QCOMPARE(vb->axis().start(), va->axis().start() + diff->offsetNs());
+    // Keys on B pan both.
+    vb->setFocus();
+    QTest::keyClick(vb, Qt::Key_D);
+    QCOMPARE(va->axis().start() + diff->offsetNs(), vb->axis().start());
+    // The top change (cudaMemcpyAsync, Self CPU) clicked: its calls lit in both timelines.
+    QTableView* list = diff->changesView();
+    clickRow(list, 0);
+    const Change& top = cv->comparison()->changes[0];
+    auto sorted = [](std::vector<EventId> v) {
+      std::sort(v.begin(), v.end());
+      return v;
+    };
+    QCOMPARE(sorted(va->highlighted()), sorted(top.evidenceA));
+    QCOMPARE(sorted(vb->highlighted()), sorted(top.evidenceB));
+    QVERIFY(!va->highlighted().empty() && !vb->highlighted().empty());
+    QCOMPARE(va->store()->name(va->store()->event(va->selectedEvent())), std::string_view("cudaMemcpyAsync"));
+    QCOMPARE(vb->store()->name(vb->store()->event(vb->selectedEvent())), std::string_view("cudaMemcpyAsync"));
+    // Another step chosen in the box, by keyboard: aligned there.
+    pickComboItem(diff->alignCombo(), 0);
+    QCOMPARE(diff->alignedPair(), 0);
+    const auto& first = cv->comparison()->steps[0];
+    QCOMPARE(diff->offsetNs(), first.b->hostStartNs - first.a->hostStartNs);
+    QCOMPARE(va->xOf(first.a->hostStartNs), vb->xOf(first.b->hostStartNs));
+    // A click on an op in A selects the same op (same name, same occurrence in the step) in B.
+    EventId op = kNoEvent;
+    for (EventId id = 0; id < va->store()->events().size() && op == kNoEvent; ++id)
+      if (va->store()->name(va->store()->event(id)) == "## backward ##" &&
+          va->store()->event(id).start >= first.a->hostStartNs)
+        op = id;
+    QVERIFY(op != kNoEvent);
+    va->selectEvent(op, false);
+    QVERIFY(vb->selectedEvent() != kNoEvent);
+    QCOMPARE(vb->store()->name(vb->store()->event(vb->selectedEvent())), std::string_view("## backward ##"));
+    QVERIFY(vb->store()->event(vb->selectedEvent()).start >= first.b->hostStartNs &&
+            vb->store()->event(vb->selectedEvent()).start < first.b->hostEndNs);
   }
 };
 

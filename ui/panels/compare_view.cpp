@@ -6,6 +6,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPalette>
+#include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTabWidget>
@@ -17,6 +18,7 @@
 #include "core/tables/table_format.h"
 #include "ui/common/background.h"
 #include "ui/common/text.h"
+#include "ui/panels/timeline_diff.h"
 
 namespace attnscope::ui {
 namespace {
@@ -216,6 +218,15 @@ CompareView::CompareView(QWidget* parent)
   opts->addWidget(attribution_);
   opts->addWidget(groupBy_);
   opts->addStretch(1);
+  openDiff_ = new QPushButton(tr("Timelines side by side…"), this);
+  openDiff_->setObjectName(QStringLiteral("openTimelineDiff"));
+  openDiff_->setToolTip(tr("Both traces' timelines on one time axis, aligned at a step, with the ranked changes"));
+  openDiff_->setEnabled(false);
+  opts->addWidget(openDiff_);
+  connect(openDiff_, &QPushButton::clicked, this, [this] {
+    const QModelIndex cur = changesView_->currentIndex();
+    openTimelines(cur.isValid() ? changesProxy_->mapToSource(cur).row() : -1);
+  });
   layout->addLayout(opts);
   connect(attribution_, &QComboBox::currentIndexChanged, this, &CompareView::recompute);
   connect(groupBy_, &QComboBox::currentIndexChanged, this, &CompareView::recompute);
@@ -247,7 +258,21 @@ CompareView::CompareView(QWidget* parent)
   auto* sl = new QVBoxLayout(summary);
   sl->addWidget(perturbation_);
   sl->addStretch(1);
+  changes_ = new ChangesModel(this);
+  changesProxy_ = new QSortFilterProxyModel(this);
+  changesProxy_->setSourceModel(changes_);
+  changesProxy_->setSortRole(TableModelBase::SortRole);
+  changesView_ = new QTableView(tabs);
+  changesView_->setObjectName(QStringLiteral("compareChanges"));
+  changesView_->setModel(changesProxy_);
+  setup(changesView_);
+  changesView_->horizontalHeader()->setStretchLastSection(true);
+  changesView_->sortByColumn(ChangesModel::Rank, Qt::AscendingOrder);
+  // A double click (or Enter) shows the change in both timelines.
+  connect(changesView_, &QTableView::activated, this,
+          [this](const QModelIndex& i) { openTimelines(changesProxy_->mapToSource(i).row()); });
   tabs->addTab(summary, tr("Summary"));
+  tabs->addTab(changesView_, tr("What changed"));
   tabs->addTab(stepsView_, tr("Steps"));
   tabs->addTab(rowsView_, tr("Table rows"));
   layout->addWidget(tabs, 1);
@@ -287,6 +312,9 @@ void CompareView::recompute() {
       return;
     }
     title_->setText(tr("<b>A</b> %1<br><b>B</b> %2").arg(labelA_.toHtmlEscaped(), labelB_.toHtmlEscaped()));
+    changes_->setComparison(c);
+    openDiff_->setEnabled(true);
+    if (diff_ && diff_->isVisible()) diff_->setTraces(labelA_, a_, labelB_, b_, c);
     rows_->setFromRows(*c);
     steps_->setFromSteps(*c);
     QString html;
@@ -324,5 +352,22 @@ void CompareView::recompute() {
 }
 
 QString CompareView::perturbationText() const { return perturbation_->text(); }
+
+TimelineDiff* CompareView::openTimelines(int change) {
+  if (!cmp_ || !a_ || !b_) return nullptr;
+  if (!diff_) {
+    diff_ = new TimelineDiff(this);
+    diff_->setWindowFlag(Qt::Window);
+    diff_->resize(1280, 800);
+    connect(diff_, &TimelineDiff::ready, this, [this] { emit timelinesReady(diff_); });
+  }
+  if (change >= 0)
+    connect(
+        diff_, &TimelineDiff::ready, diff_, [d = diff_, change] { d->selectChange(change); }, Qt::SingleShotConnection);
+  diff_->setTraces(labelA_, a_, labelB_, b_, cmp_);
+  diff_->show();
+  diff_->raise();
+  return diff_;
+}
 
 }  // namespace attnscope::ui

@@ -15,10 +15,14 @@
 
 class QComboBox;
 class QLabel;
+class QPushButton;
 class QTableView;
 class QSortFilterProxyModel;
 
 namespace attnscope::ui {
+
+class ChangesModel;
+class TimelineDiff;
 
 struct CompareLine {
   QString key;
@@ -71,9 +75,15 @@ class CompareView : public QWidget {
   CompareModel* stepsModel() const { return steps_; }
   const Comparison* comparison() const { return cmp_.get(); }
   QString perturbationText() const;
+  ChangesModel* changesModel() const { return changes_; }
+  QTableView* changesView() const { return changesView_; }
+  // The two timelines side by side (a window of its own), showing change `change` (-1: none).
+  TimelineDiff* openTimelines(int change = -1);
+  TimelineDiff* timelines() const { return diff_; }
 
  signals:
   void compared();
+  void timelinesReady(attnscope::ui::TimelineDiff* diff);  // the side-by-side window has both traces
 
  private:
   void recompute();
@@ -87,6 +97,11 @@ class CompareView : public QWidget {
   QSortFilterProxyModel* rowsProxy_;
   QTableView* rowsView_;
   QTableView* stepsView_;
+  ChangesModel* changes_;
+  QSortFilterProxyModel* changesProxy_;
+  QTableView* changesView_;
+  QPushButton* openDiff_;
+  TimelineDiff* diff_ = nullptr;
   QString labelA_, labelB_;
   std::shared_ptr<const TraceSnapshot> a_, b_;
   std::shared_ptr<const Comparison> cmp_;

@@ -331,6 +331,8 @@ void MainWindow::buildMenus() {
   file->addAction(openAct_);
   file->addAction(sampleAct_);
   recentMenu_ = file->addMenu(tr("Open &Recent"));
+  file->addAction(tr("&Compare With…"), this, &MainWindow::chooseCompareWith)
+      ->setToolTip(tr("Compare the open trace (A) with another file (B): what changed, and both timelines"));
   file->addSeparator();
   file->addAction(saveRunAct_);
   file->addAction(exportTableAct_);
@@ -771,6 +773,42 @@ bool MainWindow::compareRows(int rowA, int rowB, QString* error) {
     });
   });
   return true;
+}
+
+void MainWindow::compareFiles(const QString& pathA, const QString& pathB, bool timelines) {
+  const QString la = QFileInfo(pathA).fileName(), lb = QFileInfo(pathB).fileName();
+  showDock(QStringLiteral("compareDock"));
+  compare_->setMessage(tr("Loading…"));
+  if (timelines)
+    // The largest change shown in both timelines from the start.
+    connect(
+        compare_, &CompareView::compared, this, [this] { compare_->openTimelines(0); }, Qt::SingleShotConnection);
+  withTrace(pathA, [this, la, lb, pathB](std::shared_ptr<const LoadedTrace> ta, QString ea) {
+    if (!ta) {
+      compare_->setMessage(tr("Could not load A: %1").arg(ea));
+      emit loadFailed(ea);
+      return;
+    }
+    withTrace(pathB, [this, la, lb, ta](std::shared_ptr<const LoadedTrace> tb, QString eb) {
+      if (!tb) {
+        compare_->setMessage(tr("Could not load B: %1").arg(eb));
+        emit loadFailed(eb);
+        return;
+      }
+      compare_->compare(la, ta->snapshot, lb, tb->snapshot);
+    });
+  });
+}
+
+void MainWindow::chooseCompareWith() {
+  if (!trace_ || trace_->bundled) {
+    showError(tr("Compare with"), tr("Open a trace file first (File > Open); it becomes A."));
+    return;
+  }
+  const QString path = QFileDialog::getOpenFileName(this, tr("Compare %1 with").arg(trace_->displayName), lastDir_,
+                                                    tr("Traces (*.json *.json.gz);;All files (*)"));
+  if (path.isEmpty()) return;
+  compareFiles(trace_->path, path, true);
 }
 
 void MainWindow::compareSelected() {

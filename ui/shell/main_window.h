@@ -79,6 +79,8 @@ class MainWindow : public QMainWindow {
   bool saveRun(const QString& path, QString* error, int row = -1);
   // Compares two rows of the runs list (asynchronous: compareView()->compared()).
   bool compareRows(int rowA, int rowB, QString* error = nullptr);
+  // Compares two trace files (A, B); with `timelines`, opens them side by side once compared.
+  void compareFiles(const QString& pathA, const QString& pathB, bool timelines);
   // Copies the table's selected rows to the clipboard; returns the text.
   QString copySelection();
   QStringList recentFiles() const { return recent_; }
@@ -118,6 +120,7 @@ class MainWindow : public QMainWindow {
   void updateRecentMenu();
   void chooseFile();
   void chooseExportTable();
+  void chooseCompareWith();
   void chooseExportTrace();
   void chooseSaveRun();
   void compareSelected();
