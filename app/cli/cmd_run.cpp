@@ -39,8 +39,11 @@ int cmdRun(const std::vector<std::string>& args) {
   if (auto err = parseRunArgs(args, &cfg)) throw UsageError(*err);
   const std::string exe = engineExe();
   if (::access(exe.c_str(), X_OK) != 0)
-    throw UsageError("run: this attnscope-cli was built without the engine (LibTorch and CUPTI were not found; no " +
-                     exe + "); rebuild with ATTNSCOPE_ENGINE=ON scripts/build");
+    throw UsageError("run: this attnscope-cli has no engine (no " + exe +
+                     "). The engine links LibTorch from PyPI's torch wheel, which the Debian package cannot depend "
+                     "on: build attnscope from source with ATTNSCOPE_ENGINE=ON scripts/build (it installs "
+                     "torch==2.11.0) and cmake --install the build (README, \"Install\"). Every other command "
+                     "works without it.");
   std::vector<std::string> argvStore = {exe};
   argvStore.insert(argvStore.end(), args.begin(), args.end());
   std::vector<char*> argv;

@@ -18,7 +18,7 @@ const char* kUsage =
     "  info TRACE    events per family, lanes, span, devices, bad-event counts, ledger\n"
     "  explain TRACE steps, GPU work per step, sync waits and what they awaited, verdicts\n"
     "  why TRACE NAME  where a row's GPU time is (its kernels, its children's, or where it went)\n"
-    "  compare A B   two traces of the same workload: row, step and sync-wait deltas\n"
+    "  compare A B   two runs: per-step medians, ranked changes (B - A), steps, rows\n"
     "  run [OPTIONS] run the attention workload under LibTorch and record it (engine)\n"
     "\n"
     "TRACE is a Chrome-trace JSON exported by torch.profiler (.json or .json.gz).\n"
