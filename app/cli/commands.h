@@ -11,6 +11,7 @@ int cmdTable(Args& a);
 int cmdInfo(Args& a);
 int cmdExplain(Args& a);
 int cmdWhy(Args& a);
+int cmdView(const std::string& view, Args& a);  // overview, kernels, memory, modules
 int cmdCompare(Args& a);
 int cmdRun(const std::vector<std::string>& args);
 

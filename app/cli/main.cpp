@@ -19,6 +19,10 @@ const char* kUsage =
     "  explain TRACE steps, GPU work per step, sync waits and what they awaited, verdicts\n"
     "  why TRACE NAME  where a row's GPU time is (its kernels, its children's, or where it went)\n"
     "  compare A B   two runs: per-step medians, ranked changes (B - A), steps, rows\n"
+    "  overview TRACE  each step split into kernel, memcpy, memset, communication, CPU, idle\n"
+    "  kernels TRACE   GPU work by kernel: calls, times, launch shape, occupancy, who launched it\n"
+    "  memory TRACE    allocated/reserved per device, the peak and what was live at it\n"
+    "  modules TRACE   the nn.Module tree with host time and the GPU time it launched\n"
     "  run [OPTIONS] run the attention workload under LibTorch and record it (engine)\n"
     "\n"
     "TRACE is a Chrome-trace JSON exported by torch.profiler (.json or .json.gz).\n"
@@ -47,6 +51,7 @@ int main(int argc, char** argv) {
     if (cmd == "info") return cmdInfo(a);
     if (cmd == "explain") return cmdExplain(a);
     if (cmd == "why") return cmdWhy(a);
+    if (cmd == "overview" || cmd == "kernels" || cmd == "memory" || cmd == "modules") return cmdView(cmd, a);
     if (cmd == "compare") return cmdCompare(a);
     std::cerr << "attnscope-cli: unknown command '" << cmd << "'\n\n" << kUsage;
     return kExitBadInput;

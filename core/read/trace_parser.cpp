@@ -349,6 +349,13 @@ bool Parser::intArg(od::value v, int64_t* out) {
   return false;
 }
 
+bool Parser::numArg(od::value v, double* out) {
+  double d;
+  if (v.get_double().get(d) || !std::isfinite(d)) return false;
+  *out = d;
+  return true;
+}
+
 void Parser::int3(od::value v, int32_t out[3]) {
   od::array a;
   if (v.get_array().get(a)) return;
@@ -526,6 +533,20 @@ bool Parser::argsObject(od::object a, Raw& r) {
       if (intArg(v, &x)) r.args.sequenceNumber = x;
     } else if (key == "Fwd thread id") {
       if (intArg(v, &x)) r.args.fwdThreadId = x;
+    } else if (key == "registers per thread") {
+      if (intArg(v, &x)) r.args.registersPerThread = static_cast<int32_t>(x), r.argsUsed = true;
+    } else if (key == "shared memory") {
+      if (intArg(v, &x)) r.args.sharedMemory = static_cast<int32_t>(x), r.argsUsed = true;
+    } else if (key == "blocks per SM" || key == "warps per SM" || key == "est. achieved occupancy %") {
+      double d = 0;
+      if (numArg(v, &d)) {
+        (key == "blocks per SM"  ? r.args.blocksPerSm
+         : key == "warps per SM" ? r.args.warpsPerSm
+                                 : r.args.occupancyPct) = static_cast<float>(d);
+        r.argsUsed = true;
+      }
+    } else if (key == "Addr") {
+      if (intArg(v, &x)) r.args.addr = x, r.args.hasAddr = true, r.argsUsed = true;
     } else if (key == "grid") {
       int3(v, r.args.grid);
       r.argsUsed = true;

@@ -121,6 +121,7 @@ struct Parser {
   // The interned str() of a value ("Input Dims", ...).
   bool internRepr(od::value v, uint32_t* id);
   bool intArg(od::value v, int64_t* out);
+  bool numArg(od::value v, double* out);  // a finite number, integer or not
   void int3(od::value v, int32_t out[3]);
   bool argsObject(od::object a, Raw& r);
   bool place(Raw& r, uint64_t off);

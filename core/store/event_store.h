@@ -95,6 +95,15 @@ struct EventArgs {
   int32_t block[3] = {0, 0, 0};
   int64_t sequenceNumber = -1;
   int64_t fwdThreadId = -1;
+  // Kernels (Kineto writes them from CUPTI's kernel record and the device's properties).
+  int32_t registersPerThread = -1;
+  int32_t sharedMemory = -1;  // bytes, static + dynamic
+  float blocksPerSm = -1;     // "blocks per SM"
+  float warpsPerSm = -1;      // "warps per SM"
+  float occupancyPct = -1;    // "est. achieved occupancy %"
+  // Memory events: the block's address (an allocation and its free share it).
+  int64_t addr = 0;
+  bool hasAddr = false;
 };
 
 enum class LinkKind : uint8_t { Ac2g, FwdBwd, Other };
