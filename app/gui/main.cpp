@@ -17,6 +17,7 @@
 #include <QCommandLineParser>
 #include <QImage>
 #include <QRegularExpression>
+#include <QTabWidget>
 #include <QTimer>
 #include <cstdio>
 #include <string_view>
@@ -28,6 +29,7 @@
 #include "ui/shell/main_window.h"
 #include "ui/table/table_pane.h"
 #include "ui/timeline/timeline_pane.h"
+#include "ui/views/views_panels.h"
 
 namespace {
 
@@ -80,6 +82,10 @@ struct Options {
                              QStringLiteral("Compare TRACE (A) with B and show both timelines side by side; with "
                                             "--screenshot, shoot that window."),
                              QStringLiteral("B")};
+  QCommandLineOption view{QStringLiteral("view"),
+                          QStringLiteral("Open on a view: operators (default), overview, kernels, memory or modules; "
+                                         "with --screenshot, shoot once it is filled."),
+                          QStringLiteral("VIEW")};
   QCommandLineOption overlay{QStringLiteral("overlay"),
                              QStringLiteral("Explain overlay on the timeline for step NAME (or the first user "
                                             "annotation or op so named), zoomed to it."),
@@ -96,7 +102,7 @@ struct Options {
                        "tool is attnscope-cli (attnscope-cli --help)."));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addOptions({screenshot, size, group, filter, overlay, compare, probe});
+    parser.addOptions({screenshot, size, group, filter, overlay, compare, view, probe});
     parser.addPositionalArgument(QStringLiteral("TRACE"),
                                  QStringLiteral("Trace to open; without it, the bundled sample."),
                                  QStringLiteral("[TRACE]"));
@@ -135,6 +141,7 @@ int main(int argc, char* argv[]) {
   const QCommandLineOption& overlayOpt = o.overlay;
   const QCommandLineOption& probeOpt = o.probe;
   const QCommandLineOption& compareOpt = o.compare;
+  const QCommandLineOption& viewOpt = o.view;
   parser.process(app);
 
   const QStringList positional = parser.positionalArguments();
@@ -175,6 +182,21 @@ int main(int argc, char* argv[]) {
     });
   }
   const QString compareWith = parser.value(compareOpt);
+  const QStringList views{QStringLiteral("operators"), QStringLiteral("overview"), QStringLiteral("kernels"),
+                          QStringLiteral("memory"), QStringLiteral("modules")};
+  const int viewIndex = parser.isSet(viewOpt) ? static_cast<int>(views.indexOf(parser.value(viewOpt))) : 0;
+  if (viewIndex < 0) {
+    fail(QStringLiteral("--view takes one of %1, got '%2'")
+             .arg(views.join(QStringLiteral(", ")), parser.value(viewOpt)));
+    return 1;
+  }
+  attnscope::ui::ViewPanel* viewPanel = nullptr;
+  if (viewIndex > 0) {
+    viewPanel = qobject_cast<attnscope::ui::ViewPanel*>(window.viewTabs()->widget(viewIndex));
+    QObject::connect(
+        &window, &attnscope::ui::MainWindow::traceShown, &app,
+        [&window, viewIndex] { window.viewTabs()->setCurrentIndex(viewIndex); }, Qt::SingleShotConnection);
+  }
   if (!compareWith.isEmpty()) {
     if (positional.isEmpty()) {
       fail(QStringLiteral("--compare B needs TRACE (A) too"));
@@ -212,7 +234,10 @@ int main(int argc, char* argv[]) {
         QCoreApplication::exit(0);
       });
     };
-    if (compareWith.isEmpty()) {
+    if (viewPanel) {
+      // Shoot once the view is filled.
+      QObject::connect(viewPanel, &attnscope::ui::ViewPanel::ready, &app, [&window, shoot] { shoot(&window); });
+    } else if (compareWith.isEmpty()) {
       // Shoot once the trace is on screen (the explanation's cards included).
       QObject::connect(&window, &attnscope::ui::MainWindow::traceShown, &app, [&window, shoot] { shoot(&window); });
     } else {

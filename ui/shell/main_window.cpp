@@ -49,6 +49,7 @@
 #include "ui/table/table_pane.h"
 #include "ui/timeline/table_link.h"
 #include "ui/timeline/timeline_pane.h"
+#include "ui/views/views_panels.h"
 
 namespace attnscope::ui {
 namespace {
@@ -141,9 +142,43 @@ QWidget* MainWindow::buildCentral() {
   auto* split = new QSplitter(Qt::Vertical, central);
   split->setObjectName(QStringLiteral("timelineSplitter"));
   timeline_ = new TimelinePane(split);
-  table_ = new TablePane(split);
+  // Under the timeline: torch's operator table and the views next to it, as tabs.
+  viewTabs_ = new QTabWidget(split);
+  viewTabs_->setObjectName(QStringLiteral("viewTabs"));
+  viewTabs_->setDocumentMode(true);
+  table_ = new TablePane(viewTabs_);
+  overview_ = new OverviewPanel(viewTabs_);
+  kernels_ = new KernelsPanel(viewTabs_);
+  memory_ = new MemoryPanel(viewTabs_);
+  modules_ = new ModulesPanel(viewTabs_);
+  viewTabs_->addTab(table_, tr("Operators"));
+  viewTabs_->addTab(overview_, tr("Overview"));
+  viewTabs_->addTab(kernels_, tr("Kernels"));
+  viewTabs_->addTab(memory_, tr("Memory"));
+  viewTabs_->addTab(modules_, tr("Modules"));
   split->addWidget(timeline_);
-  split->addWidget(table_);
+  split->addWidget(viewTabs_);
+  // A view's charts and tables need room: opening one gives the tabs at least half the height
+  // (the user's own split stays when it already does).
+  connect(viewTabs_, &QTabWidget::currentChanged, this, [split](int index) {
+    const QList<int> sizes = split->sizes();
+    if (index <= 0 || sizes.size() != 2) return;
+    const int total = sizes[0] + sizes[1];
+    if (sizes[1] < total * 11 / 20) split->setSizes({total * 9 / 20, total - total * 9 / 20});
+  });
+  for (ViewPanel* p : std::initializer_list<ViewPanel*>{overview_, kernels_, memory_, modules_}) {
+    connect(p, &ViewPanel::highlightRequested, this, [this](std::vector<EventId> ids) {
+      TimelineView* v = timeline_->view();
+      const EventId first = ids.empty() ? kNoEvent : ids.front();
+      v->setHighlighted(std::move(ids));
+      if (first != kNoEvent) v->selectEvent(first, true);
+    });
+    connect(p, &ViewPanel::timeRequested, this, [this](qint64 t) {
+      TimelineView* v = timeline_->view();
+      const int64_t span = v->axis().span();
+      v->zoomToRange(t - span / 2, t + span / 2, 0.0);
+    });
+  }
   split->setStretchFactor(0, 2);
   split->setStretchFactor(1, 1);
   split->setChildrenCollapsible(false);
@@ -544,6 +579,7 @@ void MainWindow::showTrace(std::shared_ptr<const LoadedTrace> trace) {
   setWindowTitle(tr("%1 — attnscope").arg(trace_->displayName));
   timeline_->setTrace(trace_);
   table_->setTrace(trace_);
+  for (ViewPanel* p : std::initializer_list<ViewPanel*>{overview_, kernels_, memory_, modules_}) p->setTrace(trace_);
   explain_->setTrace(trace_);
   why_->setTrace(trace_);
   details_->setTrace(trace_);
@@ -842,6 +878,18 @@ void MainWindow::showError(const QString& title, const QString& message) {
 }
 
 void MainWindow::chooseExportTable() {
+  if (viewTabs_->currentWidget() == kernels_) {
+    // The Kernels tab is the table on screen: export it.
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export kernels"), QDir::homePath() + "/kernels.csv",
+                                                      tr("CSV (*.csv);;JSON (*.json)"));
+    if (path.isEmpty()) return;
+    QString err;
+    if (!kernels_->exportTo(path, &err))
+      showError(tr("Export failed"), tr("The kernels were not exported: %1").arg(err));
+    else
+      statusBar()->showMessage(tr("Exported the kernels to %1").arg(path), 6000);
+    return;
+  }
   QString selected;
   const QString path = QFileDialog::getSaveFileName(
       this, tr("Export table"), QDir::homePath() + QStringLiteral("/table.csv"), exportFilter(), &selected);

@@ -24,6 +24,8 @@ class QLabel;
 class QMenu;
 class QTableView;
 
+class QTabWidget;
+
 namespace attnscope::ui {
 
 class CompareView;
@@ -35,6 +37,10 @@ class RunPanel;
 class RunsDock;
 class RunsModel;
 class TablePane;
+class OverviewPanel;
+class KernelsPanel;
+class MemoryPanel;
+class ModulesPanel;
 class TimelinePane;
 class WhyPanel;
 
@@ -67,6 +73,11 @@ class MainWindow : public QMainWindow {
   WhyPanel* whyPanel() const { return why_; }
   PlotsPanel* plotsPanel() const { return plots_; }
   CompareView* compareView() const { return compare_; }
+  QTabWidget* viewTabs() const { return viewTabs_; }
+  OverviewPanel* overviewPanel() const { return overview_; }
+  KernelsPanel* kernelsPanel() const { return kernels_; }
+  MemoryPanel* memoryPanel() const { return memory_; }
+  ModulesPanel* modulesPanel() const { return modules_; }
   GlossaryDock* glossary() const { return glossary_; }
   DetailsPanel* detailsPanel() const { return details_; }
   QDockWidget* dock(const QString& objectName) const;
@@ -137,6 +148,11 @@ class MainWindow : public QMainWindow {
   std::map<QString, std::shared_ptr<const LoadedTrace>> traces_;  // path -> loaded, for Compare
 
   TablePane* table_ = nullptr;
+  QTabWidget* viewTabs_ = nullptr;  // Operators (the table), Overview, Kernels, Memory, Modules
+  OverviewPanel* overview_ = nullptr;
+  KernelsPanel* kernels_ = nullptr;
+  MemoryPanel* memory_ = nullptr;
+  ModulesPanel* modules_ = nullptr;
   TimelinePane* timeline_ = nullptr;
   QLabel* note_ = nullptr;
   QFrame* errorBar_ = nullptr;
