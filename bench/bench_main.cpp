@@ -10,6 +10,7 @@ int benchAggregate(const std::vector<std::string>& args);
 int benchGen(const std::vector<std::string>& args);
 int benchHuge(const std::vector<std::string>& args);
 int benchHostile(const std::vector<std::string>& args);
+int benchViews(const std::vector<std::string>& args);
 int benchStart(const std::vector<std::string>& args);
 int benchOverhead(const std::vector<std::string>& args, const std::string& self);
 #ifdef ATTNSCOPE_BENCH_TIMELINE
@@ -30,6 +31,9 @@ int main(int argc, char** argv) {
                  "         transformer_train20) with shifted times and fresh ids\n"
                  "  huge TRACE [--cli PATH]\n"
                  "         attnscope-cli info and table on TRACE: time and peak RSS (from the OS)\n"
+                 "  views [--repeat N] [TRACE...]\n"
+                 "         the cost of opening each view (overview, kernels, memory, modules) after the load,\n"
+                 "         on the largest real traces (goal: under 100 ms each)\n"
                  "  hostile [--dir DIR] [--repeat N]\n"
                  "         info, table and explain on the hostile shapes the tests load (2M tiny\n"
                  "         events, 100k nesting, a staircase, shared ids) per MB, next to an\n"
@@ -51,6 +55,7 @@ int main(int argc, char** argv) {
   if (cmd == "gen") return benchGen(args);
   if (cmd == "huge") return benchHuge(args);
   if (cmd == "hostile") return benchHostile(args);
+  if (cmd == "views") return benchViews(args);
   if (cmd == "start") return benchStart(args);
   if (cmd == "overhead") return benchOverhead(args, argv[0]);
 #ifdef ATTNSCOPE_BENCH_TIMELINE

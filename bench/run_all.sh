@@ -49,6 +49,8 @@ done
 [[ -f $out/huge_1G.json.gz ]] || gzip -1 -c "$out/huge_1G.json" > "$out/huge_1G.json.gz"
 run "$bench" huge "$out/huge_1G.json.gz"
 
+echo "== opening a view after the load"
+run "$bench" views
 echo "== hostile shapes next to an ordinary trace"
 run "$bench" hostile --dir "$out"
 

@@ -8,6 +8,7 @@
 // 1280x800 shows the overlay's lanes. Each of the findings of the usability
 // review has a test here.
 #include <QAbstractItemModel>
+#include <QAbstractScrollArea>
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
@@ -24,11 +25,14 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSignalSpy>
+#include <QTabBar>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTextBrowser>
 #include <QTimer>
 #include <QToolButton>
+#include <QTreeView>
 #include <QtTest>
 
 #include "core/explain/compare.h"
@@ -48,6 +52,7 @@
 #include "ui/table/table_pane.h"
 #include "ui/table/two_line_header_view.h"
 #include "ui/timeline/timeline_pane.h"
+#include "ui/views/views_panels.h"
 
 using namespace attnscope;
 using namespace attnscope::ui;
@@ -599,6 +604,105 @@ class AppTest : public QObject {
     QCOMPARE(vb->store()->name(vb->store()->event(vb->selectedEvent())), std::string_view("## backward ##"));
     QVERIFY(vb->store()->event(vb->selectedEvent()).start >= first.b->hostStartNs &&
             vb->store()->event(vb->selectedEvent()).start < first.b->hostEndNs);
+  }
+
+  // Issue 16: the views as tabs, by real input. Clicking the Kernels tab computes it; a click on the
+  // Total header sorts; a selected kernel lights its calls on the timeline; the Memory curve clicked
+  // moves the timeline; the Modules tree of a with_stack trace sorts by its header.
+  void viewsByInput() {
+    App app;
+    QVERIFY(app.open(QStringLiteral(ATTNSCOPE_SHARED_TRACES "/ext/hta_spmd_dhen_rank1.json.gz")));
+    QTabWidget* tabs = app.w.viewTabs();
+    QCOMPARE(tabs->count(), 5);
+    KernelsPanel* k = app.w.kernelsPanel();
+    QSignalSpy kready(k, &ViewPanel::ready);
+    QTest::mouseClick(tabs->tabBar(), Qt::LeftButton, Qt::NoModifier, tabs->tabBar()->tabRect(2).center());
+    QCOMPARE(tabs->currentWidget(), static_cast<QWidget*>(k));
+    QVERIFY(kready.size() > 0 || kready.wait(30000));
+    QTableView* kt = k->table();
+    QVERIFY(kt->model()->rowCount() > 10);
+    // The Total column: a click sorts ascending, a second descending.
+    int total = -1;
+    for (int c = 0; c < kt->model()->columnCount(); ++c)
+      if (kt->model()->headerData(c, Qt::Horizontal).toString() == QLatin1String("Total")) total = c;
+    QVERIFY(total >= 0);
+    const auto headerX = [&](int c) { return kt->horizontalHeader()->sectionViewportPosition(c) + 5; };
+    QTest::mouseClick(kt->horizontalHeader()->viewport(), Qt::LeftButton, Qt::NoModifier, QPoint(headerX(total), 5));
+    QTest::mouseClick(kt->horizontalHeader()->viewport(), Qt::LeftButton, Qt::NoModifier, QPoint(headerX(total), 5));
+    QCOMPARE(kt->horizontalHeader()->sortIndicatorSection(), total);
+    const auto sortValue = [&](int r) {
+      return kt->model()->index(r, total).data(TableModelBase::SortRole).toLongLong();
+    };
+    for (int r = 1; r < kt->model()->rowCount(); ++r) QVERIFY(sortValue(r - 1) >= sortValue(r));
+    clickRow(kt, 0);
+    const auto& lit = app.w.timelinePane()->view()->highlighted();
+    QVERIFY(!lit.empty());
+    QCOMPARE(static_cast<qulonglong>(lit.size()),
+             kt->model()->index(0, 0).siblingAtColumn(2).data(TableModelBase::SortRole).toULongLong());
+    // Memory: the curve clicked moves the timeline to that time.
+    MemoryPanel* m = app.w.memoryPanel();
+    QSignalSpy mready(m, &ViewPanel::ready);
+    QTest::mouseClick(tabs->tabBar(), Qt::LeftButton, Qt::NoModifier, tabs->tabBar()->tabRect(3).center());
+    QVERIFY(mready.size() > 0 || mready.wait(30000));
+    QVERIFY(m->view() && !m->view()->devices.empty());
+    QCOMPARE(m->view()->devices.front().label, std::string("GPU 1"));
+    QWidget* chart = m->findChild<QWidget*>(QStringLiteral("memoryChart"));
+    QVERIFY(chart);
+    QCoreApplication::processEvents();
+    auto* area = qobject_cast<QAbstractScrollArea*>(chart);
+    QVERIFY(area);
+    const QPoint at(area->viewport()->width() / 2, area->viewport()->height() / 2);
+    const qint64 t = m->timeAtChartPoint(at);
+    QVERIFY(t > 0);
+    QTest::mouseClick(area->viewport(), Qt::LeftButton, Qt::NoModifier, at);
+    const auto& ax = app.w.timelinePane()->view()->axis();
+    QVERIFY2(std::llabs(ax.start() + ax.span() / 2 - t) <= ax.span() / 50 + 1000,
+             "the timeline is centred on the click");
+    // Modules: none in this trace, and it says how to get them.
+    ModulesPanel* mod = app.w.modulesPanel();
+    QSignalSpy modReady(mod, &ViewPanel::ready);
+    QTest::mouseClick(tabs->tabBar(), Qt::LeftButton, Qt::NoModifier, tabs->tabBar()->tabRect(4).center());
+    QVERIFY(modReady.size() > 0 || modReady.wait(30000));
+    QVERIFY(!mod->view()->present);
+    // Overview: the parts of each step add up to its span in the table too.
+    OverviewPanel* ov = app.w.overviewPanel();
+    QSignalSpy oready(ov, &ViewPanel::ready);
+    QTest::mouseClick(tabs->tabBar(), Qt::LeftButton, Qt::NoModifier, tabs->tabBar()->tabRect(1).center());
+    QVERIFY(oready.size() > 0 || oready.wait(30000));
+    QAbstractItemModel* om = ov->table()->model();
+    QCOMPARE(om->rowCount(), 6);  // five steps and all of them
+    for (int r = 0; r < om->rowCount(); ++r) {
+      qlonglong parts = 0;
+      for (int c = 2; c < 2 + kOverviewParts; ++c) parts += om->index(r, c).data(TableModelBase::SortRole).toLongLong();
+      QCOMPARE(parts, om->index(r, 1).data(TableModelBase::SortRole).toLongLong());
+    }
+  }
+
+  void modulesTreeSortsByHeader() {
+    App app;
+    QVERIFY(app.open(QStringLiteral(ATTNSCOPE_SHARED_TRACES "/ext/tl_h100_owlv2.json.gz")));
+    QTabWidget* tabs = app.w.viewTabs();
+    ModulesPanel* mod = app.w.modulesPanel();
+    QSignalSpy ready(mod, &ViewPanel::ready);
+    QTest::mouseClick(tabs->tabBar(), Qt::LeftButton, Qt::NoModifier, tabs->tabBar()->tabRect(4).center());
+    QVERIFY(ready.size() > 0 || ready.wait(30000));
+    QVERIFY(mod->view()->present);
+    QTreeView* tree = mod->tree();
+    QVERIFY(tree->model()->rowCount() >= 1);
+    // GPU time launched (column 4): clicked twice, descending among the top-level rows' children.
+    const int x = tree->header()->sectionViewportPosition(4) + 5;
+    QTest::mouseClick(tree->header()->viewport(), Qt::LeftButton, Qt::NoModifier, QPoint(x, 5));
+    QTest::mouseClick(tree->header()->viewport(), Qt::LeftButton, Qt::NoModifier, QPoint(x, 5));
+    QCOMPARE(tree->header()->sortIndicatorSection(), 4);
+    const QModelIndex root = tree->model()->index(0, 0);
+    const int n = tree->model()->rowCount(root);
+    QVERIFY(n >= 2);
+    for (int r = 1; r < n; ++r)
+      QVERIFY(tree->model()->index(r - 1, 4, root).data(TableModelBase::SortRole).toLongLong() >=
+              tree->model()->index(r, 4, root).data(TableModelBase::SortRole).toLongLong());
+    // A module selected lights its calls.
+    tree->setCurrentIndex(tree->model()->index(0, 0, root));
+    QVERIFY(!app.w.timelinePane()->view()->highlighted().empty());
   }
 };
 

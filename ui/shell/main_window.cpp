@@ -453,7 +453,7 @@ void MainWindow::showEvent(QShowEvent* event) {
   if (restoredState_) return;  // what the user arranged stays
   QDockWidget* explain = dock(QStringLiteral("explainDock"));
   QDockWidget* details = dock(QStringLiteral("detailsDock"));
-  resizeDocks({explain}, {std::max(200, height() * 3 / 10)}, Qt::Vertical);
+  resizeDocks({explain}, {std::max(190, height() * 26 / 100)}, Qt::Vertical);
   resizeDocks({explain, details}, {width() * 7 / 10, width() * 3 / 10}, Qt::Horizontal);
 }
 

@@ -431,6 +431,9 @@ MemoryPanel::MemoryPanel(QWidget* parent)
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
   chartHost_->setMinimumWidth(360);
+  // Small when the window is: the tabs must not take the timeline's room at 1280x800.
+  for (QWidget* w : {static_cast<QWidget*>(live_), static_cast<QWidget*>(allocs_), chartHost_}) w->setMinimumHeight(40);
+  summary_->setMaximumHeight(summary_->fontMetrics().lineSpacing() * 2 + 4);
   split->setSizes({600, 400});
   layout->addWidget(split, 1);
   connect(device_, &QComboBox::currentIndexChanged, this, &MemoryPanel::showDevice);
