@@ -25,6 +25,7 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTableView>
+#include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -181,6 +182,8 @@ QWidget* MainWindow::buildCentral() {
   }
   split->setStretchFactor(0, 2);
   split->setStretchFactor(1, 1);
+  // Proportions from the start (not the tabs' size hints): the timeline gets 62%.
+  split->setSizes({620, 380});
   split->setChildrenCollapsible(false);
   new TimelineTableLink(timeline_, table_->view(), table_->model(), table_->proxy(), this);
   layout->addWidget(split, 1);
@@ -453,8 +456,17 @@ void MainWindow::showEvent(QShowEvent* event) {
   if (restoredState_) return;  // what the user arranged stays
   QDockWidget* explain = dock(QStringLiteral("explainDock"));
   QDockWidget* details = dock(QStringLiteral("detailsDock"));
-  resizeDocks({explain}, {std::max(190, height() * 26 / 100)}, Qt::Vertical);
+  resizeDocks({explain}, {std::max(180, height() * 23 / 100)}, Qt::Vertical);
   resizeDocks({explain, details}, {width() * 7 / 10, width() * 3 / 10}, Qt::Horizontal);
+  // Once the window has its size: the timeline 62% of the centre, the tabs the rest.
+  QTimer::singleShot(0, this, [this] {
+    auto* split = findChild<QSplitter*>(QStringLiteral("timelineSplitter"));
+    if (!split) return;
+    const QList<int> sizes = split->sizes();
+    if (sizes.size() != 2) return;
+    const int total = sizes[0] + sizes[1];
+    split->setSizes({total * 62 / 100, total - total * 62 / 100});
+  });
 }
 
 void MainWindow::restoreSettings() {

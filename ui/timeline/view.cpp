@@ -108,6 +108,7 @@ void TimelineView::resizeEvent(QResizeEvent* e) {
   QAbstractScrollArea::resizeEvent(e);
   axis_.setWidth(eventAreaWidth());
   changed();
+  showOverlayLane();
 }
 
 void TimelineView::fitAll() {
@@ -237,7 +238,22 @@ EventId TimelineView::nextMatch(bool forward) {
 
 void TimelineView::setOverlay(std::optional<ExplainOverlay> overlay) {
   overlay_ = std::move(overlay);
+  showOverlayLane();
   viewport()->update();
+}
+
+void TimelineView::showOverlayLane() {
+  // The overlay draws on the GPU lane of the step's work: when that lane is below the view (a short
+  // timeline under a tall CPU thread), scroll just enough to show its first row.
+  if (!overlay_ || !index_ || !store_ || overlay_->launches.empty() || overlay_->launches.front().gpu == kNoEvent)
+    return;
+  const EventId gpu = overlay_->launches.front().gpu;
+  const int y = layout_.rowY(index_->trackOf(gpu), index_->rowOf(gpu));
+  const int visible = std::max(0, viewport()->height() - kRulerHeight);
+  if (y < 0 || visible <= 0) return;
+  const int want = y + TimelineLayout::kRowHeight + 6 - visible;
+  if (want > verticalScrollBar()->value())
+    verticalScrollBar()->setValue(std::min(want, verticalScrollBar()->maximum()));
 }
 
 void TimelineView::setRuler(int64_t t0, int64_t t1) {

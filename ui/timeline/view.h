@@ -128,6 +128,7 @@ class TimelineView : public QAbstractScrollArea {
   int contentTop() const;  // content y at the top of the track area
   int64_t timeAtX(double viewportX) const { return axis_.time(viewportX - kHeaderWidth); }
   void revealEvent(EventId id);
+  void showOverlayLane();  // scrolls the overlay's GPU lane into view
   void toggleCollapsed(uint32_t track);
 
   // Painting (timeline_paint.cpp).
