@@ -323,10 +323,11 @@ void onExit(const at::RecordFunction& fn, at::ObserverContext* raw) {
 // c10's allocators report every allocation and free to the profiler state
 // found in the thread's debug info; this one records them.
 struct MemoryReporter : c10::MemoryReportingInfoBase {
-  void reportMemoryUsage(void*, int64_t size, size_t totalAllocated, size_t totalReserved,
+  void reportMemoryUsage(void* ptr, int64_t size, size_t totalAllocated, size_t totalReserved,
                          c10::Device device) override {
     if (!g) return;
     MemoryRecord m;
+    m.addr = reinterpret_cast<uintptr_t>(ptr);
     m.ts = static_cast<int64_t>(nowNs());
     m.bytes = size;
     m.deviceType = static_cast<int32_t>(device.type());

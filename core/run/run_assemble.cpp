@@ -194,6 +194,7 @@ EventStore assembleRunStore(const RunCapture& cap, AssembleStats* stats) {
     a.device = m.device;
     a.totalAllocated = m.totalAllocated;
     a.totalReserved = m.totalReserved;
+    if (m.addr != 0) a.addr = static_cast<int64_t>(m.addr), a.hasAddr = true;
     e.args = b.addArgs(a);
     b.addEvent(e);
   }

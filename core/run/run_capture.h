@@ -56,6 +56,7 @@ struct MemoryRecord {
   int64_t totalAllocated = 0;
   int64_t totalReserved = 0;
   int64_t tid = 0;
+  uint64_t addr = 0;  // the block's address (an allocation and its free share it); 0: unknown
 };
 
 struct RunCapture {

@@ -220,6 +220,7 @@ std::string chromeTraceJson(const EventStore& s, std::string_view extraMembers) 
         if (a->totalReserved >= 0) arg("Total Reserved", std::to_string(a->totalReserved));
         arg("Device Type", std::to_string(a->deviceType));
         arg("Device Id", std::to_string(a->device));
+        if (a->hasAddr) arg("Addr", std::to_string(a->addr));
       } else {
         if (a->inputDims) arg("Input Dims", pyReprToJson(s.str(a->inputDims)));
         if (a->inputTypes) arg("Input type", pyReprToJson(s.str(a->inputTypes)));
@@ -228,6 +229,11 @@ std::string chromeTraceJson(const EventStore& s, std::string_view extraMembers) 
         if (a->fwdThreadId >= 0) arg("Fwd thread id", std::to_string(a->fwdThreadId));
         if (a->device >= 0) arg("device", std::to_string(a->device));
         if (a->stream >= 0) arg("stream", std::to_string(a->stream));
+        if (a->registersPerThread >= 0) arg("registers per thread", std::to_string(a->registersPerThread));
+        if (a->sharedMemory >= 0) arg("shared memory", std::to_string(a->sharedMemory));
+        if (a->blocksPerSm >= 0) arg("blocks per SM", jsonNumber(a->blocksPerSm));
+        if (a->warpsPerSm >= 0) arg("warps per SM", jsonNumber(a->warpsPerSm));
+        if (a->occupancyPct >= 0) arg("est. achieved occupancy %", jsonNumber(a->occupancyPct));
         if (isGpuFamily(e.family) && (a->bytes || e.family != Family::Kernel)) arg("bytes", std::to_string(a->bytes));
         if (a->grid[0] || a->block[0]) {
           arg("grid", "[" + std::to_string(a->grid[0]) + ", " + std::to_string(a->grid[1]) + ", " +

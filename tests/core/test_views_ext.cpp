@@ -154,8 +154,10 @@ class ViewsExtTest : public QObject {
     for (const char* f :
          {"hta_spmd_dhen_rank1.json.gz", "kineto_tb_resnet50_nw0.pt.trace.json.gz", "tl_h100_owlv2.json.gz"})
       QTest::newRow(f) << QString::fromLatin1(f);
-    // An engine capture (the bundled sample is the H200 one of the attention block).
-    QTest::newRow("engine capture") << QStringLiteral(ATTNSCOPE_SOURCE_DIR "/resources/softmax_8x16x1024x64.json");
+    // The bundled torch.profiler capture, and one of our engine's on the H200 (its memory events carry
+    // block addresses since this change).
+    QTest::newRow("bundled capture") << QStringLiteral(ATTNSCOPE_SOURCE_DIR "/resources/softmax_8x16x1024x64.json");
+    QTest::newRow("engine capture") << QStringLiteral(ATTNSCOPE_TEST_DATA "/h200/softmax_none_addr_8x16x1024x64.json");
   }
 
   void memoryPeakAndLive() {
@@ -166,6 +168,12 @@ class ViewsExtTest : public QObject {
     const EventStore& s = *snap->store;
     const MemoryView v = memoryView(*snap);
     QVERIFY(!v.devices.empty());
+    if (file.endsWith(QLatin1String("addr_8x16x1024x64.json"))) {
+      // Our engine's capture: addresses, so the live set is known (4 blocks of the attention block at the peak).
+      QVERIFY(v.devices.front().addressesInTrace);
+      QCOMPARE(v.devices.front().label, std::string("GPU 0"));
+      QCOMPARE(v.devices.front().liveAtPeak.size(), size_t{4});
+    }
     for (const DeviceMemory& d : v.devices) {
       // Independently: the largest Total Allocated of the device, and the frees of blocks the trace
       // never saw allocated up to the peak (what was allocated before the trace began, less them).
