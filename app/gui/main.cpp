@@ -84,7 +84,8 @@ struct Options {
                              QStringLiteral("B")};
   QCommandLineOption view{QStringLiteral("view"),
                           QStringLiteral("Open on a view: operators (default), overview, kernels, memory or modules; "
-                                         "with --screenshot, shoot once it is filled."),
+                                         "with --screenshot, shoot once it is filled. With --compare B, 'compare' "
+                                         "shows the Compare dock instead of the two timelines."),
                           QStringLiteral("VIEW")};
   QCommandLineOption overlay{QStringLiteral("overlay"),
                              QStringLiteral("Explain overlay on the timeline for step NAME (or the first user "
@@ -184,8 +185,11 @@ int main(int argc, char* argv[]) {
   const QString compareWith = parser.value(compareOpt);
   const QStringList views{QStringLiteral("operators"), QStringLiteral("overview"), QStringLiteral("kernels"),
                           QStringLiteral("memory"), QStringLiteral("modules")};
-  const int viewIndex = parser.isSet(viewOpt) ? static_cast<int>(views.indexOf(parser.value(viewOpt))) : 0;
-  if (viewIndex < 0) {
+  // --view compare (with --compare B): the main window with the Compare dock, not the two timelines.
+  const bool compareDock = parser.value(viewOpt) == QLatin1String("compare");
+  const int viewIndex =
+      parser.isSet(viewOpt) && !compareDock ? static_cast<int>(views.indexOf(parser.value(viewOpt))) : 0;
+  if (viewIndex < 0 || (compareDock && compareWith.isEmpty())) {
     fail(QStringLiteral("--view takes one of %1, got '%2'")
              .arg(views.join(QStringLiteral(", ")), parser.value(viewOpt)));
     return 1;
@@ -204,7 +208,9 @@ int main(int argc, char* argv[]) {
     }
     QObject::connect(
         &window, &attnscope::ui::MainWindow::traceShown, &app,
-        [&window, a = positional.front(), compareWith] { window.compareFiles(a, compareWith, true); },
+        [&window, a = positional.front(), compareWith, compareDock] {
+          window.compareFiles(a, compareWith, !compareDock);
+        },
         Qt::SingleShotConnection);
   }
   if (screenshot) {
@@ -234,7 +240,10 @@ int main(int argc, char* argv[]) {
         QCoreApplication::exit(0);
       });
     };
-    if (viewPanel) {
+    if (compareDock) {
+      QObject::connect(window.compareView(), &attnscope::ui::CompareView::compared, &app,
+                       [&window, shoot] { shoot(&window); });
+    } else if (viewPanel) {
       // Shoot once the view is filled.
       QObject::connect(viewPanel, &attnscope::ui::ViewPanel::ready, &app, [&window, shoot] { shoot(&window); });
     } else if (compareWith.isEmpty()) {

@@ -271,6 +271,10 @@ class AppTest : public QObject {
     QVERIFY(app.open(kCpuRun));
     const QString explain = app.w.explainPanel()->plainText();
     QVERIFY(!explain.contains(QStringLiteral("CUDA-event time")));
+    // The answer: host time only, said so; no CUPTI or CUDA-event column of zeros.
+    QVERIFY2(explain.contains(QStringLiteral("This run was on the CPU")), qPrintable(explain.left(300)));
+    QVERIFY(!explain.contains(QStringLiteral("CUPTI (its kernels")));
+    QVERIFY(!explain.contains(QStringLiteral("CUDA events around it")));
     if (PlotsPanel::chartsAvailable()) QVERIFY(!app.w.plotsPanel()->stepSeries().contains(QStringLiteral("events")));
     const QAbstractItemModel* m = app.w.tablePane()->view()->model();
     const int pct = KeyAveragesModel::columnOf(Column::SelfDevicePct);

@@ -211,7 +211,8 @@ QString ExplainPanel::answerHtml() const {
         {"host-sync", tr("host clock with a sync at its end")},
         {"torch", tr("torch.profiler's own (its kernels)")}};
     for (const TimingSeries& t : engine->timing) {
-      if (t.method == "events" && engine->device == "cpu") continue;
+      // A CPU run has no GPU: neither CUDA events nor CUPTI kernels measure anything there.
+      if ((t.method == "events" || t.method == "cupti") && engine->device == "cpu") continue;
       const std::vector<double> mean = t.meanNs();
       std::array<int64_t, 4> v{};
       for (size_t k = 0; k < 4; ++k) v[k] = k < mean.size() && mean[k] >= 0 ? static_cast<int64_t>(mean[k]) : -1;
@@ -225,10 +226,15 @@ QString ExplainPanel::answerHtml() const {
     for (size_t k = 0; k < 4; ++k) v[k] = an.steps[k].hostNs();
     cols.push_back({tr("host time (CPU clock, no sync)"), v});
   }
+  const bool cpuRun = engine && engine->device == "cpu";
   QString html =
-      tr("<h3>The answer</h3><p>The four steps' CUDA time, by every way this trace can measure it "
-         "(click a number for the step on the timeline):</p><table cellspacing=\"0\" cellpadding=\"3\" "
-         "border=\"1\" style=\"border-collapse:collapse\"><tr><th>Step</th>");
+      (cpuRun ? tr("<h3>The answer</h3><p>This run was on the CPU: there is no CUDA time to measure, only the "
+                   "steps' host time (click a number for the step on the timeline):</p>")
+              : tr("<h3>The answer</h3><p>The four steps' CUDA time, by every way this trace can measure it "
+                   "(click a number for the step on the timeline):</p>")) +
+      QStringLiteral(
+          "<table cellspacing=\"0\" cellpadding=\"3\" "
+          "border=\"1\" style=\"border-collapse:collapse\"><tr><th>Step</th>");
   for (const auto& c : cols) html += QStringLiteral("<th>%1</th>").arg(c.first.toHtmlEscaped());
   html += QStringLiteral("</tr>");
   for (int k = 0; k < 4; ++k) {
