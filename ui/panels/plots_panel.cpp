@@ -84,10 +84,12 @@ QChart* barChart(QBarSeries* series, const QStringList& categories, const QStrin
 
 }  // namespace
 
-QVector<HistogramBin> kernelHistogram(const EventStore& store, const ActivityIndex& index) {
+namespace {
+
+QVector<HistogramBin> histogramOf(const EventStore& store, const std::vector<EventId>& ids) {
   // bin 0: < 1 us; bin k: [2^(k-1), 2^k) us
   QVector<int> counts(40, 0);
-  for (EventId id : index.gpuWorkByStart()) {
+  for (EventId id : ids) {
     const Event& e = store.event(id);
     if (e.family != Family::Kernel) continue;
     const double us = static_cast<double>(e.dur) / 1000.0;
@@ -106,6 +108,16 @@ QVector<HistogramBin> kernelHistogram(const EventStore& store, const ActivityInd
     bins << b;
   }
   return bins;
+}
+
+}  // namespace
+
+QVector<HistogramBin> kernelHistogram(const EventStore& store, const ActivityIndex& index) {
+  return histogramOf(store, index.gpuWorkByStart());
+}
+
+QVector<HistogramBin> kernelHistogram(const EventStore& store, const std::vector<EventId>& kernels) {
+  return histogramOf(store, kernels);
 }
 
 bool PlotsPanel::chartsAvailable() {
@@ -133,6 +145,7 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
 
 void PlotsPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
   series_.clear();
+  trace_ = trace;
 #ifndef ATTNSCOPE_HAVE_CHARTS
   (void)trace;
   replaceContent(stepsTab_, message(tr("This build has no Qt Charts (install qt6-charts-dev and rebuild).")));
@@ -181,24 +194,43 @@ void PlotsPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
     bl->addWidget(l);
     replaceContent(stepsTab_, box);
   }
-  const QVector<HistogramBin> bins = kernelHistogram(store, trace->snapshot->index);
+  showHistogram(kernelHistogram(store, trace->snapshot->index),
+                tr("%1 kernels").arg(store.familyCount(Family::Kernel)));
+#endif
+}
+
+void PlotsPanel::showHistogram(const QVector<HistogramBin>& bins, const QString& title) {
+  histTitle_ = title;
+#ifdef ATTNSCOPE_HAVE_CHARTS
+  const QPalette pal = palette();
   if (bins.isEmpty()) {
     replaceContent(histTab_, message(tr("This trace has no kernel records (no CUPTI, or a CPU run).")));
-  } else {
-    auto* set = new QBarSet(tr("kernels"));
-    QStringList cats;
-    for (const HistogramBin& b : bins) {
-      *set << b.count;
-      cats << (b.loUs == 0 ? QStringLiteral("<1") : QStringLiteral("%1–%2").arg(b.loUs).arg(b.hiUs));
-    }
-    auto* series = new QBarSeries;
-    series->append(set);
-    QChart* chart = barChart(series, cats, tr("kernel duration, µs"), tr("kernels"),
-                             tr("%1 kernels").arg(store.familyCount(Family::Kernel)), pal);
-    chart->legend()->hide();
-    replaceContent(histTab_, chartView(chart));
+    return;
   }
+  auto* set = new QBarSet(tr("kernels"));
+  QStringList cats;
+  for (const HistogramBin& b : bins) {
+    *set << b.count;
+    cats << (b.loUs == 0 ? QStringLiteral("<1") : QStringLiteral("%1–%2").arg(b.loUs).arg(b.hiUs));
+  }
+  auto* series = new QBarSeries;
+  series->append(set);
+  QChart* chart = barChart(series, cats, tr("kernel duration, µs"), tr("kernels"), title, pal);
+  chart->legend()->hide();
+  replaceContent(histTab_, chartView(chart));
+#else
+  Q_UNUSED(bins);
 #endif
+}
+
+void PlotsPanel::showKernel(const std::vector<EventId>& calls) {
+  if (!trace_ || calls.empty()) return;
+  const EventStore& s = trace_->store();
+  if (s.event(calls.front()).family != Family::Kernel) return;
+  QString name = qs(s.name(s.event(calls.front())));
+  if (name.size() > 70) name = name.left(69) + QStringLiteral("…");
+  showHistogram(kernelHistogram(s, calls), tr("%1: %2 calls").arg(name).arg(calls.size()));
+  tabs_->setCurrentWidget(histTab_);
 }
 
 }  // namespace attnscope::ui

@@ -25,6 +25,8 @@ struct HistogramBin {
 // Kernel durations in power-of-two microsecond bins (<1 us first), empty
 // leading and trailing bins dropped.
 QVector<HistogramBin> kernelHistogram(const EventStore& store, const ActivityIndex& index);
+// The same for the given kernels only (one kernel's calls).
+QVector<HistogramBin> kernelHistogram(const EventStore& store, const std::vector<EventId>& kernels);
 
 class PlotsPanel : public QWidget {
   Q_OBJECT
@@ -32,6 +34,9 @@ class PlotsPanel : public QWidget {
  public:
   explicit PlotsPanel(QWidget* parent = nullptr);
   void setTrace(std::shared_ptr<const LoadedTrace> trace);
+  // The duration histogram of one kernel's calls (the Kernels view's selection); shows that tab.
+  void showKernel(const std::vector<EventId>& calls);
+  QString histogramTitle() const { return histTitle_; }
   // What the step chart shows: methods (series) and whether the trace had engine timing.
   QStringList stepSeries() const { return series_; }
   static bool chartsAvailable();
@@ -41,6 +46,9 @@ class PlotsPanel : public QWidget {
   QWidget* stepsTab_;
   QWidget* histTab_;
   QStringList series_;
+  QString histTitle_;
+  std::shared_ptr<const LoadedTrace> trace_;
+  void showHistogram(const QVector<HistogramBin>& bins, const QString& title);
 };
 
 }  // namespace attnscope::ui

@@ -283,6 +283,9 @@ void MainWindow::buildDocks() {
   why_ = new WhyPanel;
   QDockWidget* whyDock = makeDock(QStringLiteral("whyDock"), tr("Why is this zero?"), why_, false);
   plots_ = new PlotsPanel;
+  // A kernel selected in the Kernels view: its duration histogram in Plots.
+  connect(kernels_, &ViewPanel::highlightRequested, plots_,
+          [this](const std::vector<EventId>& ids) { plots_->showKernel(ids); });
   QDockWidget* plotsDock = makeDock(QStringLiteral("plotsDock"), tr("Plots"), plots_, false);
   compare_ = new CompareView;
   QDockWidget* compareDock = makeDock(QStringLiteral("compareDock"), tr("Compare"), compare_, false);
