@@ -39,7 +39,7 @@ int cmdRun(const std::vector<std::string>& args) {
   if (auto err = parseRunArgs(args, &cfg)) throw UsageError(*err);
   const std::string exe = engineExe();
   if (::access(exe.c_str(), X_OK) != 0)
-    throw UsageError("run: this attnscope-cli has no engine (no " + exe +
+    throw UsageError("run: this attnscope-cli was built without the engine (no " + exe +
                      "). The engine links LibTorch from PyPI's torch wheel, which the Debian package cannot depend "
                      "on: build attnscope from source with ATTNSCOPE_ENGINE=ON scripts/build (it installs "
                      "torch==2.11.0) and cmake --install the build (README, \"Install\"). Every other command "
