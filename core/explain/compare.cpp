@@ -223,17 +223,6 @@ Comparison compareTraces(const TraceSnapshot& sa, const TraceSnapshot& sb, const
   return c;
 }
 
-namespace {
-
-std::string clipLine(const std::string& text, size_t max) {
-  if (text.size() <= max) return text;
-  size_t n = max - 3;
-  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
-  return text.substr(0, n) + "...";
-}
-
-}  // namespace
-
 std::string compareText(const Comparison& c, const CompareOutputOptions& opt) {
   std::vector<std::string> lines;
   lines.push_back("A: " + c.pathA);
@@ -283,7 +272,7 @@ std::string compareText(const Comparison& c, const CompareOutputOptions& opt) {
       out += "(" + std::to_string(lines.size() - i) + " more lines: --all prints everything)\n";
       break;
     }
-    out += (opt.all ? lines[i] : clipLine(lines[i], kMaxLineChars)) + "\n";
+    out += (opt.all ? lines[i] : clipText(lines[i], kMaxLineChars)) + "\n";
   }
   return out;
 }

@@ -150,17 +150,9 @@ std::string kindWords(const std::string& kind) {
   return "sync waits";
 }
 
-// Kernel names run to hundreds of characters of template arguments: the figures come first.
-std::string shortName(const std::string& name) {
-  constexpr size_t kMax = 120;
-  if (name.size() <= kMax) return name;
-  size_t n = kMax;
-  while (n > 0 && (static_cast<unsigned char>(name[n]) & 0xC0) == 0x80) --n;
-  return name.substr(0, n) + "...";
-}
-
 std::string changeText(const Change& ch, const std::string& per) {
-  const std::string what = kindWords(ch.kind) + " " + shortName(ch.key);
+  // Kernel names run to hundreds of characters: 120 of them, so the figures come first.
+  const std::string what = kindWords(ch.kind) + " " + clipText(ch.key, 123);
   const std::string measure = ch.kind == "op" ? "Self CPU " : ch.kind == "kernel" ? "GPU time " : "waited ";
   const std::string unit = ch.kind == "sync_group" ? " waits" : " calls";  // counts per step are means
   std::string t;

@@ -129,14 +129,6 @@ std::string groupJson(const SyncGroup& g) {
   return out + "]}";
 }
 
-// Cut to `max` characters (UTF-8 safe: never inside a multi-byte character), with an ellipsis.
-std::string clip(const std::string& text, size_t max) {
-  if (text.size() <= max) return text;
-  size_t n = max - 3;
-  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
-  return text.substr(0, n) + "...";
-}
-
 // The verdicts shown: at most perStep per step and perTrace for the whole trace, in rank order.
 std::vector<const Verdict*> boundedVerdicts(const Explanation& a, size_t perStep, size_t perTrace, size_t total) {
   std::vector<const Verdict*> out;
@@ -187,7 +179,7 @@ std::string explainJson(const EventStore& s, const Explanation& a, const Explain
     const Verdict& v = *shown[i];
     out += (i ? ", " : "") + std::string("{\"step\": ") + (v.step.empty() ? "null" : jsonString(v.step)) +
            ", \"kind\": " + jsonString(v.kind) + ", \"ns\": " + std::to_string(v.ns < 0 ? 0 : v.ns) +
-           ", \"text\": " + jsonString(opt.all ? v.text : clip(v.text, kMaxVerdictChars)) +
+           ", \"text\": " + jsonString(opt.all ? v.text : clipText(v.text, kMaxVerdictChars)) +
            ", \"evidence\": " + idList(v.evidence, cited) + ", \"glossary\": [";
     for (size_t k = 0; k < v.glossary.size(); ++k) {
       out += (k ? ", " : "") + jsonString(v.glossary[k]);
@@ -308,7 +300,7 @@ std::string explainText(const EventStore& s, const Explanation& a, const Explain
       out += "(" + std::to_string(lines.size() - i) + " more lines: --all prints everything)\n";
       break;
     }
-    out += (opt.all ? lines[i] : clip(lines[i], kMaxLineChars)) + "\n";
+    out += (opt.all ? lines[i] : clipText(lines[i], kMaxLineChars)) + "\n";
   }
   return out;
 }

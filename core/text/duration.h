@@ -26,4 +26,11 @@ std::string tickText(int64_t ns, int64_t step);
 // "540.410us", "1.754ms", "2.000s" from microseconds, no space.
 std::string torchTimeText(double us);
 
+// Byte counts for people: "512.00 MiB", "10.13 KiB", "8 B" (views, the app's tables).
+std::string bytesText(int64_t bytes);
+
+// `text` cut to at most `max` bytes with "..." (UTF-8 safe: never inside a multi-byte character):
+// explain's and compare's line bounds, long kernel names.
+std::string clipText(const std::string& text, size_t max);
+
 }  // namespace attnscope

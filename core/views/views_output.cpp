@@ -28,14 +28,6 @@ std::string csvField(std::string s) {
   return "\"" + s + "\"";
 }
 
-std::string bytesText(int64_t b) {
-  const double a = std::fabs(static_cast<double>(b));
-  if (a >= 1024.0 * 1024 * 1024) return num(static_cast<double>(b) / (1024.0 * 1024 * 1024)) + " GiB";
-  if (a >= 1024.0 * 1024) return num(static_cast<double>(b) / (1024.0 * 1024)) + " MiB";
-  if (a >= 1024.0) return num(static_cast<double>(b) / 1024.0) + " KiB";
-  return std::to_string(b) + " B";
-}
-
 std::string familyWord(Family f) {
   switch (f) {
     case Family::Kernel:

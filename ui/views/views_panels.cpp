@@ -41,14 +41,7 @@ namespace attnscope::ui {
 
 namespace {
 
-QString bytesText(qint64 b) {
-  const double a = std::fabs(static_cast<double>(b));
-  if (a >= 1024.0 * 1024 * 1024)
-    return QString::number(static_cast<double>(b) / (1024.0 * 1024 * 1024), 'f', 2) + " GiB";
-  if (a >= 1024.0 * 1024) return QString::number(static_cast<double>(b) / (1024.0 * 1024), 'f', 2) + " MiB";
-  if (a >= 1024.0) return QString::number(static_cast<double>(b) / 1024.0, 'f', 1) + " KiB";
-  return QString::number(b) + " B";
-}
+QString bytesText(qint64 b) { return qs(attnscope::bytesText(b)); }
 
 void setupTable(QTableView* v) {
   // The model's own order until the user clicks a header.
