@@ -643,6 +643,11 @@ class AppTest : public QObject {
     QVERIFY(!lit.empty());
     QCOMPARE(static_cast<qulonglong>(lit.size()),
              kt->model()->index(0, 0).siblingAtColumn(2).data(TableModelBase::SortRole).toULongLong());
+    // Grouped by the launching op, chosen with the keyboard in the Group box.
+    QSignalSpy regrouped(k, &ViewPanel::ready);
+    pickComboItem(k->grouping(), 1);
+    QVERIFY(regrouped.size() > 0 || regrouped.wait(30000));
+    QCOMPARE(kt->model()->headerData(2, Qt::Horizontal).toString(), QStringLiteral("Launched by"));
     // Memory: the curve clicked moves the timeline to that time.
     MemoryPanel* m = app.w.memoryPanel();
     QSignalSpy mready(m, &ViewPanel::ready);
