@@ -65,7 +65,10 @@ std::vector<std::string> Args::positionals(size_t min, size_t max) {
 
 ReaderLimits readerLimits(Args& a) {
   ReaderLimits l;
-  if (auto v = a.number("--max-decompressed")) l.maxDecompressedBytes = *v;
+  if (auto v = a.number("--max-decompressed")) {
+    l.maxDecompressedBytes = *v;  // exactly this, whatever the .gz's size
+    l.maxDecompressedRatio = 0;
+  }
   if (auto v = a.number("--max-depth")) l.maxDepth = static_cast<uint32_t>(std::min<uint64_t>(*v, 100000));
   if (auto v = a.number("--max-string")) l.maxStringBytes = static_cast<uint32_t>(std::min<uint64_t>(*v, 1u << 30));
   if (auto v = a.number("--max-events")) l.maxEvents = *v;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "core/read/gzip.h"
+#include "core/read/json_scan.h"
 #include "core/read/trace_parser.h"
 
 namespace attnscope::reader {
@@ -22,142 +24,126 @@ namespace {
 
 constexpr size_t kNone = static_cast<size_t>(-1);
 constexpr size_t kPad = simdjson::SIMDJSON_PADDING;
-
-// The '[' that opens "traceEvents" in text[first, n), or kNone. `first` is
-// the object's '{'.
-size_t findEventsOpen(const char* text, size_t first, size_t n) {
-  static constexpr std::string_view kKey = "\"traceEvents\"";
-  const void* hit = ::memmem(text + first, n - first, kKey.data(), kKey.size());
-  if (!hit) return kNone;
-  size_t open = static_cast<size_t>(static_cast<const char*>(hit) - text) + kKey.size();
-  while (open < n && isWs(text[open])) ++open;
-  if (open >= n || text[open] != ':') return kNone;
-  ++open;
-  while (open < n && isWs(text[open])) ++open;
-  return open < n && text[open] == '[' ? open : kNone;
-}
-
-// The array's closing ']' in text(open, n): the last one before the final
-// '}' that follows a '}' (Kineto writes only a few short keys after the
-// array), or kNone.
-size_t findEventsClose(const char* text, size_t open, size_t n) {
-  size_t z = n;
-  while (z > open && isWs(text[z - 1])) --z;
-  if (z <= open + 1 || text[z - 1] != '}') return kNone;
-  --z;  // the closing '}' of the top object
-  for (size_t q = z; q > open + 1 && z - q < (size_t{1} << 20);) {
-    --q;
-    if (text[q] != ']') continue;
-    size_t r = q;
-    while (r > open && isWs(text[r - 1])) --r;
-    if (r > open + 1 && text[r - 1] == '}') return q;
-    return kNone;
-  }
-  return kNone;
-}
-
-// A place to cut between two events: the ',' after one and the '{' of the next.
-struct Cut {
-  size_t comma = 0;
-  size_t brace = 0;
-};
-
-// Does the newline at `nl` sit in "}" blanks "," blanks "\n" blanks "{",
-// with the '}' after `from` and the '{' before `end`? `*blanks` gets the run
-// of blanks around `nl`: every newline in it has the same answer, so the
-// callers step over the run (a text of a million newlines is one look, not
-// a million looks at a million blanks each).
-bool cutAtNewline(const char* text, size_t from, size_t nl, size_t end, Cut* cut, std::pair<size_t, size_t>* blanks) {
-  size_t c = nl;
-  while (c > from && isWs(text[c - 1])) --c;
-  size_t j = nl + 1;
-  while (j < end && isWs(text[j])) ++j;
-  *blanks = {c, j};
-  if (c <= from + 1 || text[c - 1] != ',' || j >= end || text[j] != '{') return false;
-  size_t q = c - 1;
-  while (q > from && isWs(text[q - 1])) --q;
-  if (q <= from || text[q - 1] != '}') return false;
-  *cut = {c - 1, j};
-  return true;
-}
-
-// The first cut at or after `p`, looking no further than `limit`.
-bool cutForward(const char* text, size_t from, size_t p, size_t limit, size_t end, Cut* cut) {
-  while (p < limit) {
-    const void* nl = std::memchr(text + p, '\n', limit - p);
-    if (!nl) return false;
-    p = static_cast<size_t>(static_cast<const char*>(nl) - text);
-    std::pair<size_t, size_t> blanks;
-    if (cutAtNewline(text, from, p, end, cut, &blanks)) return true;
-    p = blanks.second;
-  }
-  return false;
-}
-
-// The last cut in text(from, end).
-bool cutBackward(const char* text, size_t from, size_t end, Cut* cut) {
-  size_t p = end;
-  while (p > from) {
-    const void* nl = ::memrchr(text + from, '\n', p - from);
-    if (!nl) return false;
-    p = static_cast<size_t>(static_cast<const char*>(nl) - text);
-    std::pair<size_t, size_t> blanks;
-    if (cutAtNewline(text, from, p, end, cut, &blanks)) return true;
-    p = blanks.first;
-  }
-  return false;
-}
+// The object's text before and after the events array is kept whole (without
+// its blanks): at most this much of each.
+constexpr uint64_t kMaxHead = uint64_t{64} << 20;
 
 size_t chunkTarget(const ReaderLimits& limits, uint64_t total) {
   return static_cast<size_t>(std::max<uint64_t>(std::min<uint64_t>(limits.chunkBytes, total / 8), 4096));
 }
 
+size_t parserThreads() { return std::max(1u, std::min(8u, std::thread::hardware_concurrency())); }
+
+// A growable buffer followed by SIMDJSON_PADDING bytes.
+struct Buf {
+  std::unique_ptr<char[]> p;
+  size_t cap = 0;
+  // Room for `want` bytes plus padding, keeping p[0, keep).
+  void ensure(size_t keep, size_t want) {
+    if (cap >= want + kPad) return;
+    const size_t grown = std::max(want, cap + cap / 2);
+    auto bigger = std::unique_ptr<char[]>(new char[grown + kPad]);
+    if (keep && p) std::memcpy(bigger.get(), p.get(), std::min(keep, cap));
+    p = std::move(bigger);
+    cap = grown + kPad;
+  }
+};
+
+// A few buffers shared by the parsing threads (each holds at most one chunk
+// when it asks for the next, so hw + 1 never runs out).
+class BufPool {
+ public:
+  BufPool() : bufs_(parserThreads() + 1) {
+    for (size_t i = 0; i < bufs_.size(); ++i) free_.push_back(i);
+  }
+  size_t acquire() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (free_.empty()) return kNone;
+    const size_t s = free_.back();
+    free_.pop_back();
+    return s;
+  }
+  void release(size_t slot) {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(slot);
+  }
+  Buf& operator[](size_t slot) { return bufs_[slot]; }
+
+ private:
+  std::vector<Buf> bufs_;
+  std::mutex mu_;
+  std::vector<size_t> free_;
+};
+
+void noteProgress(const ReaderLimits& limits, uint64_t bytes) {
+  if (limits.progress) limits.progress->bytesDone.store(bytes, std::memory_order_relaxed);
+}
+
+bool cancelled(const ReaderLimits& limits) {
+  return limits.progress && limits.progress->cancel.load(std::memory_order_relaxed);
+}
+
 // ---------------------------------------------------------------------------
-// Chunks over text in memory.
+// Chunks over text in memory, cut as the parsing threads ask for them (the
+// scan runs one chunk ahead of the parsers, under a lock).
 
 class TextChunks : public ChunkSource {
  public:
-  TextChunks(char* text, size_t n, size_t skip, size_t open, size_t close, bool drop)
-      : text_(text), n_(n), skip_(skip), open_(open), close_(close), drop_(drop) {}
-
-  // Cuts every ~`target` bytes; false when some stretch has no place to cut.
-  bool plan(size_t target) {
-    size_t begin = open_;  // the chunk's '[' (a blank turned '[' after the first)
-    size_t from = open_ + 1;
-    while (close_ - from > target + target / 2) {
-      Cut c;
-      const size_t p = from + target;
-      if (!cutForward(text_, from, p, std::min(close_, p + std::max<size_t>(target, size_t{8} << 20)), close_, &c))
-        return false;
-      spans_.push_back({begin, c.comma});
-      begin = c.brace - 1;
-      from = c.brace;
-    }
-    spans_.push_back({begin, close_});
-    saved_.resize(spans_.size());
-    done_.assign(spans_.size(), false);
-    return true;
-  }
+  TextChunks(char* text, size_t n, const ReaderLimits& limits, bool drop, size_t target, HeadScanner head,
+             uint64_t open)
+      : text_(text),
+        n_(n),
+        limits_(limits),
+        drop_(drop),
+        cutter_(target, limits.maxEventBytes),
+        head_(std::move(head)),
+        scanAt_(open + 1) {}
 
   bool next(Chunk* w) override {
-    const size_t i = next_.fetch_add(1);
-    if (stopped_.load() || i >= spans_.size()) return false;
-    const auto [b, e] = spans_[i];
-    saved_[i] = {text_[b], text_[e]};
-    text_[b] = '[';
-    text_[e] = ']';
-    w->text = text_ + b;
-    w->len = e - b + 1;
-    w->offset = b;
-    w->index = i;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finished_ || stopped_.load() || cancelled(limits_)) return false;
+    ElementCutter::Run run;
+    while (true) {
+      size_t used = 0;
+      const auto stop = cutter_.scan(text_ + scanAt_, n_ - scanAt_, scanAt_, &used, &run);
+      scanAt_ += used;
+      if (stop == ElementCutter::Stop::Cut) break;
+      if (stop == ElementCutter::Stop::Error) {
+        why_ = cutter_.error();
+        finished_ = true;
+        return false;
+      }
+      if (stop == ElementCutter::Stop::Close) {
+        finished_ = true;
+        if (!readTail(cutter_.closeAt() + 1)) return false;
+        complete_ = true;
+        if (run.first == kNoByte) return false;
+        break;
+      }
+      // The text ends inside the events: keep the whole ones.
+      finished_ = true;
+      if (cutter_.elements() == 0) return false;
+      complete_ = true;
+      partial_ = "the file ends early (cut inside an event?): kept the events before byte " +
+                 std::to_string(cutter_.lastEnd() + 1);
+      run = cutter_.rest();
+      if (run.first == kNoByte) return false;
+      break;
+    }
+    handOut(run, w);
+    noteProgress(limits_, scanAt_);
     return true;
   }
 
   void release(const Chunk& w) override {
-    const auto [b, e] = spans_[w.index];
-    text_[b] = saved_[w.index].first;
-    text_[e] = saved_[w.index].second;
     std::lock_guard<std::mutex> lock(mu_);
+    const Span& s = spans_[w.index];
+    if (w.slot != kNone) {
+      pool_.release(w.slot);
+    } else {
+      text_[s.first - 1] = s.before;
+      text_[s.last + 1] = s.after;
+    }
     done_[w.index] = true;
     while (frontier_ < done_.size() && done_[frontier_]) ++frontier_;
     if (!drop_) return;
@@ -165,35 +151,84 @@ class TextChunks : public ChunkSource {
     // kernel (a private file mapping: they would be read again from the
     // page cache, unchanged, if anything touched them).
     static const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-    const size_t upTo = frontier_ < spans_.size() ? spans_[frontier_].first : n_;
+    const size_t upTo = frontier_ < spans_.size() ? spans_[frontier_].first - 1 : std::min<size_t>(scanAt_, n_);
     const size_t end = upTo / page * page;
-    if (end > dropped_ + (size_t{4} << 20) || (frontier_ == spans_.size() && end > dropped_)) {
+    if (end > dropped_ + (size_t{4} << 20) || (finished_ && frontier_ == spans_.size() && end > dropped_)) {
       ::madvise(text_ + dropped_, end - dropped_, MADV_DONTNEED);
       dropped_ = end;
     }
   }
 
   void stop() override { stopped_ = true; }
-  bool complete() const override { return !stopped_.load() && next_.load() >= spans_.size(); }
+  bool complete() const override { return complete_ && !stopped_.load(); }
   std::string metadataJson() const override {
-    std::string md(text_ + skip_, open_ + 1 - skip_);
-    md += ']';
-    md.append(text_ + close_ + 1, n_ - close_ - 1);
-    return md;
+    if (head_.arrayForm()) return {};
+    return head_.kept() + "]" + (partial_.empty() ? tail_ : "}");
   }
+  bool arrayForm() const override { return head_.arrayForm(); }
   uint64_t jsonBytes() const override { return n_; }
   uint64_t expectedBytes() const override { return n_; }
+  std::string partialNote() const override { return partial_; }
+  std::string why() const { return why_; }
 
  private:
+  struct Span {
+    size_t first = 0, last = 0;  // the run's first and last bytes
+    char before = 0, after = 0;  // what '[' and ']' replaced (in place)
+  };
+
+  // The text after the array (object form: the rest of the object).
+  bool readTail(size_t from) {
+    bool inString = false, escaped = false;
+    if (!compactJson(text_ + from, n_ - from, &inString, &escaped, &tail_, kMaxHead)) {
+      why_ = "more than 64 MiB of text after the events";
+      return false;
+    }
+    if (head_.arrayForm() && !tail_.empty()) return false;  // trailing content: the one-pass reader says so
+    return true;
+  }
+
+  void handOut(const ElementCutter::Run& run, Chunk* w) {
+    Span s{static_cast<size_t>(run.first), static_cast<size_t>(run.last), 0, 0};
+    const size_t len = s.last - s.first + 3;  // '[' run ']'
+    // In place unless the byte before this run is the one after the last
+    // run ("},{": both chunks would need it).
+    const bool touching = !spans_.empty() && spans_.back().last + 1 == s.first - 1;
+    size_t slot = touching ? pool_.acquire() : kNone;
+    if (slot != kNone) {
+      Buf& b = pool_[slot];
+      b.ensure(0, len);
+      b.p[0] = '[';
+      std::memcpy(b.p.get() + 1, text_ + s.first, len - 2);
+      b.p[len - 1] = ']';
+      std::memset(b.p.get() + len, 0, kPad);
+      *w = {b.p.get(), len, s.first - 1, spans_.size(), slot};
+    } else {
+      s.before = text_[s.first - 1];
+      s.after = text_[s.last + 1];
+      text_[s.first - 1] = '[';
+      text_[s.last + 1] = ']';
+      *w = {text_ + s.first - 1, len, s.first - 1, spans_.size(), kNone};
+    }
+    spans_.push_back(s);
+    done_.push_back(false);
+  }
+
   char* text_;
-  size_t n_, skip_, open_, close_;
+  size_t n_;
+  const ReaderLimits& limits_;
   bool drop_;
-  std::vector<std::pair<size_t, size_t>> spans_;  // [first, last] bytes of each chunk
-  std::vector<std::pair<char, char>> saved_;      // what '[' and ']' replaced
-  std::atomic<size_t> next_{0};
-  std::atomic<bool> stopped_{false};
+  ElementCutter cutter_;
+  HeadScanner head_;
+  size_t scanAt_;
+  BufPool pool_;
   std::mutex mu_;
-  std::vector<bool> done_;
+  std::deque<Span> spans_;
+  std::deque<bool> done_;
+  bool finished_ = false;
+  bool complete_ = false;
+  std::string tail_, partial_, why_;
+  std::atomic<bool> stopped_{false};
   size_t frontier_ = 0;
   size_t dropped_ = 0;
 };
@@ -203,164 +238,227 @@ class TextChunks : public ChunkSource {
 // thread that needs a chunk inflates it (one at a time, in stream order)
 // into a buffer of a small pool, then parses it while the text is still in
 // its cache. No extra thread competes for the cores, and nothing waits on a
-// producer that the scheduler has not run yet.
+// producer that the scheduler has not run yet. What a buffer keeps between
+// two inflates is the run of events not yet handed out: blanks between
+// events are dropped as they come.
 
 class GzipChunks : public ChunkSource {
  public:
-  GzipChunks(const char* data, size_t size, const ReaderLimits& limits) : z_(data, size, limits.maxDecompressedBytes) {
+  GzipChunks(const char* data, size_t size, const ReaderLimits& limits)
+      : z_(data, size, limits.maxDecompressedBytes), limits_(limits), head_(kMaxHead), cutter_(0, 0) {
     const uint64_t hint = gzipSizeHint(data, size);
     expected_ = hint >= size ? hint : uint64_t{size} * 8;
     chunk_ = chunkTarget(limits, expected_);
-    // Each parsing thread holds at most one chunk when it asks for the next.
-    const unsigned hw = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
-    bufs_.resize(hw + 1);
-    for (size_t i = 0; i < bufs_.size(); ++i) free_.push_back(i);
+    cutter_ = ElementCutter(chunk_, limits.maxEventBytes);
+    if (limits.progress) limits.progress->bytesTotal.store(size, std::memory_order_relaxed);
   }
 
   bool next(Chunk* w) override {
     std::lock_guard<std::mutex> lock(inflateMu_);
-    if (finished_ || stopped_.load()) return false;
+    if (finished_ || stopped_.load() || cancelled(limits_)) return false;
     if (!headRead_ && !readHead()) {
       finished_ = true;
       return false;
     }
-    const size_t slot = acquire();
+    const size_t slot = pool_.acquire();
     if (slot == kNone || !inflateChunk(slot, w)) {
       finished_ = true;
-      if (slot != kNone) releaseSlot(slot);
+      if (slot != kNone) pool_.release(slot);
+      return false;
+    }
+    noteProgress(limits_, z_.consumed());
+    return true;
+  }
+
+  void release(const Chunk& w) override { pool_.release(w.slot); }
+  void stop() override { stopped_ = true; }
+  bool complete() const override { return complete_ && !stopped_.load(); }
+  std::string metadataJson() const override {
+    if (head_.arrayForm()) return {};
+    return head_.kept() + "]" + (partial_.empty() ? tail_ : "}");
+  }
+  bool arrayForm() const override { return head_.arrayForm(); }
+  uint64_t jsonBytes() const override { return z_.produced(); }
+  std::string fatalError() const override { return z_.error(); }
+  double decompressSeconds() const override { return inflateS_; }
+  uint64_t expectedBytes() const override { return expected_; }
+  std::string partialNote() const override { return partial_; }
+
+  std::string fallbackRefused() override {
+    // The one-pass reader needs the whole text: only when it is small.
+    // Inflating on (into a scratch buffer) finds out how large it is.
+    static constexpr uint64_t kWholeMax = uint64_t{256} << 20;
+    std::lock_guard<std::mutex> lock(inflateMu_);
+    std::unique_ptr<char[]> scratch(new char[1 << 20]);
+    while (!z_.done() && z_.produced() <= kWholeMax && !cancelled(limits_)) {
+      size_t got = 0;
+      if (!z_.read(scratch.get(), 1 << 20, &got)) return z_.error();
+    }
+    if (z_.done() && z_.produced() <= kWholeMax) return {};
+    const std::string why = why_.empty() ? "malformed JSON" : why_;
+    return "cannot read this .gz as a trace: " + why + " (over 256 MiB of JSON: too large to read whole)";
+  }
+
+ private:
+  // Inflates into b.p[1 + len, 1 + want) (p[0] is kept for a '[') until it
+  // is full or the stream ends.
+  bool fill(Buf& b, size_t& len, size_t want) {
+    b.ensure(1 + len, 1 + want);
+    const auto t0 = std::chrono::steady_clock::now();
+    while (len < want && !z_.done()) {
+      size_t got = 0;
+      if (!z_.read(b.p.get() + 1 + len, want - len, &got)) {
+        why_ = z_.error();
+        return false;
+      }
+      len += got;
+    }
+    inflateS_ += secondsSince(t0);
+    return true;
+  }
+
+  // Up to the '[' of the events; what follows is carried into the first chunk.
+  bool readHead() {
+    Buf piece;
+    uint64_t at = 0;
+    bool bom = true;
+    while (true) {
+      size_t len = 0;
+      if (!fill(piece, len, size_t{1} << 20)) return false;
+      size_t from = 0;
+      if (bom && len >= 3 && std::memcmp(piece.p.get() + 1, "\xEF\xBB\xBF", 3) == 0) from = 3;
+      bom = false;
+      size_t used = 0;
+      const auto stop = head_.scan(piece.p.get() + 1 + from, len - from, at + from, &used);
+      if (stop == HeadScanner::Stop::Error) {
+        why_ = head_.error();
+        return false;
+      }
+      if (stop == HeadScanner::Stop::Found) {
+        carry_.assign(piece.p.get() + 1 + from + used, len - from - used);
+        carryAt_ = scanAt_ = at + from + used;
+        headRead_ = true;
+        return true;
+      }
+      at += len;
+      if (z_.done()) {
+        why_ = "the text ends before the events";
+        return false;
+      }
+    }
+  }
+
+  // The next chunk into pool_[slot]: the carried bytes, then fresh text,
+  // scanned until a run of events is ready.
+  bool inflateChunk(size_t slot, Chunk* w) {
+    Buf& b = pool_[slot];
+    uint64_t bufAt = carryAt_;  // text offset of b.p[1]
+    size_t len = carry_.size();
+    b.ensure(0, 1 + len + chunk_);
+    if (len) std::memcpy(b.p.get() + 1, carry_.data(), len);
+    carry_.clear();
+    while (true) {
+      const size_t from = static_cast<size_t>(scanAt_ - bufAt);
+      size_t used = 0;
+      ElementCutter::Run run;
+      const auto stop = cutter_.scan(b.p.get() + 1 + from, len - from, scanAt_, &used, &run);
+      scanAt_ += used;
+      if (stop == ElementCutter::Stop::Error) {
+        why_ = cutter_.error();
+        return false;
+      }
+      if (stop == ElementCutter::Stop::Cut || stop == ElementCutter::Stop::Close) {
+        const size_t rest = static_cast<size_t>(scanAt_ - bufAt);
+        if (stop == ElementCutter::Stop::Close) {
+          if (!readTail(b.p.get() + 1 + rest, len - rest)) return false;
+          complete_ = true;
+          finished_ = true;
+          if (run.first == kNoByte) return false;
+        } else {
+          carry_.assign(b.p.get() + 1 + rest, len - rest);
+          carryAt_ = scanAt_;
+        }
+        return handOut(b, bufAt, run, slot, w);
+      }
+      if (z_.done()) {
+        // The text ends inside the events: keep the whole ones.
+        finished_ = true;
+        run = cutter_.rest();
+        complete_ = cutter_.elements() > 0;
+        if (!complete_) {
+          why_ = "the text ends before any event";
+          return false;
+        }
+        partial_ = z_.truncated() ? "the .gz ends early (cut after " + std::to_string(z_.consumed()) +
+                                        " of its bytes, " + std::to_string(z_.produced()) + " bytes of JSON)"
+                                  : "the JSON ends early (cut inside an event?): kept the events before byte " +
+                                        std::to_string(cutter_.lastEnd() + 1);
+        if (run.first == kNoByte) return false;
+        return handOut(b, bufAt, run, slot, w);
+      }
+      // Keep only the run being gathered; blanks and handed-out text go.
+      const uint64_t keep = std::min(cutter_.keepFrom(), scanAt_);
+      if (keep > bufAt) {
+        const auto drop = static_cast<size_t>(keep - bufAt);
+        std::memmove(b.p.get() + 1, b.p.get() + 1 + drop, len - drop);
+        len -= drop;
+        bufAt = keep;
+      }
+      if (!fill(b, len, len + chunk_)) return false;
+    }
+  }
+
+  bool handOut(Buf& b, uint64_t bufAt, const ElementCutter::Run& run, size_t slot, Chunk* w) {
+    const auto first = static_cast<size_t>(run.first - bufAt) + 1;  // in b.p
+    const auto last = static_cast<size_t>(run.last - bufAt) + 1;
+    b.p[first - 1] = '[';
+    b.p[last + 1] = ']';
+    std::memset(b.p.get() + last + 2, 0, kPad);
+    *w = {b.p.get() + first - 1, last - first + 3, run.first - 1, index_++, slot};
+    return true;
+  }
+
+  // What follows the events' ']' (the rest of the object), without blanks.
+  bool readTail(const char* p, size_t n) {
+    bool inString = false, escaped = false;
+    std::unique_ptr<char[]> scratch;
+    while (true) {
+      if (!compactJson(p, n, &inString, &escaped, &tail_, kMaxHead)) {
+        why_ = "more than 64 MiB of text after the events";
+        return false;
+      }
+      if (z_.done()) break;
+      if (!scratch) scratch.reset(new char[1 << 20]);
+      size_t got = 0;
+      if (!z_.read(scratch.get(), 1 << 20, &got)) {
+        why_ = z_.error();
+        return false;
+      }
+      p = scratch.get();
+      n = got;
+    }
+    if (head_.arrayForm() && !tail_.empty()) {
+      why_ = "text after the array of events";
       return false;
     }
     return true;
   }
 
-  void release(const Chunk& w) override { releaseSlot(w.slot); }
-
-  void stop() override {
-    stopped_ = true;
-    std::lock_guard<std::mutex> lock(freeMu_);
-    freeCv_.notify_all();
-  }
-
-  bool complete() const override { return complete_; }
-  std::string metadataJson() const override { return head_ + "]" + tail_; }
-  uint64_t jsonBytes() const override { return z_.produced(); }
-  std::string fatalError() const override { return z_.error(); }
-  double decompressSeconds() const override { return inflateS_; }
-  uint64_t expectedBytes() const override { return expected_; }
-
- private:
-  struct Buf {
-    std::unique_ptr<char[]> p;
-    size_t cap = 0;
-  };
-
-  // Makes room for `want` bytes plus padding, keeping b.p[0, len).
-  static void ensure(Buf& b, size_t len, size_t want) {
-    if (b.cap >= want + kPad) return;
-    auto bigger = std::unique_ptr<char[]>(new char[want + kPad]);
-    if (len) std::memcpy(bigger.get(), b.p.get(), len);
-    b.p = std::move(bigger);
-    b.cap = want + kPad;
-  }
-
-  // Inflates into b.p[len, want) until it is full or the stream ends.
-  bool fill(Buf& b, size_t& len, size_t want) {
-    ensure(b, len, want);
-    const auto t0 = std::chrono::steady_clock::now();
-    while (len < want && !z_.done()) {
-      size_t got = 0;
-      if (!z_.read(b.p.get() + len, want - len, &got)) return false;
-      len += got;
-    }
-    inflateS_ += secondsSince(t0);
-    std::memset(b.p.get() + len, 0, kPad);
-    return true;
-  }
-
-  size_t acquire() {
-    std::unique_lock<std::mutex> lock(freeMu_);
-    freeCv_.wait(lock, [&] { return stopped_.load() || !free_.empty(); });
-    if (free_.empty()) return kNone;
-    const size_t s = free_.back();
-    free_.pop_back();
-    return s;
-  }
-
-  void releaseSlot(size_t slot) {
-    std::lock_guard<std::mutex> lock(freeMu_);
-    free_.push_back(slot);
-    freeCv_.notify_one();
-  }
-
-  // Everything up to the '[' of "traceEvents"; what follows is carried into
-  // the first chunk.
-  bool readHead() {
-    Buf head;
-    size_t len = 0, open = kNone, skip = 0, first = 0;
-    for (size_t want = 1 << 16; open == kNone; want *= 2) {
-      if (want > (size_t{64} << 20) || !fill(head, len, want)) return false;
-      skip = len >= 3 && std::memcmp(head.p.get(), "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
-      first = skip;
-      while (first < len && isWs(head.p[first])) ++first;
-      if (first < len && head.p[first] != '{') return false;
-      if (first < len) open = findEventsOpen(head.p.get(), first, len);
-      if (open == kNone && z_.done()) return false;
-    }
-    head_.assign(head.p.get() + skip, open + 1 - skip);
-    carry_.assign(head.p.get() + open + 1, len - open - 1);
-    carryOffset_ = open + 1;
-    headRead_ = true;
-    return true;
-  }
-
-  // The next chunk into bufs_[slot]: '[', the carried start of its first
-  // event, fresh text up to the last cut, ']'.
-  bool inflateChunk(size_t slot, Chunk* w) {
-    Buf& b = bufs_[slot];
-    const uint64_t offset = carryOffset_ - 1;
-    size_t want = std::max(chunk_, carry_.size() + chunk_ / 4) + 1;
-    ensure(b, 0, want);
-    b.p[0] = '[';
-    std::memcpy(b.p.get() + 1, carry_.data(), carry_.size());
-    size_t len = 1 + carry_.size();
-    while (true) {
-      if (!fill(b, len, want)) return false;
-      if (z_.done()) {
-        const size_t close = findEventsClose(b.p.get(), 0, len);
-        if (close == kNone) return false;
-        tail_.assign(b.p.get() + close + 1, len - close - 1);
-        *w = {b.p.get(), close + 1, offset, index_++, slot};
-        complete_ = true;
-        finished_ = true;  // the next call ends the stream
-        return true;
-      }
-      Cut c;
-      if (cutBackward(b.p.get(), 0, len, &c)) {
-        carry_.assign(b.p.get() + c.brace, len - c.brace);
-        carryOffset_ = offset + c.brace;
-        b.p[c.comma] = ']';
-        *w = {b.p.get(), c.comma + 1, offset, index_++, slot};
-        return true;
-      }
-      want *= 2;  // an event longer than the chunk
-    }
-  }
-
   GunzipStream z_;
+  const ReaderLimits& limits_;
+  HeadScanner head_;
+  ElementCutter cutter_;
   uint64_t expected_ = 0;
   size_t chunk_ = 0;
   std::mutex inflateMu_;  // one thread inflates at a time; guards the stream state below
   bool headRead_ = false;
   bool finished_ = false;
   bool complete_ = false;
-  std::string head_, tail_, carry_;
-  uint64_t carryOffset_ = 0;
+  std::string tail_, carry_, partial_, why_;
+  uint64_t carryAt_ = 0, scanAt_ = 0;
   size_t index_ = 0;
   double inflateS_ = 0;
-  std::vector<Buf> bufs_;
-  std::mutex freeMu_;
-  std::condition_variable freeCv_;
-  std::vector<size_t> free_;
+  BufPool pool_;
   std::atomic<bool> stopped_{false};
 };
 
@@ -430,16 +528,13 @@ bool parseMetadata(std::string md, Parser& mp, const ReaderLimits& limits) {
 
 std::unique_ptr<ChunkSource> textChunks(char* text, size_t n, size_t skip, const ReaderLimits& limits,
                                         bool dropParsedPages) {
-  size_t first = skip;
-  while (first < n && isWs(text[first])) ++first;
-  if (first >= n || text[first] != '{') return nullptr;
-  const size_t open = findEventsOpen(text, first, n);
-  if (open == kNone) return nullptr;
-  const size_t close = findEventsClose(text, open, n);
-  if (close == kNone) return nullptr;
-  auto src = std::make_unique<TextChunks>(text, n, skip, open, close, dropParsedPages);
-  if (!src->plan(chunkTarget(limits, close - open))) return nullptr;
-  return src;
+  HeadScanner head(kMaxHead);
+  size_t used = 0;
+  if (head.scan(text + skip, n - skip, skip, &used) != HeadScanner::Stop::Found) return nullptr;
+  const uint64_t open = head.openAt();
+  if (limits.progress) limits.progress->bytesTotal.store(n, std::memory_order_relaxed);
+  return std::make_unique<TextChunks>(text, n, limits, dropParsedPages, chunkTarget(limits, n - open), std::move(head),
+                                      open);
 }
 
 std::unique_ptr<ChunkSource> gzipChunks(const char* data, size_t size, const ReaderLimits& limits) {
@@ -498,6 +593,7 @@ std::optional<LoadResult> parseChunks(ChunkSource& src, const std::string& path,
           }
           seen += m.p->eventsSeen;
           ++chunks;
+          if (limits.progress) limits.progress->events.store(b.eventCount(), std::memory_order_relaxed);
         }
       }
     } catch (...) {
@@ -518,11 +614,19 @@ std::optional<LoadResult> parseChunks(ChunkSource& src, const std::string& path,
     for (auto& t : threads) t.join();
   }
   if (!src.fatalError().empty()) return fail(path, src.fatalError());
-  if (failed || !src.complete() || !pending.empty()) return std::nullopt;
-  if (b.eventCount() > limits.maxEvents || b.eventCount() == 0 || seen == 0) return std::nullopt;
+  if (cancelled(limits)) return cancelledLoad(path);
+  // Not for us: the one-pass reader takes the text, if it may hold it whole.
+  auto notHere = [&]() -> std::optional<LoadResult> {
+    std::string refused = src.fallbackRefused();
+    if (cancelled(limits)) return cancelledLoad(path);
+    if (!refused.empty()) return fail(path, refused);
+    return std::nullopt;
+  };
+  if (failed || !src.complete() || !pending.empty()) return notHere();
+  if (b.eventCount() > limits.maxEvents || b.eventCount() == 0 || seen == 0) return notHere();
 
   Parser mp(limits, nullptr);
-  if (!parseMetadata(src.metadataJson(), mp, limits)) return std::nullopt;
+  if (!src.arrayForm() && !parseMetadata(src.metadataJson(), mp, limits)) return notHere();
   auto& meta = b.meta();
   meta = std::move(mp.b.meta());
   for (MetaOp& op : metaOps) {
@@ -540,10 +644,14 @@ std::optional<LoadResult> parseChunks(ChunkSource& src, const std::string& path,
   if (utfFixed)
     result.warning = std::to_string(utfFixed) + " invalid UTF-8 byte(s) replaced with '?' (first at byte " +
                      std::to_string(utfFirst) + ")";
+  const std::string partial = src.partialNote();
+  if (!partial.empty()) result.warning = partial + (result.warning.empty() ? "" : "; " + result.warning);
   result.timings.parse = secondsSince(t0);
   result.timings.decompress = src.decompressSeconds();
+  if (limits.progress) limits.progress->stage.store(1, std::memory_order_relaxed);
   const auto tb = std::chrono::steady_clock::now();
   result.store.emplace(std::move(b).build());
+  if (!partial.empty()) result.store->markPartial(partial);
   result.timings.build = secondsSince(tb);
   result.jsonBytes = src.jsonBytes();
   result.chunks = chunks;

@@ -1,18 +1,21 @@
-// Internal to the reader: the "traceEvents" array parsed in chunks of whole
+// Internal to the reader: the events array parsed in chunks of whole
 // events on several threads, merged in text order into one store.
 //
-// A chunk is "[" + consecutive events + "]" (the ',' after its last event
-// becomes ']' and the white space before its first '{' becomes '['), cut
-// where "},\n  {" separates two events (a raw newline cannot be inside a
-// JSON string). Chunks come from the text in memory (a mapped file: pages
-// already parsed are handed back to the kernel, so a huge file never needs
-// its whole text resident) or from a gzip stream that the parsing threads
-// inflate chunk by chunk into a few reused buffers (the decompressed text
-// never exists whole).
-// The object around the array is parsed at the end as a small document.
-// Anything unusual (a JSON error, no place to cut, ambiguous ids) makes
-// parseChunks() return nothing: the caller then runs the one-pass reader,
-// which owns all error reporting.
+// A chunk is "[" + consecutive events + "]". Where chunks are cut is found
+// by following the JSON's structure (json_scan.h), so any layout works:
+// Kineto's one event per line, minified text, the top-level array form.
+// Chunks come from the text in memory (a mapped file: a chunk is the text
+// itself with the bytes around it set to '[' and ']' for the parse, or a
+// copy where two chunks touch; pages already parsed are handed back to the
+// kernel, so a huge file never needs its whole text resident) or from a
+// gzip stream that the parsing threads inflate chunk by chunk into a few
+// reused buffers (the decompressed text never exists whole, and blanks
+// between events are never kept: a bomb of blanks costs time, not memory).
+// The object around the array is kept without its blanks and parsed at the
+// end as a small document.
+// Anything unusual (a JSON error, ambiguous ids) makes parseChunks() return
+// nothing: the caller then runs the one-pass reader, which owns the error
+// reporting, unless the source says the text is too large to read whole.
 #pragma once
 
 #include <cstdint>
@@ -49,14 +52,22 @@ class ChunkSource {
   virtual uint64_t jsonBytes() const = 0;
   // A failure no other reader can get past (a corrupt gzip stream, a bomb).
   virtual std::string fatalError() const { return {}; }
+  // After a failure: "" when the one-pass reader may read the whole text,
+  // else why it may not (too large to hold whole) with what went wrong.
+  virtual std::string fallbackRefused() { return {}; }
+  // The text ended before the events array did: what was kept, said to the user.
+  virtual std::string partialNote() const { return {}; }
+  // The top-level array form (no object around the events).
+  virtual bool arrayForm() const { return false; }
   virtual double decompressSeconds() const { return 0; }
   // How much JSON text there is, or a guess (store reservations).
   virtual uint64_t expectedBytes() const = 0;
 };
 
-// Chunks over `text` (n bytes, object form, first non-blank byte at
-// `first`), or nullptr when it has no usable shape. With dropParsedPages,
-// `text` is a private file mapping whose parsed pages may be discarded.
+// Chunks over `text` (n bytes, SIMDJSON_PADDING writable bytes after them;
+// `skip`: a byte order mark), or nullptr when it has no usable shape. With
+// dropParsedPages, `text` is a private file mapping whose parsed pages may
+// be discarded.
 std::unique_ptr<ChunkSource> textChunks(char* text, size_t n, size_t skip, const ReaderLimits& limits,
                                         bool dropParsedPages);
 

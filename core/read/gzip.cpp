@@ -131,7 +131,7 @@ bool GunzipStream::read(char* out, size_t cap, size_t* got) {
 }
 
 bool gunzip(const char* data, size_t size, uint64_t maxOut, size_t padding, std::vector<char>* out, size_t* outSize,
-            std::string* error, uint64_t* truncatedAt) {
+            std::string* error, uint64_t* truncatedAt, bool* overLimit) {
   GunzipStream z(data, size, maxOut);
   // The trailer's size (exact for one member under 4 GiB) sizes the buffer
   // once; otherwise guess 6x and grow geometrically. A cut file's "trailer" is
@@ -146,6 +146,7 @@ bool gunzip(const char* data, size_t size, uint64_t maxOut, size_t padding, std:
     size_t got = 0;
     if (!z.read(out->data() + produced, cap - produced, &got)) {
       *error = z.error();
+      if (overLimit) *overLimit = z.overLimit();
       return false;
     }
     produced += got;

@@ -38,6 +38,7 @@ class GunzipStream {
   size_t consumed() const { return consumed_; }
   const std::string& error() const { return error_; }
   uint64_t produced() const { return produced_; }
+  bool overLimit() const { return produced_ > maxOut_; }
 
  private:
   struct Impl;
@@ -58,7 +59,8 @@ class GunzipStream {
 // bytes after the data (simdjson needs them). On failure returns false with
 // `error` set as GunzipStream::error(). A stream cut short gives what it
 // holds; `truncatedAt` (may be null) is then the compressed size read, else 0.
+// `overLimit` (may be null) is set when it failed for passing maxOut.
 bool gunzip(const char* data, size_t size, uint64_t maxOut, size_t padding, std::vector<char>* out, size_t* outSize,
-            std::string* error, uint64_t* truncatedAt = nullptr);
+            std::string* error, uint64_t* truncatedAt = nullptr, bool* overLimit = nullptr);
 
 }  // namespace attnscope

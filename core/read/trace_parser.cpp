@@ -779,6 +779,12 @@ LoadResult fail(const std::string& path, std::string msg) {
   return r;
 }
 
+LoadResult cancelledLoad(const std::string& path) {
+  LoadResult r = fail(path, "loading cancelled");
+  r.cancelled = true;
+  return r;
+}
+
 }  // namespace reader
 
 bool microsecondsToNs(std::string_view token, int64_t* ns) { return reader::usTokenToNs(token, ns); }

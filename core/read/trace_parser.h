@@ -56,6 +56,7 @@ int64_t remapSyntheticId(int64_t v, const std::vector<uint32_t>& stringMap);
 size_t repairUtf8(char* p, size_t n, size_t* firstBad);
 
 LoadResult fail(const std::string& path, std::string msg);
+LoadResult cancelledLoad(const std::string& path);
 
 // A process/thread name noted by a chunk parser, replayed in order at merge.
 struct MetaOp {

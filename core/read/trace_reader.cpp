@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -60,9 +61,17 @@ Attempt parseOnce(char* text, size_t n, size_t skip, const std::string& path, co
                    : describe(e);
     docErrorOffset = p.offsetOf(doc);
   };
+  bool stopped = false;
   auto readEvents = [&](od::array arr) {
     sawEvents = true;
     for (auto item : arr) {
+      if ((p.eventsSeen & 4095) == 0 && limits.progress) {
+        limits.progress->events.store(p.eventsSeen, std::memory_order_relaxed);
+        if (limits.progress->cancel.load(std::memory_order_relaxed)) {
+          stopped = true;
+          return false;
+        }
+      }
       od::value v;
       if (auto e = item.get(v)) {
         noteError(e);
@@ -136,6 +145,10 @@ Attempt parseOnce(char* text, size_t n, size_t skip, const std::string& path, co
     return at;
   }
 
+  if (stopped) {
+    at.result = cancelledLoad(path);
+    return at;
+  }
   const char* tail = nullptr;
   if (docError.empty() && !doc.current_location().get(tail) && tail && tail < text + n) {
     const auto off = static_cast<uint64_t>(tail - text);
@@ -177,6 +190,7 @@ Attempt parseOnce(char* text, size_t n, size_t skip, const std::string& path, co
     return at;
   }
   at.result.timings.parse = secondsSince(t0);
+  if (limits.progress) limits.progress->stage.store(1, std::memory_order_relaxed);
   const auto tb = std::chrono::steady_clock::now();
   at.result.store.emplace(std::move(p.b).build());
   at.result.timings.build = secondsSince(tb);
@@ -230,7 +244,7 @@ LoadResult parseBuffer(char* text, size_t n, const std::string& path, const Read
                           "', expected torch.profiler's Chrome-trace JSON (an object or an array)");
   }
 
-  if (tryChunks && text[first] == '{' && n - skip >= limits.parallelMinBytes && limits.maxDepth >= 2) {
+  if (tryChunks && n - skip >= limits.parallelMinBytes && limits.maxDepth >= 2) {
     if (auto src = textChunks(text, n, skip, limits, mapped)) {
       if (auto r = parseChunks(*src, path, limits)) return std::move(*r);
     }
@@ -245,7 +259,7 @@ LoadResult parseBuffer(char* text, size_t n, const std::string& path, const Read
   }
 
   Attempt at = parseOnce(text, n, skip, path, limits, warning);
-  if (at.result.ok() || !truncationLike(at.docError)) return std::move(at.result);
+  if (at.result.ok() || at.result.cancelled || !truncationLike(at.docError)) return std::move(at.result);
 
   // The text ends early (a cut download, a killed writer). Close the event
   // array after the last complete-looking object and keep what precedes it.
@@ -280,27 +294,47 @@ LoadResult parseBuffer(char* text, size_t n, const std::string& path, const Read
 
 // A .gz: inflated as a stream into the chunked reader when large (the
 // whole text never exists at once); otherwise, or when the chunks cannot
-// take it, decompressed whole for the one-pass reader.
+// take it, decompressed whole for the one-pass reader, but never more than
+// kWholeMax bytes of it: past that the stream is the only way.
 LoadResult parseGzip(const char* data, size_t size, const std::string& path, const ReaderLimits& limits,
                      LoadTimings tm) {
+  static constexpr uint64_t kWholeMax = uint64_t{256} << 20;
+  ReaderLimits lim = limits;
+  lim.maxDecompressedBytes = decompressLimit(limits, size);
+  if (limits.progress) limits.progress->bytesTotal.store(size, std::memory_order_relaxed);
+  auto streamed = [&]() -> std::optional<LoadResult> {
+    auto src = gzipChunks(data, size, lim);
+    auto r = parseChunks(*src, path, lim);
+    if (r) r->timings.read = tm.read;
+    return r;
+  };
   bool chunksTried = false;
   const uint64_t hint = gzipSizeHint(data, size);
   if ((hint >= size ? hint : uint64_t{size} * 8) >= limits.parallelMinBytes && limits.maxDepth >= 2) {
     chunksTried = true;
-    auto src = gzipChunks(data, size, limits);
-    if (auto r = parseChunks(*src, path, limits)) {
-      r->timings.read = tm.read;
-      return std::move(*r);
-    }
+    if (auto r = streamed()) return std::move(*r);
   }
   const auto td = std::chrono::steady_clock::now();
   std::vector<char> out;
   size_t outSize = 0;
   std::string err;
   uint64_t truncatedAt = 0;
-  if (!gunzip(data, size, limits.maxDecompressedBytes, simdjson::SIMDJSON_PADDING, &out, &outSize, &err, &truncatedAt))
+  bool overLimit = false;
+  if (!gunzip(data, size, std::min(lim.maxDecompressedBytes, kWholeMax), simdjson::SIMDJSON_PADDING, &out, &outSize,
+              &err, &truncatedAt, &overLimit)) {
+    if (overLimit && lim.maxDecompressedBytes > kWholeMax) {
+      // Larger than its trailer said: only the stream may read it.
+      out = {};
+      if (!chunksTried && limits.maxDepth >= 2)
+        if (auto r = streamed()) return std::move(*r);
+      return fail(path,
+                  "cannot read this .gz as a trace: its JSON is malformed and over 256 MiB (too large to "
+                  "read whole)");
+    }
     return fail(path, err);
+  }
   tm.decompress = secondsSince(td);
+  if (limits.progress) limits.progress->bytesDone.store(size, std::memory_order_relaxed);
   LoadResult r = parseBuffer(out.data(), outSize, path, limits, false, !chunksTried && !truncatedAt);
   r.timings.read = tm.read;
   r.timings.decompress = tm.decompress;
@@ -315,6 +349,12 @@ LoadResult parseGzip(const char* data, size_t size, const std::string& path, con
 }
 
 }  // namespace
+
+uint64_t decompressLimit(const ReaderLimits& limits, uint64_t compressedBytes) {
+  const uint64_t r = limits.maxDecompressedRatio;
+  if (r == 0 || compressedBytes > UINT64_MAX / r) return limits.maxDecompressedBytes;
+  return std::max(limits.maxDecompressedBytes, compressedBytes * r);
+}
 
 LoadResult parseTrace(std::string_view json, const std::string& nameForErrors, const ReaderLimits& limits) {
   if (isGzip(json.data(), json.size())) return parseGzip(json.data(), json.size(), nameForErrors, limits, {});

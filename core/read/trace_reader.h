@@ -6,6 +6,7 @@
 // error naming the file and the reason.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,12 +15,32 @@
 
 namespace attnscope {
 
+// Shared with another thread while a load runs (the app's progress bar and
+// its Cancel button): the reader writes the counts, the watcher reads them
+// and may set `cancel`, after which the load ends soon with an error
+// (LoadResult::cancelled).
+struct LoadProgress {
+  std::atomic<uint64_t> bytesDone{0};   // of the file (compressed bytes for a .gz)
+  std::atomic<uint64_t> bytesTotal{0};  // the file's size
+  std::atomic<uint64_t> events{0};      // events read so far
+  std::atomic<int> stage{0};            // 0 reading, 1 building the store; callers add their own
+  std::atomic<bool> cancel{false};
+};
+
 struct ReaderLimits {
-  uint64_t maxDecompressedBytes = 8ull << 30;  // refuse .gz bombs beyond this
+  // A .gz may inflate to this many bytes, or to maxDecompressedRatio times
+  // its own size when that is more (real traces compress 5-20x, a bomb of
+  // blanks 1000x); past it, it is refused as a bomb. Inflating is streamed:
+  // the limit bounds time, not memory.
+  uint64_t maxDecompressedBytes = 8ull << 30;
+  uint64_t maxDecompressedRatio = 100;  // 0: the byte limit alone
   uint64_t maxFileBytes = 16ull << 30;
   uint32_t maxDepth = 256;             // JSON nesting
   uint32_t maxStringBytes = 1u << 20;  // one name or arg string
   uint64_t maxEvents = 200'000'000;
+  // One event's text: larger is not a trace event (a bomb of one string or
+  // of nesting); the file is refused (the chunks never hold more than this).
+  uint64_t maxEventBytes = 64ull << 20;
   // Texts at least this large (object form) are parsed in chunks of whole
   // events on several threads, gzip streams inflated as they are parsed;
   // anything unusual falls back to the one-pass reader.
@@ -28,7 +49,12 @@ struct ReaderLimits {
   // below 8 MiB (enough chunks to share between threads). Small chunks
   // keep each parser's buffers in cache and reused (fresh pages cost).
   uint64_t chunkBytes = 1ull << 20;
+  // Not a limit: where the load reports progress and looks for a cancel.
+  LoadProgress* progress = nullptr;
 };
+
+// How many bytes a .gz of `compressedBytes` may inflate to.
+uint64_t decompressLimit(const ReaderLimits& limits, uint64_t compressedBytes);
 
 struct LoadError {
   std::string path;
@@ -52,6 +78,7 @@ struct LoadResult {
   std::string warning;
   uint64_t jsonBytes = 0;  // size of the (decompressed) JSON text
   uint64_t chunks = 0;     // chunks the events were parsed in (0: one pass)
+  bool cancelled = false;  // LoadProgress::cancel stopped it (error says so)
   bool ok() const { return store.has_value(); }
 };
 

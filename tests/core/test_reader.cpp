@@ -182,6 +182,7 @@ class ReaderTest : public QObject {
 
     lim = {};
     lim.maxDecompressedBytes = 1000;
+    lim.maxDecompressedRatio = 0;
     const std::string big = "[" + std::string(100000, ' ') + "]";
     LoadResult bomb = parse(gzipOf(big), lim);
     QVERIFY(!bomb.ok());
@@ -238,6 +239,7 @@ class ReaderTest : public QObject {
     // Decompressed size: refused at the limit, whatever the gzip says.
     lim = {};
     lim.maxDecompressedBytes = 4096;
+    lim.maxDecompressedRatio = 0;
     LoadResult bomb = parse(gzipOf("[" + std::string(1 << 20, ' ') + "]"), lim);
     QVERIFY(!bomb.ok());
     QVERIFY2(bomb.error->message.find("exceeds the limit of 4096 bytes") != std::string::npos &&
@@ -477,6 +479,7 @@ class ReaderTest : public QObject {
     QVERIFY(!bad.ok());
     QVERIFY2(bad.error->message.find("gzip") != std::string::npos, bad.error->message.c_str());
     win.maxDecompressedBytes = t.size() / 2;
+    win.maxDecompressedRatio = 0;
     LoadResult bomb = parse(gz, win);
     QVERIFY(!bomb.ok());
     QVERIFY2(bomb.error->message.find("decompressed size exceeds") != std::string::npos, bomb.error->message.c_str());

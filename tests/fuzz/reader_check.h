@@ -18,6 +18,7 @@ namespace attnscope::fuzz {
 inline ReaderLimits fuzzLimits() {
   ReaderLimits limits;
   limits.maxDecompressedBytes = 8u << 20;
+  limits.maxDecompressedRatio = 0;
   limits.maxDepth = 64;
   limits.maxStringBytes = 1u << 16;
   limits.maxEvents = 200000;

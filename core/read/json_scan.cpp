@@ -1,0 +1,365 @@
+#include "core/read/json_scan.h"
+
+#include <cstring>
+#include <string_view>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace attnscope::reader {
+
+namespace {
+
+inline bool blank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// The first byte at or after i that is not a blank.
+size_t skipBlanks(const char* p, size_t i, size_t n) {
+#if defined(__SSE2__)
+  const __m128i sp = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'), tab = _mm_set1_epi8('\t');
+  while (n - i >= 16 && blank(p[i])) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    const __m128i b = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, sp), _mm_cmpeq_epi8(x, nl)),
+                                   _mm_or_si128(_mm_cmpeq_epi8(x, cr), _mm_cmpeq_epi8(x, tab)));
+    const auto m = static_cast<unsigned>(_mm_movemask_epi8(b));
+    if (m != 0xFFFFu) return i + static_cast<size_t>(__builtin_ctz(~m));
+    i += 16;
+  }
+#endif
+  while (i < n && blank(p[i])) ++i;
+  return i;
+}
+
+#if defined(__SSE2__)
+struct Masks {
+  uint64_t quote = 0, backslash = 0, open = 0, close = 0;
+};
+
+inline Masks masks64(const char* p) {
+  Masks m;
+  const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), lower = _mm_set1_epi8(0x20);
+  // '{' and '[' differ only in bit 0x20, as do '}' and ']'.
+  const __m128i op = _mm_set1_epi8('{'), cl = _mm_set1_epi8('}');
+  for (int k = 0; k < 4; ++k) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    const __m128i xl = _mm_or_si128(x, lower);
+    const int sh = 16 * k;
+    m.quote |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, q)))} << sh;
+    m.backslash |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, bs)))} << sh;
+    m.open |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(xl, op)))} << sh;
+    m.close |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(xl, cl)))} << sh;
+  }
+  return m;
+}
+
+// Bits of the bytes that a backslash escapes; *carry: the block's last byte
+// is an unescaped backslash (so the next block's first byte is escaped).
+inline uint64_t escapedBytes(uint64_t backslash, bool* carry) {
+  uint64_t esc = *carry ? 1 : 0;
+  *carry = false;
+  while (backslash) {
+    const int j = __builtin_ctzll(backslash);
+    backslash &= backslash - 1;
+    if ((esc >> j) & 1) continue;  // an escaped backslash is a plain character
+    if (j == 63)
+      *carry = true;
+    else
+      esc |= uint64_t{1} << (j + 1);
+  }
+  return esc;
+}
+
+// Bit i set when an odd number of bits at or below i are set in x.
+inline uint64_t prefixXor(uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+#endif
+
+std::string mib(uint64_t b) { return std::to_string(b >> 20) + " MiB"; }
+
+// Blanks outside strings are kept as written up to this many in a row; a
+// longer run is kept as one space (a bomb of blanks costs no memory, and
+// ordinary formatting is kept byte for byte).
+constexpr size_t kBlankRun = 64;
+
+// Appends the blanks p[i, end) as kept.
+void keepBlanks(const char* p, size_t i, size_t end, std::string* out) {
+  if (end - i <= kBlankRun)
+    out->append(p + i, end - i);
+  else
+    out->push_back(' ');
+}
+
+}  // namespace
+
+ElementCutter::Stop ElementCutter::fail(std::string what, uint64_t at) {
+  error_ = std::move(what) + " at byte " + std::to_string(at);
+  return Stop::Error;
+}
+
+bool ElementCutter::takeRun(Run* run) {
+  if (runFirst_ == kNoByte) {
+    *run = {};
+    return false;
+  }
+  *run = {runFirst_, lastEnd_};
+  runFirst_ = kNoByte;
+  return true;
+}
+
+ElementCutter::Stop ElementCutter::scan(const char* p, size_t n, uint64_t base, size_t* used, Run* run) {
+  size_t i = 0;
+  while (i < n) {
+    if (depth_ > 0) {
+      // Inside an element: only the brackets outside strings matter.
+      bool ended = false;
+#if defined(__SSE2__)
+      while (n - i >= 64) {
+        const Masks m = masks64(p + i);
+        const uint64_t quotes = m.quote & ~escapedBytes(m.backslash, &escaped_);
+        const uint64_t str = prefixXor(quotes) ^ (inString_ ? ~uint64_t{0} : 0);
+        inString_ = (str >> 63) != 0;
+        uint64_t st = (m.open | m.close) & ~str;
+        while (st) {
+          const int j = __builtin_ctzll(st);
+          st &= st - 1;
+          if ((m.open >> j) & 1) {
+            ++depth_;
+          } else if (--depth_ == 0) {
+            i += static_cast<size_t>(j);
+            ended = true;
+            break;
+          }
+        }
+        if (ended) break;
+        i += 64;
+        if (base + i - elemFirst_ > maxElement_)
+          return fail("an event larger than " + mib(maxElement_) + " (not a trace event)", elemFirst_);
+      }
+#endif
+      while (!ended && i < n) {
+        const char c = p[i];
+        if (inString_) {
+          if (escaped_)
+            escaped_ = false;
+          else if (c == '\\')
+            escaped_ = true;
+          else if (c == '"')
+            inString_ = false;
+        } else if (c == '"') {
+          inString_ = true;
+        } else if (c == '{' || c == '[') {
+          ++depth_;
+        } else if ((c == '}' || c == ']') && --depth_ == 0) {
+          ended = true;
+          break;
+        }
+        ++i;
+      }
+      if (!ended) {
+        if (base + n - elemFirst_ > maxElement_)
+          return fail("an event larger than " + mib(maxElement_) + " (not a trace event)", elemFirst_);
+        break;
+      }
+      // p[i] closed the element.
+      lastEnd_ = base + i;
+      inString_ = escaped_ = false;
+      expectComma_ = true;
+      ++elements_;
+      ++i;
+      continue;
+    }
+    if (scalarString_) {
+      const char c = p[i];
+      if (escaped_)
+        escaped_ = false;
+      else if (c == '\\')
+        escaped_ = true;
+      else if (c == '"') {
+        scalarString_ = false;
+        lastEnd_ = base + i;
+        expectComma_ = true;
+        ++elements_;
+      }
+      ++i;
+      continue;
+    }
+    const char c = p[i];
+    if (scalar_) {
+      if (c != ',' && c != ']' && !blank(c)) {
+        lastEnd_ = base + i;
+        ++i;
+        continue;
+      }
+      scalar_ = false;
+      expectComma_ = true;
+      ++elements_;
+    }
+    if (blank(c)) {
+      const size_t j = skipBlanks(p, i, n);
+      // A long run of blanks after some elements: hand them out now, so
+      // the blanks never need to be kept.
+      if (runFirst_ != kNoByte && base + j - lastEnd_ > target_) {
+        takeRun(run);
+        *used = j;
+        return Stop::Cut;
+      }
+      i = j;
+      continue;
+    }
+    if (c == ',') {
+      if (!expectComma_) return fail("a ',' where an event should be", base + i);
+      expectComma_ = false;
+      sawComma_ = true;
+      ++i;
+      if (runFirst_ != kNoByte && lastEnd_ + 1 - runFirst_ >= target_) {
+        takeRun(run);
+        *used = i;
+        return Stop::Cut;
+      }
+      continue;
+    }
+    if (c == ']') {
+      if (sawComma_) return fail("a ',' just before the end of the events", base + i);
+      closeAt_ = base + i;
+      takeRun(run);
+      *used = i + 1;
+      return Stop::Close;
+    }
+    // The next element.
+    if (expectComma_) return fail("two events without a ',' between them", base + i);
+    sawComma_ = false;
+    if (runFirst_ == kNoByte) runFirst_ = base + i;
+    elemFirst_ = base + i;
+    if (c == '{' || c == '[') {
+      depth_ = 1;
+      inString_ = escaped_ = false;
+    } else if (c == '"') {
+      scalarString_ = true;
+      escaped_ = false;
+    } else {
+      scalar_ = true;  // not an event: the parser counts it
+      lastEnd_ = base + i;
+    }
+    ++i;
+  }
+  *used = n;
+  return Stop::NeedMore;
+}
+
+HeadScanner::Stop HeadScanner::fail(std::string what, uint64_t at) {
+  error_ = std::move(what) + " (at byte " + std::to_string(at) + ")";
+  return Stop::Error;
+}
+
+HeadScanner::Stop HeadScanner::scan(const char* p, size_t n, uint64_t base, size_t* used) {
+  static constexpr std::string_view kKey = "\"traceEvents\"";
+  for (size_t i = 0; i < n; ++i) {
+    const char c = p[i];
+    if (inString_) {
+      const char* s = p + i;
+      // Copy up to the next quote or backslash at once.
+      size_t k = i;
+      while (k < n && p[k] != '"' && p[k] != '\\' && !escaped_) ++k;
+      if (k > i) {
+        kept_.append(s, k - i);
+        i = k - 1;
+        if (kept_.size() > maxKept_) break;
+        continue;
+      }
+      kept_ += c;
+      if (escaped_)
+        escaped_ = false;
+      else if (c == '\\')
+        escaped_ = true;
+      else if (c == '"') {
+        inString_ = false;
+        if (depth_ == 1) {
+          keyPending_ = true;
+          keyIsEvents_ = std::string_view(kept_).substr(stringStart_) == kKey;
+        }
+      }
+      continue;
+    }
+    if (blank(c)) {
+      const size_t end = skipBlanks(p, i, n);
+      if (started_) keepBlanks(p, i, end, &kept_);
+      i = end - 1;
+      continue;
+    }
+    if (!started_) {
+      if (c == '[') {
+        arrayForm_ = true;
+        openAt_ = base + i;
+        *used = i + 1;
+        return Stop::Found;
+      }
+      if (c != '{') return fail("not an object or an array", base + i);
+      started_ = true;
+      depth_ = 1;
+      kept_ += c;
+      continue;
+    }
+    const bool key = keyPending_ && c == ':';
+    keyPending_ = false;
+    if (key) {
+      lastWasKey_ = keyIsEvents_;
+      kept_ += c;
+      continue;
+    }
+    if (c == '[' && depth_ == 1 && lastWasKey_) {
+      openAt_ = base + i;
+      kept_ += c;
+      *used = i + 1;
+      return Stop::Found;
+    }
+    lastWasKey_ = false;
+    if (c == '"') {
+      inString_ = true;
+      stringStart_ = kept_.size();
+    } else if (c == '{' || c == '[') {
+      ++depth_;
+    } else if (c == '}' || c == ']') {
+      if (depth_ == 1) return fail("the object ends without a \"traceEvents\" array", base + i);
+      --depth_;
+    }
+    kept_ += c;
+    if (kept_.size() > maxKept_) break;
+  }
+  if (kept_.size() > maxKept_) return fail("more than " + mib(maxKept_) + " of text before \"traceEvents\"", base + n);
+  *used = n;
+  return Stop::NeedMore;
+}
+
+bool compactJson(const char* p, size_t n, bool* inString, bool* escaped, std::string* out, size_t cap) {
+  for (size_t i = 0; i < n; ++i) {
+    const char c = p[i];
+    if (*inString) {
+      if (*escaped)
+        *escaped = false;
+      else if (c == '\\')
+        *escaped = true;
+      else if (c == '"')
+        *inString = false;
+    } else if (blank(c)) {
+      const size_t end = skipBlanks(p, i, n);
+      keepBlanks(p, i, end, out);
+      if (out->size() > cap) return false;
+      i = end - 1;
+      continue;
+    } else if (c == '"') {
+      *inString = true;
+    }
+    out->push_back(c);
+    if (out->size() > cap) return false;
+  }
+  return true;
+}
+
+}  // namespace attnscope::reader
