@@ -83,20 +83,40 @@ bool cancelled(const ReaderLimits& limits) {
   return limits.progress && limits.progress->cancel.load(std::memory_order_relaxed);
 }
 
+// What both sources share: the object around the events, how the text ended.
+class ScannedSource : public ChunkSource {
+ public:
+  explicit ScannedSource(HeadScanner head) : head_(std::move(head)) {}
+  void stop() override { stopped_ = true; }
+  bool complete() const override { return complete_ && !stopped_.load(); }
+  std::string metadataJson() const override {
+    if (head_.arrayForm()) return {};
+    return head_.kept() + "]" + (partial_.empty() ? tail_ : "}");
+  }
+  bool arrayForm() const override { return head_.arrayForm(); }
+  std::string partialNote() const override { return partial_; }
+
+ protected:
+  HeadScanner head_;
+  bool complete_ = false;
+  std::string tail_, partial_, why_;
+  std::atomic<bool> stopped_{false};
+};
+
 // ---------------------------------------------------------------------------
 // Chunks over text in memory, cut as the parsing threads ask for them (the
 // scan runs one chunk ahead of the parsers, under a lock).
 
-class TextChunks : public ChunkSource {
+class TextChunks : public ScannedSource {
  public:
   TextChunks(char* text, size_t n, const ReaderLimits& limits, bool drop, size_t target, HeadScanner head,
              uint64_t open)
-      : text_(text),
+      : ScannedSource(std::move(head)),
+        text_(text),
         n_(n),
         limits_(limits),
         drop_(drop),
         cutter_(target, limits.maxEventBytes),
-        head_(std::move(head)),
         scanAt_(open + 1) {}
 
   bool next(Chunk* w) override {
@@ -159,17 +179,8 @@ class TextChunks : public ChunkSource {
     }
   }
 
-  void stop() override { stopped_ = true; }
-  bool complete() const override { return complete_ && !stopped_.load(); }
-  std::string metadataJson() const override {
-    if (head_.arrayForm()) return {};
-    return head_.kept() + "]" + (partial_.empty() ? tail_ : "}");
-  }
-  bool arrayForm() const override { return head_.arrayForm(); }
   uint64_t jsonBytes() const override { return n_; }
   uint64_t expectedBytes() const override { return n_; }
-  std::string partialNote() const override { return partial_; }
-  std::string why() const { return why_; }
 
  private:
   struct Span {
@@ -219,16 +230,12 @@ class TextChunks : public ChunkSource {
   const ReaderLimits& limits_;
   bool drop_;
   ElementCutter cutter_;
-  HeadScanner head_;
   size_t scanAt_;
   BufPool pool_;
   std::mutex mu_;
   std::deque<Span> spans_;
   std::deque<bool> done_;
   bool finished_ = false;
-  bool complete_ = false;
-  std::string tail_, partial_, why_;
-  std::atomic<bool> stopped_{false};
   size_t frontier_ = 0;
   size_t dropped_ = 0;
 };
@@ -242,10 +249,13 @@ class TextChunks : public ChunkSource {
 // two inflates is the run of events not yet handed out: blanks between
 // events are dropped as they come.
 
-class GzipChunks : public ChunkSource {
+class GzipChunks : public ScannedSource {
  public:
   GzipChunks(const char* data, size_t size, const ReaderLimits& limits)
-      : z_(data, size, limits.maxDecompressedBytes), limits_(limits), head_(kMaxHead), cutter_(0, 0) {
+      : ScannedSource(HeadScanner(kMaxHead)),
+        z_(data, size, limits.maxDecompressedBytes),
+        limits_(limits),
+        cutter_(0, 0) {
     const uint64_t hint = gzipSizeHint(data, size);
     expected_ = hint >= size ? hint : uint64_t{size} * 8;
     chunk_ = chunkTarget(limits, expected_);
@@ -271,18 +281,10 @@ class GzipChunks : public ChunkSource {
   }
 
   void release(const Chunk& w) override { pool_.release(w.slot); }
-  void stop() override { stopped_ = true; }
-  bool complete() const override { return complete_ && !stopped_.load(); }
-  std::string metadataJson() const override {
-    if (head_.arrayForm()) return {};
-    return head_.kept() + "]" + (partial_.empty() ? tail_ : "}");
-  }
-  bool arrayForm() const override { return head_.arrayForm(); }
   uint64_t jsonBytes() const override { return z_.produced(); }
   std::string fatalError() const override { return z_.error(); }
   double decompressSeconds() const override { return inflateS_; }
   uint64_t expectedBytes() const override { return expected_; }
-  std::string partialNote() const override { return partial_; }
 
   std::string fallbackRefused() override {
     // The one-pass reader needs the whole text: only when it is small.
@@ -446,20 +448,17 @@ class GzipChunks : public ChunkSource {
 
   GunzipStream z_;
   const ReaderLimits& limits_;
-  HeadScanner head_;
   ElementCutter cutter_;
   uint64_t expected_ = 0;
   size_t chunk_ = 0;
   std::mutex inflateMu_;  // one thread inflates at a time; guards the stream state below
   bool headRead_ = false;
   bool finished_ = false;
-  bool complete_ = false;
-  std::string tail_, carry_, partial_, why_;
+  std::string carry_;
   uint64_t carryAt_ = 0, scanAt_ = 0;
   size_t index_ = 0;
   double inflateS_ = 0;
   BufPool pool_;
-  std::atomic<bool> stopped_{false};
 };
 
 // ---------------------------------------------------------------------------
