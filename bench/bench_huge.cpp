@@ -3,8 +3,10 @@
 // their peak resident set as the kernel reports it (wait4's ru_maxrss).
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -119,5 +121,57 @@ int benchHuge(const std::vector<std::string>& args) {
     line += kv;
   }
   std::printf("json_mb=%.1f %s\n", mb, line.c_str());
+  return 0;
+}
+
+// attnscope-bench layouts [--runs N] [--cmd info|table] FIRST.json OTHER... :
+// the same trace written in other layouts (minified, the top-level array,
+// .gz), each read by `attnscope-cli CMD` N times, interleaved (run 1 of every
+// file, then run 2...) so that the machine's state is shared; prints each
+// file's wall time and peak RSS (median [min-max]) and their ratios to FIRST.
+int benchLayouts(const std::vector<std::string>& args) {
+  std::string cli = bench::selfDir() + "/attnscope-cli", cmd = "info";
+  int runs = 3;
+  std::vector<std::string> files;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const bool more = i + 1 < args.size();
+    if (args[i] == "--runs" && more)
+      runs = std::max(1, std::atoi(args[++i].c_str()));
+    else if (args[i] == "--cmd" && more)
+      cmd = args[++i];
+    else if (args[i] == "--cli" && more)
+      cli = args[++i];
+    else
+      files.push_back(args[i]);
+  }
+  if (files.empty()) {
+    std::cerr << "usage: attnscope-bench layouts [--runs N] [--cmd info|table] FIRST.json OTHER...\n";
+    return 2;
+  }
+  std::vector<std::vector<double>> wall(files.size()), rss(files.size());
+  for (int r = 0; r < runs; ++r) {
+    for (size_t f = 0; f < files.size(); ++f) {
+      const bench::ChildRun c = bench::runChild({cli, cmd, files[f]}, "/dev/null");
+      if (c.status != 0) {
+        std::cerr << "attnscope-bench layouts: " << cli << " " << cmd << " " << files[f] << " exited " << c.status
+                  << "\n";
+        return 1;
+      }
+      wall[f].push_back(c.wallS);
+      rss[f].push_back(static_cast<double>(c.maxRssKb) * 1024.0 / 1e6);
+    }
+  }
+  const double w0 = bench::median(wall[0]), m0 = bench::median(rss[0]);
+  for (size_t f = 0; f < files.size(); ++f) {
+    struct stat st {};
+    ::stat(files[f].c_str(), &st);
+    const auto [wmin, wmax] = std::minmax_element(wall[f].begin(), wall[f].end());
+    const auto [mmin, mmax] = std::minmax_element(rss[f].begin(), rss[f].end());
+    const double w = bench::median(wall[f]), m = bench::median(rss[f]);
+    std::printf(
+        "%-28s %7.1f MB on disk  %s %5.2f s [%.2f-%.2f]  peak RSS %5.0f MB [%.0f-%.0f]  time %.2fx  memory %.2fx\n",
+        files[f].substr(files[f].find_last_of('/') + 1).c_str(), static_cast<double>(st.st_size) / 1e6, cmd.c_str(), w,
+        *wmin, *wmax, m, *mmin, *mmax, w / w0, m / m0);
+  }
   return 0;
 }

@@ -9,6 +9,7 @@ int benchLoad(const std::vector<std::string>& args);
 int benchAggregate(const std::vector<std::string>& args);
 int benchGen(const std::vector<std::string>& args);
 int benchHuge(const std::vector<std::string>& args);
+int benchLayouts(const std::vector<std::string>& args);
 int benchHostile(const std::vector<std::string>& args);
 int benchViews(const std::vector<std::string>& args);
 int benchStart(const std::vector<std::string>& args);
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
                  "         key_averages (by name and by shape, torch and corrected) next to HTA\n"
                  "         (HolisticTraceAnalysis) loading FILE and computing its kernel breakdown\n"
                  "  gen -o OUT [--size 1G] [--reps K] [--source TRACE]\n"
+                 "  layouts [--runs N] [--cmd info|table] FIRST.json OTHER...   (one trace in several layouts)\n"
                  "         writes a huge trace by repeating a real capture's steps (default\n"
                  "         transformer_train20) with shifted times and fresh ids\n"
                  "  huge TRACE [--cli PATH]\n"
@@ -54,6 +56,7 @@ int main(int argc, char** argv) {
   if (cmd == "aggregate") return benchAggregate(args);
   if (cmd == "gen") return benchGen(args);
   if (cmd == "huge") return benchHuge(args);
+  if (cmd == "layouts") return benchLayouts(args);
   if (cmd == "hostile") return benchHostile(args);
   if (cmd == "views") return benchViews(args);
   if (cmd == "start") return benchStart(args);

@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "core/write/atomic_file.h"
+#include "load_probe.h"
 #include "startup_probe.h"
 #include "ui/panels/compare_view.h"
 #include "ui/panels/timeline_diff.h"
@@ -94,6 +95,16 @@ struct Options {
   QCommandLineOption probe{QStringLiteral("startup-probe"),
                            QStringLiteral("Print when the window and the trace were first painted (monotonic ns) and "
                                           "exit.")};
+  QCommandLineOption loadProbe{QStringLiteral("load-probe"),
+                               QStringLiteral("Show the bundled sample, then open TRACE and print how long the "
+                                              "window was ever unresponsive meanwhile; exit once it is shown.")};
+  QCommandLineOption cancelAfter{QStringLiteral("cancel-after"),
+                                 QStringLiteral("With --load-probe: press the load's Cancel button after <S> seconds."),
+                                 QStringLiteral("S")};
+  QCommandLineOption shootAt{QStringLiteral("shoot-at"),
+                             QStringLiteral("With --load-probe and --screenshot FILE: save the window <S> seconds "
+                                            "into the load."),
+                             QStringLiteral("S")};
 
   Options() {
     parser.setApplicationDescription(
@@ -103,7 +114,8 @@ struct Options {
                        "tool is attnscope-cli (attnscope-cli --help)."));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addOptions({screenshot, size, group, filter, overlay, compare, view, probe});
+    parser.addOptions(
+        {screenshot, size, group, filter, overlay, compare, view, probe, loadProbe, cancelAfter, shootAt});
     parser.addPositionalArgument(QStringLiteral("TRACE"),
                                  QStringLiteral("Trace to open; without it, the bundled sample."),
                                  QStringLiteral("[TRACE]"));
@@ -162,8 +174,9 @@ int main(int argc, char* argv[]) {
     return 1;
   }
 
-  const bool screenshot = parser.isSet(screenshotOpt);
-  const bool probe = parser.isSet(probeOpt);
+  const bool loadProbe = parser.isSet(o.loadProbe);
+  const bool screenshot = parser.isSet(screenshotOpt) && !loadProbe;
+  const bool probe = parser.isSet(probeOpt) || loadProbe;
   // A screenshot or a probe shows the default layout and leaves the user's settings alone.
   attnscope::ui::MainWindowOptions options;
   options.restoreSettings = !screenshot && !probe;
@@ -172,6 +185,18 @@ int main(int argc, char* argv[]) {
   window.tablePane()->setGroupBy(byShape ? attnscope::GroupBy::InputShape : attnscope::GroupBy::Name);
   if (parser.isSet(filterOpt)) window.tablePane()->setNameFilter(parser.value(filterOpt), true);
 
+  if (loadProbe) {
+    if (positional.isEmpty()) {
+      fail(QStringLiteral("--load-probe needs TRACE"));
+      return 1;
+    }
+    new LoadProbe(&window, positional.front(), parser.value(o.cancelAfter).toDouble(),
+                  parser.value(o.shootAt).toDouble(), parser.value(screenshotOpt));
+    window.resize(size);
+    window.show();
+    QTimer::singleShot(0, &window, [&window] { window.openBundledSample(); });
+    return app.exec();
+  }
   if (probe) new StartupProbe(&window, mainNs);
   if (parser.isSet(overlayOpt)) {
     const QString name = parser.value(overlayOpt);

@@ -311,12 +311,11 @@ class HostileInputsTest : public QObject {
   // A gzip bomb: one member whose deflate stream inflates 1 MB into 1 GiB of
   // spaces inside a valid trace, and the same as 1,024 concatenated members.
   // Refused at the limit, without inflating the rest.
-  void gzipBomb() {
-    const std::string mib(1 << 20, ' ');
-    const std::string head = R"({"traceEvents": [)", tail = "]}";
-    const int copies = 1024;
-    // gzip header, deflate(head) flushed, 1,024 copies of deflate(1 MiB)
-    // flushed, deflate(tail) final, then the CRC-32 and size of it all.
+  // A .gz of `head`, `copies` MiB of `fill` bytes, `tail`: a few KB that
+  // inflate to any size (raw deflate blocks flushed and repeated, with the
+  // CRC-32 and size of it all computed without building it).
+  static std::string inflatesTo(const std::string& head, char fill, int copies, const std::string& tail) {
+    const std::string mib(1 << 20, fill);
     std::string bomb("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10);
     bomb += deflated(head, 9, -15, Z_FULL_FLUSH);
     const std::string block = deflated(mib, 9, -15, Z_FULL_FLUSH);
@@ -326,11 +325,20 @@ class HostileInputsTest : public QObject {
       return crc32(0, reinterpret_cast<const Bytef*>(x.data()), static_cast<uInt>(x.size()));
     };
     uLong crc = crcOf(head);
-    for (int i = 0; i < copies; ++i) crc = crc32_combine(crc, crcOf(mib), static_cast<z_off_t>(mib.size()));
+    const uLong crcMib = crcOf(mib);
+    for (int i = 0; i < copies; ++i) crc = crc32_combine(crc, crcMib, static_cast<z_off_t>(mib.size()));
     crc = crc32_combine(crc, crcOf(tail), static_cast<z_off_t>(tail.size()));
-    const uint64_t total = head.size() + uint64_t{copies} * mib.size() + tail.size();
+    const uint64_t total = head.size() + uint64_t{static_cast<unsigned>(copies)} * mib.size() + tail.size();
     for (int k = 0; k < 4; ++k) bomb.push_back(static_cast<char>((crc >> (8 * k)) & 0xFF));
     for (int k = 0; k < 4; ++k) bomb.push_back(static_cast<char>((total >> (8 * k)) & 0xFF));
+    return bomb;
+  }
+
+  void gzipBomb() {
+    const std::string head = R"({"traceEvents": [)", tail = "]}";
+    const int copies = 1024;
+    const std::string mib(1 << 20, ' ');
+    const std::string bomb = inflatesTo(head, ' ', copies, tail);
     QVERIFY(bomb.size() < (2u << 20));
     const QString one = path(QStringLiteral("bomb.json.gz"));
     QVERIFY(writeFile(one, bomb));
@@ -338,6 +346,10 @@ class HostileInputsTest : public QObject {
     EXPECT_RUN(r, 2, QStringLiteral("exceeds the limit of 67108864 bytes"));
     QVERIFY(r.run.err.contains(QStringLiteral("bomb.json.gz")));
     QVERIFY(r.run.err.contains(QStringLiteral("--max-decompressed")));
+    // Refused as the bytes come out, in bounded memory.
+    long peakKb = 0;
+    QCOMPARE(cliPeakRss({"info", one, "--max-decompressed", "67108864"}, &peakKb), 2);
+    QVERIFY2(peakKb < 64 * 1024, qPrintable(QStringLiteral("peak RSS %1 KiB").arg(peakKb)));
 
     std::string members = gzipOf(head, 9);
     const std::string member = gzipOf(mib, 9);
@@ -347,6 +359,55 @@ class HostileInputsTest : public QObject {
     QVERIFY(writeFile(many, members));
     const Timed m = timedCli({"info", many, "--max-decompressed", "67108864"});
     EXPECT_RUN(m, 2, QStringLiteral("exceeds the limit of 67108864 bytes"));
+  }
+
+  // Blanks between events, before them, inside an event and in a string, a
+  // GiB of each (a few KB of .gz), under a limit that lets them through: the
+  // blanks outside events are dropped as they come (the load ends with both
+  // events and never holds the blanks); inside an event they make an event
+  // over 64 MiB, refused as such. Peak memory stays far below the GiB.
+  void blanksNeverHeld_data() {
+    QTest::addColumn<QString>("where");
+    QTest::addColumn<int>("code");
+    QTest::addColumn<QString>("expect");
+    QTest::newRow("between events") << "between" << 0 << "events: 2";
+    QTest::newRow("before the first event") << "before" << 0 << "events: 2";
+    QTest::newRow("before traceEvents") << "header" << 0 << "events: 2";
+    QTest::newRow("inside an event") << "inside" << 2 << "an event larger than 64 MiB";
+    QTest::newRow("inside a string") << "string" << 2 << "an event larger than 64 MiB";
+  }
+  void blanksNeverHeld() {
+    QFETCH(QString, where);
+    QFETCH(int, code);
+    QFETCH(QString, expect);
+    const std::string a = op("a", 1000, 10), b = op("b", 2000, 10);
+    std::string head, tail;
+    char fill = ' ';
+    if (where == "between") {
+      head = "{\"traceEvents\": [" + a + ",";
+      tail = b + "]}";
+    } else if (where == "before") {
+      head = "{\"traceEvents\": [";
+      tail = a + "," + b + "]}";
+    } else if (where == "header") {
+      head = "{\"schemaVersion\": 1, ";
+      tail = "\"traceEvents\": [" + a + "," + b + "]}";
+    } else if (where == "inside") {
+      head = "{\"traceEvents\": [" + a + ", {\"ph\": \"X\", \"name\": ";
+      tail = "\"c\", \"ts\": 3, \"dur\": 1, \"pid\": 1, \"tid\": 1}," + b + "]}";
+    } else {
+      head = "{\"traceEvents\": [" + a + ", {\"ph\": \"X\", \"name\": \"";
+      fill = 'x';
+      tail = "\", \"ts\": 3, \"dur\": 1, \"pid\": 1, \"tid\": 1}," + b + "]}";
+    }
+    const int copies = static_cast<int>(kMillion / 1000);  // 1 GiB; 100 MiB under the sanitizers
+    const QString file = path(QStringLiteral("blanks_%1.json.gz").arg(where));
+    QVERIFY(writeFile(file, inflatesTo(head, fill, copies, tail)));
+    const Timed r = timedCli({"info", file, "--max-decompressed", "4294967296"});
+    EXPECT_RUN(r, code, expect);
+    long peakKb = 0;
+    QCOMPARE(cliPeakRss({"info", file, "--max-decompressed", "4294967296"}, &peakKb), code);
+    QVERIFY2(peakKb < (code == 0 ? 64 : 256) * 1024, qPrintable(QStringLiteral("peak RSS %1 KiB").arg(peakKb)));
   }
 
   // Strings of 64 MiB: as a name (over the 1 MiB limit: counted), as a key

@@ -35,6 +35,69 @@ const char* kTiny = R"({
     {"name": "process_name", "ph": "M", "ts": 0, "pid": 10, "tid": 0, "args": {"name": "python3"}}
   ]})";
 
+// Whether each byte of a JSON text is inside a string (its quotes included).
+struct InString {
+  bool in = false, esc = false;
+  bool operator()(char c) {
+    if (!in) return in = c == '"';
+    if (esc)
+      esc = false;
+    else if (c == '\\')
+      esc = true;
+    else if (c == '"')
+      in = false;
+    return true;
+  }
+};
+
+// The same JSON text laid out again, written here independently of the
+// reader: minified (Python's json.dump(separators=(",", ":"))) or pretty
+// (json.dump(indent=1): every value on a line of its own).
+enum class Layout { Minified, Pretty };
+std::string relaid(const std::string& in, Layout how) {
+  std::string out;
+  out.reserve(in.size());
+  InString str;
+  int depth = 0;
+  auto line = [&] {
+    out += '\n';
+    out.append(static_cast<size_t>(depth), ' ');
+  };
+  for (const char c : in) {
+    if (str(c)) {
+      out += c;
+      continue;
+    }
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    const bool pretty = how == Layout::Pretty;
+    if (pretty && (c == '}' || c == ']')) {
+      --depth;
+      line();
+    }
+    out += c;
+    if (pretty && (c == '{' || c == '[')) {
+      ++depth;
+      line();
+    }
+    if (pretty && c == ',') line();
+  }
+  return out;
+}
+
+// The "traceEvents" value of a minified trace: the top-level array form.
+std::string eventsArrayOf(const std::string& minified) {
+  const size_t open = minified.find("\"traceEvents\":[") + 14;
+  InString str;
+  int depth = 0;
+  for (size_t i = open; i < minified.size(); ++i) {
+    const char c = minified[i];
+    if (str(c)) continue;
+    if (c == '[' || c == '{') ++depth;
+    if ((c == ']' || c == '}') && --depth == 0) return minified.substr(open, i + 1 - open);
+  }
+  return {};
+}
+
 LoadResult parse(std::string_view json, ReaderLimits lim = {}) { return parseTrace(json, "tiny.json", lim); }
 
 const Event* find(const EventStore& s, std::string_view name) {
@@ -346,18 +409,24 @@ class ReaderTest : public QObject {
     QTest::addColumn<QString>("path");
     QTest::addColumn<qulonglong>("window");
     QTest::addColumn<bool>("inflateFirst");  // read train20 as a plain (mapped) JSON file
+    QTest::addColumn<QString>("layout");     // written again: minified, array, pretty (+ ".gz")
     const QString softmax = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.json");
     const QString train = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/transformer_train20.json.gz");
-    QTest::newRow("softmax") << softmax << qulonglong{8 << 20} << false;
-    QTest::newRow("softmax 4 KiB windows") << softmax << qulonglong{4096} << false;
-    QTest::newRow("train20 gz stream") << train << qulonglong{8 << 20} << false;
-    QTest::newRow("train20 gz stream 64 KiB windows") << train << qulonglong{64 << 10} << false;
-    QTest::newRow("train20 mapped 256 KiB windows") << train << qulonglong{256 << 10} << true;
+    QTest::newRow("softmax") << softmax << qulonglong{8 << 20} << false << QString();
+    QTest::newRow("softmax 4 KiB windows") << softmax << qulonglong{4096} << false << QString();
+    QTest::newRow("train20 gz stream") << train << qulonglong{8 << 20} << false << QString();
+    QTest::newRow("train20 gz stream 64 KiB windows") << train << qulonglong{64 << 10} << false << QString();
+    QTest::newRow("train20 mapped 256 KiB windows") << train << qulonglong{256 << 10} << true << QString();
+    // Layouts without a newline between events, and one with newlines inside them.
+    for (const char* layout : {"minified", "array", "pretty", "minified.gz", "array.gz", "pretty.gz"})
+      QTest::newRow(qPrintable(QStringLiteral("train20 %1, 64 KiB windows").arg(QLatin1String(layout))))
+          << train << qulonglong{64 << 10} << true << QString::fromLatin1(layout);
   }
   void chunkedParseEqualsSequential() {
     QFETCH(QString, path);
     QFETCH(qulonglong, window);
     QFETCH(bool, inflateFirst);
+    QFETCH(QString, layout);
     QVERIFY2(QFile::exists(path), qPrintable("missing " + path));
     QTemporaryDir dir;
     if (inflateFirst) {
@@ -368,9 +437,16 @@ class ReaderTest : public QObject {
       size_t n = 0;
       std::string err;
       QVERIFY(gunzip(gz.constData(), static_cast<size_t>(gz.size()), 1ull << 32, 0, &text, &n, &err));
+      std::string json(text.data(), n);
+      if (layout.startsWith(QLatin1String("minified"))) json = relaid(json, Layout::Minified);
+      if (layout.startsWith(QLatin1String("array"))) json = eventsArrayOf(relaid(json, Layout::Minified));
+      if (layout.startsWith(QLatin1String("pretty"))) json = relaid(json, Layout::Pretty);
+      if (!layout.isEmpty()) QVERIFY(json.find("},{") != std::string::npos || layout.startsWith("pretty"));
+      if (layout.endsWith(QLatin1String(".gz"))) json = gzipOf(json, 1);
       path = dir.filePath("train20.json");
       QFile out(path);
-      QVERIFY(out.open(QIODevice::WriteOnly) && out.write(text.data(), static_cast<qint64>(n)) == qint64(n));
+      QVERIFY(out.open(QIODevice::WriteOnly) &&
+              out.write(json.data(), static_cast<qint64>(json.size())) == qint64(json.size()));
     }
     ReaderLimits seqLim;
     seqLim.parallelMinBytes = UINT64_MAX;

@@ -45,6 +45,7 @@
 #include "ui/run/runs_model.h"
 #include "ui/shell/bundled_sample.h"
 #include "ui/shell/export.h"
+#include "ui/shell/load_progress_bar.h"
 #include "ui/table/key_averages_model.h"
 #include "ui/table/key_averages_proxy.h"
 #include "ui/table/table_pane.h"
@@ -87,10 +88,22 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent)
 
   connect(loader_, &TraceLoader::started, this, [this](const QString& path) {
     loadingPath_ = path;
+    loadBar_->start(path, loader_->progress());
     updateStatus();
   });
   connect(loader_, &TraceLoader::loaded, this, &MainWindow::showTrace);
   connect(loader_, &TraceLoader::failed, this, &MainWindow::showLoadError);
+  connect(loader_, &TraceLoader::cancelled, this, [this](const QString& path) {
+    loadingPath_.clear();
+    loadBar_->stop();
+    updateStatus();
+    statusBar()->showMessage(
+        trace_ ? tr("Stopped loading %1; still showing %2.").arg(QFileInfo(path).fileName(), trace_->displayName)
+               : tr("Stopped loading %1.").arg(QFileInfo(path).fileName()),
+        8000);
+    emit loadCancelled(path);
+  });
+  connect(loadBar_, &LoadProgressBar::cancelRequested, loader_, &TraceLoader::cancel);
 
   if (runDir_.isValid()) runPanel_->setOutputDir(runDir_.path());
   if (opt_.restoreSettings) restoreSettings();
@@ -432,7 +445,9 @@ void MainWindow::buildStatusBar() {
   badEvents_->setObjectName(QStringLiteral("badEvents"));
   engineStatus_ = new QLabel(this);
   engineStatus_->setObjectName(QStringLiteral("engineStatus"));
+  loadBar_ = new LoadProgressBar(this);
   statusBar()->addWidget(summary_, 1);
+  statusBar()->addPermanentWidget(loadBar_);
   statusBar()->addPermanentWidget(badEvents_);
   statusBar()->addPermanentWidget(engineStatus_);
   connect(runPanel_->runner(), &EngineRunner::progress, this,
@@ -573,6 +588,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
 
 void MainWindow::showTrace(std::shared_ptr<const LoadedTrace> trace) {
   loadingPath_.clear();
+  loadBar_->stop();
   trace_ = std::move(trace);
   errorBar_->hide();
   if (trace_->bundled) {
@@ -608,6 +624,7 @@ void MainWindow::showTrace(std::shared_ptr<const LoadedTrace> trace) {
 
 void MainWindow::showLoadError(const QString& message) {
   loadingPath_.clear();
+  loadBar_->stop();
   QString text = tr("Could not open %1").arg(message);
   if (trace_) text += tr(" — still showing %1.").arg(trace_->displayName);
   errorText_->setText(text);
@@ -689,7 +706,7 @@ void MainWindow::updateStatus() {
     text = tr("No trace loaded. Open one with File > Open.");
     badEvents_->clear();
   }
-  if (!loadingPath_.isEmpty()) text = tr("Loading %1 …").arg(loadingPath_) + QStringLiteral("   ") + text;
+  // While a load runs, the progress bar beside says what is loading.
   summary_->setText(text);
   summary_->setToolTip(text);
 }

@@ -30,6 +30,7 @@ namespace attnscope::ui {
 
 class CompareView;
 class DetailsPanel;
+class LoadProgressBar;
 class ExplainPanel;
 class GlossaryDock;
 class PlotsPanel;
@@ -101,6 +102,7 @@ class MainWindow : public QMainWindow {
  signals:
   void traceShown();
   void loadFailed(const QString& message);
+  void loadCancelled(const QString& path);
 
  protected:
   void showEvent(QShowEvent* event) override;
@@ -185,6 +187,7 @@ class MainWindow : public QMainWindow {
   QAction* compareAct_ = nullptr;
 
   QLabel* summary_ = nullptr;
+  LoadProgressBar* loadBar_ = nullptr;
   QLabel* badEvents_ = nullptr;
   QLabel* engineStatus_ = nullptr;
 

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 
+#include "core/read/trace_reader.h"
 #include "core/snapshot/trace_snapshot.h"
 #include "ui/timeline/index.h"
 
@@ -36,11 +37,16 @@ std::shared_ptr<const LoadedTrace> loadedTraceOf(std::shared_ptr<const EventStor
 struct TraceLoadOutcome {
   std::shared_ptr<const LoadedTrace> trace;
   QString error;  // names the file and the reason
+  bool cancelled = false;
 };
+
+// Where a load is, past the reader's own stages (LoadProgress::stage).
+enum LoadStage : int { kStageReading = 0, kStageBuilding = 1, kStageTables = 2, kStageTimeline = 3 };
 
 // One load, on the calling thread (a worker's): a file, or the bundled sample when `path` is its
 // resource path. Never throws: failures, out of memory included, come back as the error.
-TraceLoadOutcome loadTraceHere(const QString& path);
+// `progress` (may be null) is updated as it goes; its cancel flag stops it between steps.
+TraceLoadOutcome loadTraceHere(const QString& path, LoadProgress* progress = nullptr);
 
 class TraceLoader : public QObject {
   Q_OBJECT
@@ -53,14 +59,21 @@ class TraceLoader : public QObject {
 
   bool isBusy() const { return running_ > 0; }
 
+  // The latest load's progress (null before the first load); read it from the UI thread.
+  std::shared_ptr<const LoadProgress> progress() const { return progress_; }
+  // Stops the latest load soon; it then reports cancelled() instead of loaded().
+  void cancel();
+
  signals:
   void started(const QString& path);
   void loaded(std::shared_ptr<const attnscope::ui::LoadedTrace> trace);
   void failed(const QString& message);  // names the file and the reason
+  void cancelled(const QString& path);
 
  private:
   quint64 generation_ = 0;
   int running_ = 0;
+  std::shared_ptr<LoadProgress> progress_;
 };
 
 }  // namespace attnscope::ui
