@@ -1,6 +1,8 @@
 // attnscope-cli: the command-line face of attnscope.
 // Exit codes: 0 ok, 2 bad input or usage (message on stderr), 1 internal error.
+#include <cstdlib>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -31,8 +33,23 @@ const char* kUsage =
 
 }  // namespace
 
+// With ATTNSCOPE_REPORT_PEAK_MEMORY set, the last line on stderr is
+// "peak_rss_kb=N": this process's own high-water mark (VmHWM), which a
+// parent's wait4() cannot give (the exec'ing child inherits its parent's).
+// The tests and benchmarks that bound memory read it.
+struct PeakMemoryReport {
+  ~PeakMemoryReport() {
+    if (!std::getenv("ATTNSCOPE_REPORT_PEAK_MEMORY")) return;
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("VmHWM:", 0) == 0)
+        std::cerr << "peak_rss_kb=" << std::strtoll(line.c_str() + 6, nullptr, 10) << "\n";
+  }
+};
+
 int main(int argc, char** argv) {
   using namespace attnscope::cli;
+  const PeakMemoryReport report;
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     std::cerr << kUsage;

@@ -538,13 +538,10 @@ void EventStoreBuilder::bindFlows() {
     return best;
   };
 
-  struct Half {
-    EventId ev = kNoEvent;
-    bool seen = false;
-    uint64_t offset = 0;
-  };
-  std::unordered_map<int64_t, std::pair<Half, Half>> byId[3];
-  for (const auto& f : flows_) {
+  // Each flow end's event replaces its timestamp (nothing else needs it):
+  // no map from ids, only the flows themselves sorted in place, so a trace
+  // of millions of flows needs no memory beyond them.
+  for (auto& f : flows_) {
     EventId target = kNoEvent;
     for (LaneKind k : {LaneKind::CpuThread, LaneKind::GpuStream}) {
       auto it = laneIndex_.find(LaneKey{k, f.pid, f.tid});
@@ -552,22 +549,45 @@ void EventStoreBuilder::bindFlows() {
       target = findOn(it->second, f.ts, f.bindEnclosing || !f.start);
       if (target != kNoEvent) break;
     }
-    auto& slot = byId[static_cast<int>(f.kind)][f.id];
-    Half& h = f.start ? slot.first : slot.second;
-    h.seen = true;
-    h.ev = target;
-    h.offset = f.offset;
+    f.ts = target == kNoEvent ? -1 : static_cast<int64_t>(target);
   }
-  for (int k = 0; k < 3; ++k) {
-    for (auto& [id, pr] : byId[k]) {
-      if (pr.first.ev != kNoEvent && pr.second.ev != kNoEvent) {
-        store_.links_.push_back({pr.first.ev, pr.second.ev, id, static_cast<LinkKind>(k)});
-      } else {
-        countBad(BadKind::DanglingFlow, pr.first.seen ? pr.first.offset : pr.second.offset,
-                 "flow id " + std::to_string(id) +
-                     (pr.first.seen && pr.second.seen ? " has an end with no event" : " has only one end"));
-      }
+  // The ends of one flow side by side, in the file's order.
+  std::sort(flows_.begin(), flows_.end(), [](const RawFlow& a, const RawFlow& b) {
+    if (a.kind != b.kind) return a.kind < b.kind;
+    if (a.id != b.id) return a.id < b.id;
+    return a.offset < b.offset;
+  });
+  struct Half {
+    EventId ev = kNoEvent;
+    bool seen = false;
+    uint64_t offset = 0;
+  };
+  uint64_t dangling = 0, firstDangling = UINT64_MAX;
+  std::string firstDetail;
+  for (size_t i = 0; i < flows_.size();) {
+    const LinkKind kind = flows_[i].kind;
+    const int64_t id = flows_[i].id;
+    Half from, to;  // the last start and the last end of the id in the file
+    for (; i < flows_.size() && flows_[i].kind == kind && flows_[i].id == id; ++i) {
+      Half& h = flows_[i].start ? from : to;
+      h = {flows_[i].ts < 0 ? kNoEvent : static_cast<EventId>(flows_[i].ts), true, flows_[i].offset};
     }
+    if (from.ev != kNoEvent && to.ev != kNoEvent) {
+      store_.links_.push_back({from.ev, to.ev, id, kind});
+      continue;
+    }
+    ++dangling;
+    const uint64_t at = from.seen ? from.offset : to.offset;
+    if (at < firstDangling) {
+      firstDangling = at;
+      firstDetail =
+          "flow id " + std::to_string(id) + (from.seen && to.seen ? " has an end with no event" : " has only one end");
+    }
+  }
+  std::vector<RawFlow>().swap(flows_);
+  if (dangling) {
+    countBad(BadKind::DanglingFlow, firstDangling, firstDetail);
+    store_.bad_[static_cast<int>(BadKind::DanglingFlow)].count = dangling;
   }
   std::sort(store_.links_.begin(), store_.links_.end(),
             [](const Link& a, const Link& b) { return a.from < b.from || (a.from == b.from && a.to < b.to); });

@@ -206,10 +206,29 @@ void sortLikeTorch(std::vector<Fe>& fes) {
     keys.swap(tmp);
     runs.swap(merged);
   }
-  std::vector<Fe> sorted;
-  sorted.reserve(n);
-  for (const Key& k : keys) sorted.push_back(fes[k.index]);
-  fes.swap(sorted);
+  std::vector<Key>().swap(tmp);
+  // fes[k] = old fes[keys[k].index], in place (a copy of fes would be the
+  // largest allocation of a huge trace's load): cycle by cycle.
+  constexpr uint32_t kPlaced = UINT32_MAX;
+  for (size_t k = 0; k < n; ++k) {
+    if (keys[k].index == kPlaced) continue;
+    if (keys[k].index == k) {
+      keys[k].index = kPlaced;
+      continue;
+    }
+    const Fe first = fes[k];
+    size_t dst = k;
+    while (true) {
+      const size_t src = keys[dst].index;
+      keys[dst].index = kPlaced;
+      if (src == k) {
+        fes[dst] = first;
+        break;
+      }
+      fes[dst] = fes[src];
+      dst = src;
+    }
+  }
 }
 
 std::string_view rewriteName(std::string_view n, std::string& scratch) {
