@@ -10,6 +10,7 @@ int benchAggregate(const std::vector<std::string>& args);
 int benchGen(const std::vector<std::string>& args);
 int benchHuge(const std::vector<std::string>& args);
 int benchLayouts(const std::vector<std::string>& args);
+int benchSteps(const std::vector<std::string>& args);
 int benchHostile(const std::vector<std::string>& args);
 int benchViews(const std::vector<std::string>& args);
 int benchStart(const std::vector<std::string>& args);
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
                  "         (HolisticTraceAnalysis) loading FILE and computing its kernel breakdown\n"
                  "  gen -o OUT [--size 1G] [--reps K] [--source TRACE]\n"
                  "  layouts [--runs N] [--cmd info|table] FIRST.json OTHER...   (one trace in several layouts)\n"
+                 "  steps TRACE                  (where a load's time and memory go)\n"
                  "         writes a huge trace by repeating a real capture's steps (default\n"
                  "         transformer_train20) with shifted times and fresh ids\n"
                  "  huge TRACE [--cli PATH]\n"
@@ -57,6 +59,7 @@ int main(int argc, char** argv) {
   if (cmd == "gen") return benchGen(args);
   if (cmd == "huge") return benchHuge(args);
   if (cmd == "layouts") return benchLayouts(args);
+  if (cmd == "steps") return benchSteps(args);
   if (cmd == "hostile") return benchHostile(args);
   if (cmd == "views") return benchViews(args);
   if (cmd == "start") return benchStart(args);

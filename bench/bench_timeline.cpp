@@ -5,7 +5,8 @@
 // > cudaLaunchKernel, each launch's kernel on one of 2 GPU streams, a GPU
 // annotation span per step and the profiler's overhead events. Every frame
 // is a new window, so each one rebuilds its geometry (no cache hits).
-// Last line: frame_ms_p50=X frame_ms_max=Y.
+// Last line: frame_ms_p50=X frame_ms_p95=Y frame_ms_max=Z (ATTNSCOPE_BENCH_VERBOSE=1:
+// every frame's zoom, items and time).
 #include <QApplication>
 #include <QImage>
 #include <QPainter>
@@ -201,6 +202,10 @@ int benchTimeline(const std::vector<std::string>& args, int argc, char** argv) {
     }
     times.push_back(ms(Clock::now() - a));
     maxItems = std::max(maxItems, view.geometry().itemCount());
+    if (std::getenv("ATTNSCOPE_BENCH_VERBOSE"))
+      std::printf("frame %d level %.2f span %.3f ms items %zu labels %zu: %.2f ms\n", f, level,
+                  static_cast<double>(span) / 1e6, view.geometry().itemCount(), view.geometry().labels.size(),
+                  times.back());
     const auto c = Clock::now();
     {
       QPainter p(&image);
@@ -221,6 +226,7 @@ int benchTimeline(const std::vector<std::string>& args, int argc, char** argv) {
               static_cast<double>(view.index().memoryBytes()) / (1024.0 * 1024.0) * perM, sizeof(Event));
   std::printf("cached_frame_ms_p50=%.2f cached_frame_ms_max=%.2f geometry_builds=%llu\n", pct(cached, 0.5),
               pct(cached, 1.0), static_cast<unsigned long long>(view.geometryBuilds()));
-  std::printf("frame_ms_p50=%.2f frame_ms_max=%.2f\n", pct(times, 0.5), pct(times, 1.0));
+  std::printf("frame_ms_p50=%.2f frame_ms_p95=%.2f frame_ms_max=%.2f\n", pct(times, 0.5), pct(times, 0.95),
+              pct(times, 1.0));
   return 0;
 }

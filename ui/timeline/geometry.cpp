@@ -26,6 +26,25 @@ QString LabelCache::label(const EventStore& s, uint32_t name, double width, cons
   return fm.elidedText(it->second.text, Qt::ElideRight, width);
 }
 
+double LabelCache::width(const QString& text, const QFontMetricsF& fm) {
+  double w = 0;
+  for (const QChar c : text) {
+    auto it = advances_.find(c.unicode());
+    if (it == advances_.end()) it = advances_.emplace(c.unicode(), fm.horizontalAdvance(c)).first;
+    w += it->second;
+  }
+  return w + 1.0;  // kerning is not summed: a pixel of margin
+}
+
+QString LabelCache::foldLabel(uint32_t count, double room, const QFontMetricsF& fm, const QLocale& locale) {
+  QString text = QStringLiteral("%1 events").arg(locale.toString(count));
+  if (width(text, fm) <= room) return text;
+  text = count >= 1'000'000 ? QStringLiteral("%1M").arg(count / 1'000'000)
+         : count >= 1'000   ? QStringLiteral("%1k").arg(count / 1'000)
+                            : QString::number(count);
+  return width(text, fm) <= room ? text : QString();
+}
+
 namespace {
 
 // Pixel x of a time, clamped to just outside the area so huge zooms stay finite.
@@ -52,9 +71,11 @@ void buildRow(const TimelineIndex& index, const TimeAxis& axis, const TrackRow& 
     const size_t runBegin = i;
     float runEnd = std::max(x1, x0 + 1.0f);
     size_t j = i + 1;
+    size_t perBucket = 1;  // events in the last bucket: where the next one likely ends
     while (true) {
       const int64_t bucketEnd = axis.time(static_cast<double>(x0 > runEnd ? x0 : runEnd) + kFoldPixels);
-      size_t k = index.firstStartingAt(row, j, last, bucketEnd);
+      size_t k = index.firstStartingAt(row, j, last, bucketEnd, j + perBucket);
+      perBucket = std::max<size_t>(1, k - j);
       // Only the last event of a bucket can reach past it (rows rarely overlap):
       // a wide one is drawn as its own box.
       if (k > j) {
@@ -79,16 +100,6 @@ void buildRow(const TimelineIndex& index, const TimeAxis& axis, const TrackRow& 
                          count > 1 ? TimelinePalette::foldedIndex(c) : c});
     i = j;
   }
-}
-
-// "12,345 events", else "12k", else nothing: a fold's count in the room it has.
-QString foldLabel(uint32_t count, double room, const QFontMetricsF& fm, const QLocale& locale) {
-  QString text = QStringLiteral("%1 events").arg(locale.toString(count));
-  if (fm.horizontalAdvance(text) <= room) return text;
-  text = count >= 1'000'000 ? QStringLiteral("%1M").arg(count / 1'000'000)
-         : count >= 1'000   ? QStringLiteral("%1k").arg(count / 1'000)
-                            : QString::number(count);
-  return fm.horizontalAdvance(text) <= room ? text : QString();
 }
 
 }  // namespace
@@ -121,7 +132,7 @@ Geometry buildGeometry(const TimelineIndex& index, const TimeAxis& axis, const T
           std::min<double>(w, axis.width() + 2.0 - it.x0) - 6.0 - std::max(0.0, -static_cast<double>(it.x0));
       if (room < 12) continue;
       const double lx = std::max(0.0, static_cast<double>(it.x0)) + 3.0;
-      QString text = it.folded() ? foldLabel(it.count, room, *fm, locale)
+      QString text = it.folded() ? labels->foldLabel(it.count, room, *fm, locale)
                                  : labels->label(s, s.event(row.ids[it.first]).name, room, *fm);
       if (text.isEmpty() || text == QStringLiteral("…")) continue;
       g.labels.push_back({QRectF(lx, top, room, h), std::move(text), it.colour});

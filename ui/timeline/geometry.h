@@ -6,6 +6,7 @@
 // so a frame paints one batch per colour.
 #pragma once
 
+#include <QLocale>
 #include <QRectF>
 #include <QString>
 #include <cstdint>
@@ -62,13 +63,19 @@ struct Geometry {
 class LabelCache {
  public:
   QString label(const EventStore& s, uint32_t name, double width, const QFontMetricsF& fm);
+  // A fold's count in the room it has: "12,345 events", else "12k", else "".
+  // Widths come from cached per-character advances (a fold label's few
+  // characters; measuring each text was most of a fit-all frame).
+  QString foldLabel(uint32_t count, double room, const QFontMetricsF& fm, const QLocale& locale);
 
  private:
+  double width(const QString& text, const QFontMetricsF& fm);
   struct Entry {
     QString text;
     double width = 0;
   };
   std::unordered_map<uint32_t, Entry> names_;
+  std::unordered_map<char16_t, double> advances_;  // as names_: for the font of the view that owns the cache
 };
 
 inline constexpr double kFoldPixels = 3.0;     // narrower runs fold

@@ -159,9 +159,39 @@ std::pair<size_t, size_t> TimelineIndex::visible(const TrackRow& row, int64_t t0
   return {f, firstStartingAt(row, f, row.ids.size(), t1)};
 }
 
-size_t TimelineIndex::firstStartingAt(const TrackRow& row, size_t from, size_t to, int64_t t) const {
-  const auto b = row.ids.begin() + static_cast<std::ptrdiff_t>(from);
-  const auto e = row.ids.begin() + static_cast<std::ptrdiff_t>(to);
+size_t TimelineIndex::firstStartingAt(const TrackRow& row, size_t from, size_t to, int64_t t, size_t hint) const {
+  // Galloping from a guess (the caller's, else `from`): the timeline walks a
+  // row bucket by bucket, so the answer is usually near where the last bucket
+  // ended plus that bucket's count, and probes near it stay in the cache
+  // where a plain binary search over [from, to) would start far away.
+  if (from >= to) return to;
+  auto startOf = [&](size_t k) { return store_->event(row.ids[k]).start; };
+  size_t lo = std::clamp(hint, from, to - 1);
+  if (startOf(lo) >= t) {
+    // Back from the guess: the answer is in (hi - step, hi].
+    size_t hi = lo, step = 1;
+    while (hi > from) {
+      const size_t probe = hi > from + step ? hi - step : from;
+      if (startOf(probe) < t) {
+        lo = probe;
+        break;
+      }
+      hi = probe;
+      step *= 2;
+    }
+    if (hi == from && startOf(from) >= t) return from;
+    const auto it = std::lower_bound(row.ids.begin() + static_cast<std::ptrdiff_t>(lo + 1),
+                                     row.ids.begin() + static_cast<std::ptrdiff_t>(hi), t,
+                                     [this](EventId id, int64_t v) { return store_->event(id).start < v; });
+    return static_cast<size_t>(it - row.ids.begin());
+  }
+  size_t step = 1;
+  while (lo + step < to && startOf(lo + step) < t) {
+    lo += step;
+    step *= 2;
+  }
+  const auto b = row.ids.begin() + static_cast<std::ptrdiff_t>(lo + 1);
+  const auto e = row.ids.begin() + static_cast<std::ptrdiff_t>(std::min(to, lo + step));
   const auto it = std::lower_bound(b, e, t, [this](EventId id, int64_t v) { return store_->event(id).start < v; });
   return static_cast<size_t>(it - row.ids.begin());
 }

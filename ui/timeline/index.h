@@ -49,8 +49,9 @@ class TimelineIndex {
   // Indexes [first, last) into row.ids of the events overlapping [t0, t1)
   // (an instant at t counts when t0 <= t < t1).
   std::pair<size_t, size_t> visible(const TrackRow& row, int64_t t0, int64_t t1) const;
-  // The first index in [from, to) whose event starts at or after t.
-  size_t firstStartingAt(const TrackRow& row, size_t from, size_t to, int64_t t) const;
+  // The first index in [from, to) whose event starts at or after t (`to`
+  // if none); `hint` is a guess of it that makes the search shorter.
+  size_t firstStartingAt(const TrackRow& row, size_t from, size_t to, int64_t t, size_t hint = 0) const;
 
   // Bytes held by the index (not the store).
   size_t memoryBytes() const;
