@@ -124,9 +124,20 @@ class TextChunks : public ScannedSource {
     if (finished_ || stopped_.load() || cancelled(limits_)) return false;
     ElementCutter::Run run;
     while (true) {
+      // In pieces, so that a long stretch with nothing to hand out (blanks)
+      // still shows progress and can be cancelled.
+      const size_t piece = std::min<size_t>(n_ - scanAt_, size_t{64} << 20);
       size_t used = 0;
-      const auto stop = cutter_.scan(text_ + scanAt_, n_ - scanAt_, scanAt_, &used, &run);
+      const auto stop = cutter_.scan(text_ + scanAt_, piece, scanAt_, &used, &run);
       scanAt_ += used;
+      if (stop == ElementCutter::Stop::NeedMore && scanAt_ < n_) {
+        noteProgress(limits_, scanAt_);
+        if (cancelled(limits_)) {
+          finished_ = true;
+          return false;
+        }
+        continue;
+      }
       if (stop == ElementCutter::Stop::Cut) break;
       if (stop == ElementCutter::Stop::Error) {
         why_ = cutter_.error();
@@ -256,8 +267,10 @@ class GzipChunks : public ScannedSource {
         z_(data, size, limits.maxDecompressedBytes),
         limits_(limits),
         cutter_(0, 0) {
+    // The trailer's size is a hint a hostile file can set to 4 GiB: trusted
+    // (for reservations) only up to 100x the compressed size.
     const uint64_t hint = gzipSizeHint(data, size);
-    expected_ = hint >= size ? hint : uint64_t{size} * 8;
+    expected_ = hint >= size && hint / 100 <= size ? hint : uint64_t{size} * 8;
     chunk_ = chunkTarget(limits, expected_);
     cutter_ = ElementCutter(chunk_, limits.maxEventBytes);
     if (limits.progress) limits.progress->bytesTotal.store(size, std::memory_order_relaxed);
@@ -343,6 +356,8 @@ class GzipChunks : public ScannedSource {
         return true;
       }
       at += len;
+      noteProgress(limits_, z_.consumed());
+      if (cancelled(limits_)) return false;
       if (z_.done()) {
         why_ = "the text ends before the events";
         return false;
@@ -406,7 +421,8 @@ class GzipChunks : public ScannedSource {
         len -= drop;
         bufAt = keep;
       }
-      if (!fill(b, len, len + chunk_)) return false;
+      noteProgress(limits_, z_.consumed());
+      if (cancelled(limits_) || !fill(b, len, len + chunk_)) return false;
     }
   }
 
@@ -429,7 +445,7 @@ class GzipChunks : public ScannedSource {
         why_ = "more than 64 MiB of text after the events";
         return false;
       }
-      if (z_.done()) break;
+      if (z_.done() || cancelled(limits_)) break;
       if (!scratch) scratch.reset(new char[1 << 20]);
       size_t got = 0;
       if (!z_.read(scratch.get(), 1 << 20, &got)) {
@@ -647,7 +663,11 @@ std::optional<LoadResult> parseChunks(ChunkSource& src, const std::string& path,
   if (!partial.empty()) result.warning = partial + (result.warning.empty() ? "" : "; " + result.warning);
   result.timings.parse = secondsSince(t0);
   result.timings.decompress = src.decompressSeconds();
-  if (limits.progress) limits.progress->stage.store(1, std::memory_order_relaxed);
+  if (limits.progress) {
+    limits.progress->bytesDone.store(limits.progress->bytesTotal.load(std::memory_order_relaxed),
+                                     std::memory_order_relaxed);
+    limits.progress->stage.store(1, std::memory_order_relaxed);
+  }
   const auto tb = std::chrono::steady_clock::now();
   result.store.emplace(std::move(b).build());
   if (!partial.empty()) result.store->markPartial(partial);

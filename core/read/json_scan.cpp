@@ -338,25 +338,38 @@ HeadScanner::Stop HeadScanner::scan(const char* p, size_t n, uint64_t base, size
 }
 
 bool compactJson(const char* p, size_t n, bool* inString, bool* escaped, std::string* out, size_t cap) {
-  for (size_t i = 0; i < n; ++i) {
-    const char c = p[i];
+  size_t i = 0;
+  while (i < n) {
     if (*inString) {
-      if (*escaped)
-        *escaped = false;
-      else if (c == '\\')
-        *escaped = true;
-      else if (c == '"')
-        *inString = false;
-    } else if (blank(c)) {
+      // Up to the string's end (or the piece's), copied at once.
+      size_t k = i;
+      for (; k < n; ++k) {
+        if (*escaped) {
+          *escaped = false;
+        } else if (p[k] == '\\') {
+          *escaped = true;
+        } else if (p[k] == '"') {
+          *inString = false;
+          ++k;
+          break;
+        }
+      }
+      out->append(p + i, k - i);
+      i = k;
+    } else if (blank(p[i])) {
       const size_t end = skipBlanks(p, i, n);
       keepBlanks(p, i, end, out);
-      if (out->size() > cap) return false;
-      i = end - 1;
-      continue;
-    } else if (c == '"') {
-      *inString = true;
+      i = end;
+    } else {
+      size_t k = i;
+      while (k < n && p[k] != '"' && !blank(p[k])) ++k;
+      if (k < n && p[k] == '"') {
+        *inString = true;
+        ++k;
+      }
+      out->append(p + i, k - i);
+      i = k;
     }
-    out->push_back(c);
     if (out->size() > cap) return false;
   }
   return true;

@@ -149,6 +149,7 @@ Attempt parseOnce(char* text, size_t n, size_t skip, const std::string& path, co
     at.result = cancelledLoad(path);
     return at;
   }
+  if (limits.progress) limits.progress->events.store(p.eventsSeen, std::memory_order_relaxed);
   const char* tail = nullptr;
   if (docError.empty() && !doc.current_location().get(tail) && tail && tail < text + n) {
     const auto off = static_cast<uint64_t>(tail - text);
@@ -190,7 +191,11 @@ Attempt parseOnce(char* text, size_t n, size_t skip, const std::string& path, co
     return at;
   }
   at.result.timings.parse = secondsSince(t0);
-  if (limits.progress) limits.progress->stage.store(1, std::memory_order_relaxed);
+  if (limits.progress) {
+    limits.progress->bytesDone.store(limits.progress->bytesTotal.load(std::memory_order_relaxed),
+                                     std::memory_order_relaxed);
+    limits.progress->stage.store(1, std::memory_order_relaxed);
+  }
   const auto tb = std::chrono::steady_clock::now();
   at.result.store.emplace(std::move(p.b).build());
   at.result.timings.build = secondsSince(tb);
@@ -237,6 +242,8 @@ LoadResult parseBuffer(char* text, size_t n, const std::string& path, const Read
   while (first < n && (text[first] == ' ' || text[first] == '\n' || text[first] == '\r' || text[first] == '\t'))
     ++first;
   if (first == n) return fail(path, n == 0 ? "file is empty" : "file is empty (only white space)");
+  if (limits.progress && limits.progress->bytesTotal.load(std::memory_order_relaxed) == 0)
+    limits.progress->bytesTotal.store(n, std::memory_order_relaxed);
   if (text[first] != '{' && text[first] != '[') {
     const char c = text[first];
     return fail(path, "not a trace: not valid JSON for a trace: byte " + std::to_string(first) + " is '" +

@@ -314,29 +314,6 @@ class HostileInputsTest : public QObject {
   // A gzip bomb: one member whose deflate stream inflates 1 MB into 1 GiB of
   // spaces inside a valid trace, and the same as 1,024 concatenated members.
   // Refused at the limit, without inflating the rest.
-  // A .gz of `head`, `copies` MiB of `fill` bytes, `tail`: a few KB that
-  // inflate to any size (raw deflate blocks flushed and repeated, with the
-  // CRC-32 and size of it all computed without building it).
-  static std::string inflatesTo(const std::string& head, char fill, int copies, const std::string& tail) {
-    const std::string mib(1 << 20, fill);
-    std::string bomb("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10);
-    bomb += deflated(head, 9, -15, Z_FULL_FLUSH);
-    const std::string block = deflated(mib, 9, -15, Z_FULL_FLUSH);
-    for (int i = 0; i < copies; ++i) bomb += block;
-    bomb += deflated(tail, 9, -15, Z_FINISH);
-    auto crcOf = [](const std::string& x) {
-      return crc32(0, reinterpret_cast<const Bytef*>(x.data()), static_cast<uInt>(x.size()));
-    };
-    uLong crc = crcOf(head);
-    const uLong crcMib = crcOf(mib);
-    for (int i = 0; i < copies; ++i) crc = crc32_combine(crc, crcMib, static_cast<z_off_t>(mib.size()));
-    crc = crc32_combine(crc, crcOf(tail), static_cast<z_off_t>(tail.size()));
-    const uint64_t total = head.size() + uint64_t{static_cast<unsigned>(copies)} * mib.size() + tail.size();
-    for (int k = 0; k < 4; ++k) bomb.push_back(static_cast<char>((crc >> (8 * k)) & 0xFF));
-    for (int k = 0; k < 4; ++k) bomb.push_back(static_cast<char>((total >> (8 * k)) & 0xFF));
-    return bomb;
-  }
-
   void gzipBomb() {
     const std::string head = R"({"traceEvents": [)", tail = "]}";
     const int copies = 1024;

@@ -9,7 +9,7 @@
 #include "core/read/gzip.h"
 #include "core/read/trace_reader.h"
 #include "gzip_util.h"
-#include "reader_check.h"
+#include "pipeline_check.h"
 
 using namespace attnscope;
 namespace fuzz = attnscope::fuzz;
@@ -342,6 +342,38 @@ class ReaderTest : public QObject {
 
   // Every input the fuzzer found (tests/data/fuzz, named for what it broke)
   // passes the fuzzer's own check, quickly.
+  // Progress counts what was read, and a cancel stops a load at once on
+  // every path (one pass, text chunks, a .gz stream) with "loading cancelled".
+  void progressAndCancel() {
+    std::string t = "{\"traceEvents\": [\n";
+    for (int i = 0; i < 20000; ++i)
+      t += std::string(i ? ",\n" : "") + R"({"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 1, "ts": )" +
+           std::to_string(i * 3) + ", \"dur\": 1}";
+    t += "\n]}";
+    for (uint64_t minBytes : {uint64_t{1}, UINT64_MAX}) {
+      for (bool gz : {false, true}) {
+        const std::string text = gz ? gzipOf(t) : t;
+        LoadProgress progress;
+        ReaderLimits lim;
+        lim.parallelMinBytes = minBytes;
+        lim.chunkBytes = 64 << 10;
+        lim.progress = &progress;
+        LoadResult r = parse(text, lim);
+        QVERIFY(r.ok());
+        QCOMPARE(progress.events.load(), uint64_t{20000});
+        QCOMPARE(progress.stage.load(), 1);
+        QCOMPARE(progress.bytesTotal.load(), uint64_t{text.size()});
+        QCOMPARE(progress.bytesDone.load(), progress.bytesTotal.load());
+        LoadProgress stop;
+        stop.cancel = true;
+        lim.progress = &stop;
+        LoadResult c = parse(text, lim);
+        QVERIFY(!c.ok() && c.cancelled);
+        QVERIFY2(c.error->message == "loading cancelled", c.error->message.c_str());
+      }
+    }
+  }
+
   void fuzzFindingsStayFixed_data() {
     QTest::addColumn<QString>("path");
     const QDir dir(QStringLiteral(ATTNSCOPE_TEST_DATA "/fuzz"));
@@ -355,7 +387,7 @@ class ReaderTest : public QObject {
     const QByteArray bytes = f.readAll();
     QElapsedTimer t;
     t.start();
-    QVERIFY(fuzz::checkReader(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size()))));
+    QVERIFY(fuzz::checkPipeline(std::string_view(bytes.constData(), static_cast<size_t>(bytes.size()))));
     QVERIFY2(t.elapsed() < 5000, qPrintable(QString("took %1 ms").arg(t.elapsed())));
   }
 

@@ -25,6 +25,7 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTableView>
@@ -36,6 +37,7 @@
 #include <QtTest>
 
 #include "core/explain/compare.h"
+#include "gzip_util.h"
 #include "ui/panels/compare_view.h"
 #include "ui/panels/details_panel.h"
 #include "ui/panels/explain_panel.h"
@@ -46,6 +48,7 @@
 #include "ui/run/engine_runner.h"
 #include "ui/run/run_panel.h"
 #include "ui/run/runs_model.h"
+#include "ui/shell/load_progress_bar.h"
 #include "ui/shell/main_window.h"
 #include "ui/table/key_averages_model.h"
 #include "ui/table/key_averages_proxy.h"
@@ -315,6 +318,46 @@ class AppTest : public QObject {
   }
 
   // Finding 7: a cut trace says so where the explanation is read.
+  // A load shows where it is in the status bar (the file's bytes, events, time
+  // left) and its Cancel button stops it: the trace shown before stays, with
+  // everything it had. The file: 4 GiB of blanks between two events in a
+  // 4 MB .gz (inflating it takes seconds; nothing of it is kept).
+  void loadProgressAndCancel() {
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("slow.json.gz"));
+    const std::string a = R"({"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1})";
+    const std::string gz = inflatesTo("{\"traceEvents\": [" + a + ",", ' ', 4096, a + "]}");
+    QFile out(file);
+    QVERIFY(out.open(QIODevice::WriteOnly) && out.write(gz.data(), static_cast<qint64>(gz.size())) > 0);
+    out.close();
+    App app;
+    QVERIFY(app.openSample());
+    const QString title = app.w.windowTitle();
+    const int rows = app.w.tablePane()->shownRowCount();
+    auto* bar = app.w.findChild<LoadProgressBar*>(QStringLiteral("loadProgress"));
+    auto* cancel = app.w.findChild<QPushButton*>(QStringLiteral("cancelLoad"));
+    QVERIFY(bar && cancel);
+    QVERIFY(!bar->isVisible());
+    QSignalSpy stopped(&app.w, &MainWindow::loadCancelled);
+    app.w.openTrace(file);
+    QTRY_VERIFY_WITH_TIMEOUT(bar->isVisible() && bar->text().contains(QStringLiteral(" of ")), 10000);
+    QVERIFY2(bar->text().startsWith(QStringLiteral("Reading slow.json.gz")), qPrintable(bar->text()));
+    QVERIFY2(bar->text().contains(QStringLiteral("events")), qPrintable(bar->text()));
+    QTest::mouseClick(cancel, Qt::LeftButton);
+    QVERIFY(stopped.wait(60000));
+    QVERIFY(!bar->isVisible());
+    QCOMPARE(app.w.windowTitle(), title);
+    QCOMPARE(app.w.tablePane()->shownRowCount(), rows);
+    QVERIFY2(app.w.statusBar()->currentMessage().contains(QStringLiteral("Stopped loading slow.json.gz")),
+             qPrintable(app.w.statusBar()->currentMessage()));
+    // Esc cancels too.
+    app.w.openTrace(file);
+    QTRY_VERIFY_WITH_TIMEOUT(bar->isVisible(), 10000);
+    QTest::keyClick(&app.w, Qt::Key_Escape);
+    QVERIFY(stopped.wait(60000));
+    QCOMPARE(app.w.windowTitle(), title);
+  }
+
   void cutTraceSaysSo() {
     QTemporaryDir dir;
     QFile f(kSoftmax);
