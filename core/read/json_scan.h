@@ -52,7 +52,11 @@ class ElementCutter {
 
   // At the end of the text without the array's ']': the complete elements
   // not yet handed out (the text was cut short), and where the cut is.
-  Run rest() const { return {runFirst_, runFirst_ == kNoByte ? kNoByte : lastEnd_}; }
+  // (None when the run's only element is the one cut short.)
+  Run rest() const {
+    if (runFirst_ == kNoByte || lastEnd_ == kNoByte || lastEnd_ < runFirst_) return {};
+    return {runFirst_, lastEnd_};
+  }
   uint64_t lastEnd() const { return lastEnd_; }
   // Where the run being gathered starts (kNoByte: nothing to keep).
   uint64_t keepFrom() const { return runFirst_; }
