@@ -449,10 +449,11 @@ class ReaderTest : public QObject {
     QTest::newRow("train20 gz stream") << train << qulonglong{8 << 20} << false << QString();
     QTest::newRow("train20 gz stream 64 KiB windows") << train << qulonglong{64 << 10} << false << QString();
     QTest::newRow("train20 mapped 256 KiB windows") << train << qulonglong{256 << 10} << true << QString();
-    // Layouts without a newline between events, and one with newlines inside them.
+    // Layouts without a newline between events, and one with newlines inside them (a small real
+    // capture in 4 KiB windows: the sanitizer runs read each several times over).
     for (const char* layout : {"minified", "array", "pretty", "minified.gz", "array.gz", "pretty.gz"})
-      QTest::newRow(qPrintable(QStringLiteral("train20 %1, 64 KiB windows").arg(QLatin1String(layout))))
-          << train << qulonglong{64 << 10} << true << QString::fromLatin1(layout);
+      QTest::newRow(qPrintable(QStringLiteral("softmax %1, 4 KiB windows").arg(QLatin1String(layout))))
+          << softmax << qulonglong{4096} << true << QString::fromLatin1(layout);
   }
   void chunkedParseEqualsSequential() {
     QFETCH(QString, path);
@@ -464,12 +465,15 @@ class ReaderTest : public QObject {
     if (inflateFirst) {
       QFile in(path);
       QVERIFY(in.open(QIODevice::ReadOnly));
-      const QByteArray gz = in.readAll();
-      std::vector<char> text;
-      size_t n = 0;
-      std::string err;
-      QVERIFY(gunzip(gz.constData(), static_cast<size_t>(gz.size()), 1ull << 32, 0, &text, &n, &err));
-      std::string json(text.data(), n);
+      const QByteArray raw = in.readAll();
+      std::string json(raw.constData(), static_cast<size_t>(raw.size()));
+      if (isGzip(raw.constData(), static_cast<size_t>(raw.size()))) {
+        std::vector<char> text;
+        size_t n = 0;
+        std::string err;
+        QVERIFY(gunzip(raw.constData(), static_cast<size_t>(raw.size()), 1ull << 32, 0, &text, &n, &err));
+        json.assign(text.data(), n);
+      }
       if (layout.startsWith(QLatin1String("minified"))) json = relaid(json, Layout::Minified);
       if (layout.startsWith(QLatin1String("array"))) json = eventsArrayOf(relaid(json, Layout::Minified));
       if (layout.startsWith(QLatin1String("pretty"))) json = relaid(json, Layout::Pretty);
@@ -489,7 +493,8 @@ class ReaderTest : public QObject {
     LoadResult b = loadTrace(path.toStdString(), parLim);
     QVERIFY(a.ok() && b.ok());
     QCOMPARE(a.chunks, uint64_t{0});
-    QVERIFY(b.chunks >= (window < (1 << 20) ? 16u : 2u));
+    // (A minified copy of the small capture is about 55 KB: 13 chunks of 4 KiB.)
+    QVERIFY(b.chunks >= (window < (1 << 20) ? (layout.isEmpty() ? 16u : 8u) : 2u));
     QCOMPARE(b.warning, a.warning);
     QCOMPARE(b.jsonBytes, a.jsonBytes);
     const EventStore& x = *a.store;
