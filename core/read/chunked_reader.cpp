@@ -167,14 +167,8 @@ class TextChunks : public ScannedSource {
   }
 
   void release(const Chunk& w) override {
+    pool_.release(w.slot);
     std::lock_guard<std::mutex> lock(mu_);
-    const Span& s = spans_[w.index];
-    if (w.slot != kNone) {
-      pool_.release(w.slot);
-    } else {
-      text_[s.first - 1] = s.before;
-      text_[s.last + 1] = s.after;
-    }
     done_[w.index] = true;
     while (frontier_ < done_.size() && done_[frontier_]) ++frontier_;
     if (!drop_) return;
@@ -196,7 +190,6 @@ class TextChunks : public ScannedSource {
  private:
   struct Span {
     size_t first = 0, last = 0;  // the run's first and last bytes
-    char before = 0, after = 0;  // what '[' and ']' replaced (in place)
   };
 
   // The text after the array (object form: the rest of the object).
@@ -210,28 +203,20 @@ class TextChunks : public ScannedSource {
     return true;
   }
 
+  // A copy in a pooled buffer with its own padding: simdjson reads up to 64
+  // bytes past a chunk's end, so a chunk marked in place in the text would be
+  // read by one thread while the next chunk's '[' is written by another.
   void handOut(const ElementCutter::Run& run, Chunk* w) {
-    Span s{static_cast<size_t>(run.first), static_cast<size_t>(run.last), 0, 0};
+    const Span s{static_cast<size_t>(run.first), static_cast<size_t>(run.last)};
     const size_t len = s.last - s.first + 3;  // '[' run ']'
-    // In place unless the byte before this run is the one after the last
-    // run ("},{": both chunks would need it).
-    const bool touching = !spans_.empty() && spans_.back().last + 1 == s.first - 1;
-    size_t slot = touching ? pool_.acquire() : kNone;
-    if (slot != kNone) {
-      Buf& b = pool_[slot];
-      b.ensure(0, len);
-      b.p[0] = '[';
-      std::memcpy(b.p.get() + 1, text_ + s.first, len - 2);
-      b.p[len - 1] = ']';
-      std::memset(b.p.get() + len, 0, kPad);
-      *w = {b.p.get(), len, s.first - 1, spans_.size(), slot};
-    } else {
-      s.before = text_[s.first - 1];
-      s.after = text_[s.last + 1];
-      text_[s.first - 1] = '[';
-      text_[s.last + 1] = ']';
-      *w = {text_ + s.first - 1, len, s.first - 1, spans_.size(), kNone};
-    }
+    const size_t slot = pool_.acquire();      // each parsing thread holds at most one
+    Buf& b = pool_[slot];
+    b.ensure(0, len);
+    b.p[0] = '[';
+    std::memcpy(b.p.get() + 1, text_ + s.first, len - 2);
+    b.p[len - 1] = ']';
+    std::memset(b.p.get() + len, 0, kPad);
+    *w = {b.p.get(), len, s.first - 1, spans_.size(), slot};
     spans_.push_back(s);
     done_.push_back(false);
   }
