@@ -13,6 +13,20 @@ namespace {
 
 inline bool blank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
+// One byte inside a string: follows backslash escapes (*escaped: the byte
+// before was an unescaped backslash); true when the byte ends the string.
+inline bool closesString(char c, bool* escaped) {
+  if (*escaped) {
+    *escaped = false;
+    return false;
+  }
+  if (c == '\\') {
+    *escaped = true;
+    return false;
+  }
+  return c == '"';
+}
+
 // The first byte at or after i that is not a blank.
 size_t skipBlanks(const char* p, size_t i, size_t n) {
 #if defined(__SSE2__)
@@ -146,12 +160,7 @@ ElementCutter::Stop ElementCutter::scan(const char* p, size_t n, uint64_t base, 
       while (!ended && i < n) {
         const char c = p[i];
         if (inString_) {
-          if (escaped_)
-            escaped_ = false;
-          else if (c == '\\')
-            escaped_ = true;
-          else if (c == '"')
-            inString_ = false;
+          if (closesString(c, &escaped_)) inString_ = false;
         } else if (c == '"') {
           inString_ = true;
         } else if (c == '{' || c == '[') {
@@ -176,12 +185,7 @@ ElementCutter::Stop ElementCutter::scan(const char* p, size_t n, uint64_t base, 
       continue;
     }
     if (scalarString_) {
-      const char c = p[i];
-      if (escaped_)
-        escaped_ = false;
-      else if (c == '\\')
-        escaped_ = true;
-      else if (c == '"') {
+      if (closesString(p[i], &escaped_)) {
         scalarString_ = false;
         lastEnd_ = base + i;
         expectComma_ = true;
@@ -263,22 +267,18 @@ HeadScanner::Stop HeadScanner::scan(const char* p, size_t n, uint64_t base, size
   for (size_t i = 0; i < n; ++i) {
     const char c = p[i];
     if (inString_) {
-      const char* s = p + i;
-      // Copy up to the next quote or backslash at once.
+      // Up to the next quote or backslash at once.
       size_t k = i;
-      while (k < n && p[k] != '"' && p[k] != '\\' && !escaped_) ++k;
+      if (!escaped_)
+        while (k < n && p[k] != '"' && p[k] != '\\') ++k;
       if (k > i) {
-        kept_.append(s, k - i);
+        kept_.append(p + i, k - i);
         i = k - 1;
         if (kept_.size() > maxKept_) break;
         continue;
       }
       kept_ += c;
-      if (escaped_)
-        escaped_ = false;
-      else if (c == '\\')
-        escaped_ = true;
-      else if (c == '"') {
+      if (closesString(c, &escaped_)) {
         inString_ = false;
         if (depth_ == 1) {
           keyPending_ = true;
@@ -343,17 +343,11 @@ bool compactJson(const char* p, size_t n, bool* inString, bool* escaped, std::st
     if (*inString) {
       // Up to the string's end (or the piece's), copied at once.
       size_t k = i;
-      for (; k < n; ++k) {
-        if (*escaped) {
-          *escaped = false;
-        } else if (p[k] == '\\') {
-          *escaped = true;
-        } else if (p[k] == '"') {
+      while (k < n)
+        if (closesString(p[k++], escaped)) {
           *inString = false;
-          ++k;
           break;
         }
-      }
       out->append(p + i, k - i);
       i = k;
     } else if (blank(p[i])) {

@@ -270,13 +270,13 @@ void EventStoreBuilder::addEvent(const Event& e) {
   store_.familyCounts_[static_cast<int>(e.family)]++;
 }
 
-void EventStoreBuilder::countBad(BadKind k, uint64_t offset, std::string_view detail) {
+void EventStoreBuilder::countBad(BadKind k, uint64_t offset, std::string_view detail, uint64_t n) {
   BadCount& b = store_.bad_[static_cast<int>(k)];
   if (b.count == 0) {
     b.firstOffset = offset;
     b.firstDetail = std::string(detail.substr(0, 200));
   }
-  b.count++;
+  b.count += n;
 }
 
 std::vector<uint32_t> EventStoreBuilder::merge(EventStoreBuilder&& o, IdRemap remapId) {
@@ -585,10 +585,7 @@ void EventStoreBuilder::bindFlows() {
     }
   }
   std::vector<RawFlow>().swap(flows_);
-  if (dangling) {
-    countBad(BadKind::DanglingFlow, firstDangling, firstDetail);
-    store_.bad_[static_cast<int>(BadKind::DanglingFlow)].count = dangling;
-  }
+  if (dangling) countBad(BadKind::DanglingFlow, firstDangling, firstDetail, dangling);
   std::sort(store_.links_.begin(), store_.links_.end(),
             [](const Link& a, const Link& b) { return a.from < b.from || (a.from == b.from && a.to < b.to); });
 }

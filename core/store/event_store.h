@@ -290,7 +290,8 @@ class EventStoreBuilder {
   uint32_t addArgs(const EventArgs& a);
   void addEvent(const Event& e);  // e.lane must come from lane()
   void addFlow(const RawFlow& f) { flows_.push_back(f); }
-  void countBad(BadKind k, uint64_t offset, std::string_view detail);
+  // `n` bad events of kind k; the first one (offset, detail) is kept if none was before.
+  void countBad(BadKind k, uint64_t offset, std::string_view detail, uint64_t n = 1);
   size_t eventCount() const { return store_.events_.size(); }
 
   EventStore build() &&;
