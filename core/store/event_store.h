@@ -321,7 +321,9 @@ class EventStoreBuilder {
   };
   struct LaneKeyHash {
     size_t operator()(const LaneKey& k) const noexcept {
-      return std::hash<int64_t>()(k.pid * 1000003 + k.tid) ^ static_cast<size_t>(k.kind);
+      // Unsigned: a trace's pid may be any 64-bit number (a signed product overflows).
+      const uint64_t mixed = static_cast<uint64_t>(k.pid) * 1000003u + static_cast<uint64_t>(k.tid);
+      return std::hash<uint64_t>()(mixed) ^ static_cast<size_t>(k.kind);
     }
   };
   static constexpr uint32_t kNoLane = std::numeric_limits<uint32_t>::max();

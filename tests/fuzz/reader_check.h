@@ -17,25 +17,29 @@ namespace attnscope::fuzz {
 
 inline ReaderLimits fuzzLimits() {
   ReaderLimits limits;
-  limits.maxDecompressedBytes = 8u << 20;
+  limits.maxDecompressedBytes = 256u << 10;  // a bomb is refused after 16 cuts
   limits.maxDecompressedRatio = 0;
   limits.maxDepth = 64;
   limits.maxStringBytes = 1u << 16;
   limits.maxEvents = 200000;
   limits.parallelMinBytes = 4096;  // reach the windowed path with small inputs too
-  limits.chunkBytes = 1u << 16;    // and cut them often (a gzip's trailer may claim 4 GiB)
+  limits.chunkBytes = 1u << 14;    // and cut them often (a gzip's trailer may claim 4 GiB)
   return limits;
 }
 
 // False when the trace written back from what loaded does not load again.
-inline bool checkReader(std::string_view input) {
+// What loaded is handed to `loaded` (when given) so the pipeline check does
+// not read the input twice.
+inline bool checkReader(std::string_view input, LoadResult* loaded = nullptr) {
   const ReaderLimits limits = fuzzLimits();
   LoadResult r = parseTrace(input, "fuzz.json", limits);
   if (!r.ok()) return true;
   (void)computeKeyAverages(*r.store, GroupBy::InputShape);
   const std::string out = chromeTraceJson(*r.store);
   LoadResult again = parseTrace(out, "roundtrip.json", limits);
-  return again.ok() || r.store->events().size() >= 1000;
+  const bool good = again.ok() || r.store->events().size() >= 1000;
+  if (loaded) *loaded = std::move(r);
+  return good;
 }
 
 }  // namespace attnscope::fuzz
