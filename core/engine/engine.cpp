@@ -192,6 +192,10 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
       if (!cudaAvailable && cfg.pass.empty())
         std::cerr << "attnscope-cli: notice: no CUDA device found; running on the CPU\n";
     }
+    if (auto e = fitTimingToDevice(&cfg, cfg.device == RunDevice::Cuda)) {
+      std::cerr << "attnscope-cli: " << *e << "\n";
+      return kExitBad;
+    }
     const at::Device device(cfg.device == RunDevice::Cuda ? at::kCUDA : at::kCPU, 0);
     if (!cfg.pass.empty()) return childMain(cfg, device);
 

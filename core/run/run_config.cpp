@@ -210,6 +210,7 @@ std::optional<std::string> parseRunArgs(const std::vector<std::string>& args, Ru
         bool known = false;
         for (int k = 0; k < kTimingMethodCount; ++k)
           if (t == kTimingNames[k]) c.timing[k] = known = true;
+        c.timingGiven = true;
         if (!known)
           return "run: --timing takes a list of cupti, events, host, host-sync, torch, got '" + std::string(t) + "'";
       }
@@ -227,7 +228,34 @@ std::optional<std::string> parseRunArgs(const std::vector<std::string>& args, Ru
       return "run: unknown option '" + args[i] + "' (see --help)";
     }
   }
+  if (c.device == RunDevice::Cpu)
+    if (auto e = fitTimingToDevice(&c, false)) return e;
   *cfg = c;
+  return std::nullopt;
+}
+
+bool timingNeedsGpu(TimingMethod m) { return m == TimingMethod::Events || m == TimingMethod::HostSync; }
+
+std::optional<std::string> fitTimingToDevice(RunConfig* c, bool cuda) {
+  if (cuda) return std::nullopt;
+  std::string refused;
+  for (int k = 0; k < kTimingMethodCount; ++k) {
+    const auto m = static_cast<TimingMethod>(k);
+    if (!c->timing[k] || !timingNeedsGpu(m)) continue;
+    if (!c->timingGiven) {
+      c->timing[k] = false;
+      continue;
+    }
+    refused +=
+        std::string(refused.empty() ? "" : "; ") + std::string(kTimingNames[k]) +
+        (m == TimingMethod::Events ? " times the GPU's stream with CUDA events" : " ends every step with a GPU sync");
+  }
+  if (!refused.empty())
+    return "run: --timing asks for a GPU method on the CPU (" + refused +
+           "); this run is on the CPU, where host, cupti and torch measure it";
+  bool any = false;
+  for (bool on : c->timing) any |= on;
+  if (!any) c->timing[static_cast<int>(TimingMethod::Host)] = true;
   return std::nullopt;
 }
 
@@ -306,7 +334,8 @@ const char* const kRunHelp =
     "                          stream sync), or a host scalar (no sync). Default device-tensor\n"
     "  --warmup N              untimed calls first (default 3; 0 = cold, a fresh child per method)\n"
     "  --iters N               timed iterations (default 1)\n"
-    "  --timing LIST           cupti,events,host,host-sync,torch (default cupti,events,host);\n"
+    "  --timing LIST           cupti,events,host,host-sync,torch (default cupti,events,host;\n"
+    "                          on the CPU cupti,host: events and host-sync need a GPU);\n"
     "                          torch runs LibTorch's own profiler in a separate child process\n"
     "  --out FILE              default attnscope-run-<time>.json (written atomically)\n"
     "  --progress json         JSON lines on stdout: {\"phase\", \"iteration\", \"message\"}\n"

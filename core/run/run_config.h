@@ -38,7 +38,8 @@ struct RunConfig {
   int warmup = 3;
   int iters = 1;
   std::array<bool, kTimingMethodCount> timing = {true, true, true, false, false};
-  std::string out;  // empty: attnscope-run-<time>.json
+  bool timingGiven = false;  // --timing was on the command line (else the defaults, which follow the device)
+  std::string out;           // empty: attnscope-run-<time>.json
   bool progressJson = false;
   // Internal: a child process measuring one pass ("" = the parent).
   std::string pass;
@@ -54,6 +55,15 @@ std::string_view deviceName(RunDevice d);
 // Parses `attnscope-cli run` arguments. Returns an error message naming the
 // bad option and value, or nullopt on success. Unknown options are errors.
 std::optional<std::string> parseRunArgs(const std::vector<std::string>& args, RunConfig* cfg);
+
+// Fits the timing methods to the device the run will use. On the CPU there is
+// no stream to time: `events` (CUDA events) and `host-sync` (a device sync as
+// each step's last statement) cannot exist. Asked for by name (--timing),
+// they are refused with a message saying why (exit 2 from the CLI); left to
+// the defaults, they are dropped. parseRunArgs calls it for --device cpu; the
+// engine again once `auto` has found no GPU.
+std::optional<std::string> fitTimingToDevice(RunConfig* cfg, bool cuda);
+bool timingNeedsGpu(TimingMethod m);
 
 // The canonical argument list for a config (what the GUI runs, and what a
 // parent passes to its per-method children). Round-trips through parseRunArgs.

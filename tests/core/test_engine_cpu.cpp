@@ -90,8 +90,7 @@ class EngineCpuTest : public QObject {
   void metadataSaysWhatWasMeasured() {
     QTemporaryDir dir;
     const QString out = dir.filePath("r.json");
-    Run r = runCli(
-        {"--device", "cpu", "--wrap", "softmax", "--iters", "2", "--timing", "cupti,host,host-sync", "--out", out});
+    Run r = runCli({"--device", "cpu", "--wrap", "softmax", "--iters", "2", "--timing", "cupti,host", "--out", out});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     LoadResult lr = loadTrace(out.toStdString());
     QVERIFY(lr.ok());
@@ -105,8 +104,8 @@ class EngineCpuTest : public QObject {
     QVERIFY(!steps[0].toObject()["wrapped"].toBool());
     QCOMPARE(steps[0].toObject()["iterations"].toArray().size(), 2);
     const QJsonObject timing = a["timing"].toObject();
-    for (const char* m : {"cupti", "host", "host-sync"}) QVERIFY2(timing.contains(m), m);
-    QVERIFY(!timing.contains("events"));
+    for (const char* m : {"cupti", "host"}) QVERIFY2(timing.contains(m), m);
+    QVERIFY(!timing.contains("events") && !timing.contains("host-sync"));
     QCOMPARE(timing["host"].toObject()["steps"].toArray().size(), 2);
   }
 
@@ -125,6 +124,33 @@ class EngineCpuTest : public QObject {
     for (const char* m : {"cupti", "host"}) QCOMPARE(timing[m].toObject()["process"].toString(), QString("child"));
     QVERIFY(lr.store->familyCount(Family::CpuOp) > 10);
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 1);  // no pass files left
+  }
+
+  // CUDA events and a GPU sync at each step's end cannot exist on the CPU:
+  // asked for by name they are refused (exit 2, nothing written), whether the
+  // CPU was chosen or `auto` found no GPU; left to the defaults, they are not
+  // run (no "CUDA-event time" on a CPU run).
+  void cpuRunsRefuseGpuMethods() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("r.json");
+    Run asked = runCli({"--device", "cpu", "--timing", "cupti,events", "--out", out});
+    QCOMPARE(asked.code, 2);
+    QVERIFY2(asked.err.contains("events times the GPU's stream with CUDA events"), qPrintable(asked.err));
+    Run autoCpu = runCli({"--timing", "host,host-sync", "--out", out});
+    QCOMPARE(autoCpu.code, 2);
+    QVERIFY2(autoCpu.err.contains("no CUDA device found") && autoCpu.err.contains("host-sync ends every step"),
+             qPrintable(autoCpu.err));
+    QVERIFY(!QFile::exists(out));
+    Run defaults = runCli({"--shape", "1,2,16,16", "--out", out});
+    QVERIFY2(defaults.code == 0, qPrintable(defaults.err));
+    LoadResult lr = loadTrace(out.toStdString());
+    QVERIFY(lr.ok());
+    const QJsonObject a = QJsonDocument::fromJson(QByteArray::fromStdString(lr.store->meta().attnscopeJson)).object();
+    const QJsonObject timing = a["timing"].toObject();
+    QVERIFY2(timing.contains("cupti") && timing.contains("host"), qPrintable(QJsonDocument(timing).toJson()));
+    QVERIFY(!timing.contains("events") && !timing.contains("host-sync"));
+    const QJsonArray methods = a["config"].toObject()["timing"].toArray();
+    QVERIFY(!methods.contains(QJsonValue("events")));
   }
 
   void badOptionsExit2BeforeAnyWork_data() {

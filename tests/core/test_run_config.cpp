@@ -42,6 +42,37 @@ class RunConfigTest : public QObject {
     QCOMPARE(toRunArgs(d), toRunArgs(c));
   }
 
+  // Methods that cannot exist on the CPU: refused by name, dropped from the
+  // defaults; on a GPU nothing changes.
+  void timingFollowsTheDevice() {
+    RunConfig c;
+    auto err = parseRunArgs({"--device", "cpu", "--timing", "events,host"}, &c);
+    QVERIFY(err);
+    QVERIFY2(err->find("events times the GPU's stream") != std::string::npos, err->c_str());
+    QVERIFY(err->find("host-sync") == std::string::npos);
+    err = parseRunArgs({"--device", "cpu", "--timing", "host-sync"}, &c);
+    QVERIFY(err && err->find("host-sync ends every step with a GPU sync") != std::string::npos);
+    QVERIFY(!parseRunArgs({"--device", "cpu"}, &c));
+    QVERIFY(c.timing[static_cast<int>(TimingMethod::Cupti)] && c.timing[static_cast<int>(TimingMethod::Host)]);
+    QVERIFY(!c.timing[static_cast<int>(TimingMethod::Events)] && !c.timing[static_cast<int>(TimingMethod::HostSync)]);
+    // `auto` is decided by the engine, which calls the same rule.
+    RunConfig a;
+    QVERIFY(!parseRunArgs({"--timing", "events"}, &a));
+    RunConfig onGpu = a;
+    QVERIFY(!fitTimingToDevice(&onGpu, true));
+    QVERIFY(onGpu.timing[static_cast<int>(TimingMethod::Events)]);
+    QVERIFY(fitTimingToDevice(&a, false));
+    RunConfig d;
+    QVERIFY(!parseRunArgs({}, &d));
+    QVERIFY(!fitTimingToDevice(&d, false));
+    QVERIFY(!d.timing[static_cast<int>(TimingMethod::Events)] && d.timing[static_cast<int>(TimingMethod::Host)]);
+    // Only GPU methods left to the defaults: host takes their place.
+    RunConfig onlyGpu;
+    onlyGpu.timing = {false, true, false, true, false};
+    QVERIFY(!fitTimingToDevice(&onlyGpu, false));
+    QVERIFY(onlyGpu.timing[static_cast<int>(TimingMethod::Host)]);
+  }
+
   void wrapAllAndNone() {
     RunConfig c;
     QVERIFY(!parseRunArgs({"--wrap", "all"}, &c));

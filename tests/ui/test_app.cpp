@@ -457,6 +457,14 @@ class AppTest : public QObject {
       QSignalSpy probed(runner, &EngineRunner::availabilityChanged);
       QVERIFY(probed.wait(60000));
     }
+    // The timing boxes follow the device: a CPU run cannot time CUDA events or sync a GPU.
+    auto* device = panel->findChild<QComboBox*>(QStringLiteral("device"));
+    auto* events = panel->findChild<QCheckBox*>(QStringLiteral("timing_events"));
+    pickComboItem(device, device->findData(static_cast<int>(RunDevice::Cpu)));
+    QVERIFY(!events->isChecked() && !events->isEnabled());
+    clickWidget(events);
+    QVERIFY(!events->isChecked());
+    QVERIFY2(!preview->toPlainText().contains(QStringLiteral("events")), qPrintable(preview->toPlainText()));
     if (!runner->availability().engineBuilt) QSKIP("attnscope-cli was built without the engine: Run cannot start");
     // All four steps wrapped, through the boxes.
     for (const char* key : {"qk", "scale", "softmax", "av"}) {

@@ -236,14 +236,14 @@ void TestWorkbench::runPanelCommandLine() {
   auto* dtype = panel.findChild<QComboBox*>(QStringLiteral("dtype"));
   dtype->setCurrentIndex(dtype->findData(static_cast<int>(RunDType::BFloat16)));
   auto* device = panel.findChild<QComboBox*>(QStringLiteral("device"));
-  device->setCurrentIndex(device->findData(static_cast<int>(RunDevice::Cpu)));
+  device->setCurrentIndex(device->findData(static_cast<int>(RunDevice::Cuda)));
   panel.findChild<QSpinBox*>(QStringLiteral("warmup"))->setValue(0);
   panel.findChild<QSpinBox*>(QStringLiteral("iters"))->setValue(4);
   panel.findChild<QCheckBox*>(QStringLiteral("timing_events"))->setChecked(false);
   panel.findChild<QCheckBox*>(QStringLiteral("timing_host-sync"))->setChecked(true);
   const QStringList expected = {QStringLiteral("run"),
                                 QStringLiteral("--device"),
-                                QStringLiteral("cpu"),
+                                QStringLiteral("cuda"),
                                 QStringLiteral("--shape"),
                                 QStringLiteral("8,16,1024,64"),
                                 QStringLiteral("--dtype"),
@@ -267,6 +267,18 @@ void TestWorkbench::runPanelCommandLine() {
                                 QStringLiteral("--progress"),
                                 QStringLiteral("json")};
   QCOMPARE(panel.commandArguments(QStringLiteral("/tmp/r.json")), expected);
+  // On the CPU the GPU-only methods are unticked and greyed out, and come back usable on the GPU.
+  auto* hostSync = panel.findChild<QCheckBox*>(QStringLiteral("timing_host-sync"));
+  auto* events = panel.findChild<QCheckBox*>(QStringLiteral("timing_events"));
+  device->setCurrentIndex(device->findData(static_cast<int>(RunDevice::Cpu)));
+  QVERIFY(!hostSync->isChecked() && !hostSync->isEnabled() && !events->isEnabled());
+  QVERIFY(hostSync->toolTip().startsWith(QStringLiteral("Needs a GPU")));
+  QVERIFY(panel.commandArguments(QStringLiteral("x.json"))
+              .join(QLatin1Char(' '))
+              .contains(QStringLiteral("--timing cupti,host ")));
+  device->setCurrentIndex(device->findData(static_cast<int>(RunDevice::Cuda)));
+  QVERIFY(hostSync->isEnabled() && events->isEnabled());
+  device->setCurrentIndex(device->findData(static_cast<int>(RunDevice::Cpu)));
   // The last timing method cannot be unchecked.
   panel.findChild<QCheckBox*>(QStringLiteral("timing_host"))->setChecked(false);
   panel.findChild<QCheckBox*>(QStringLiteral("timing_host-sync"))->setChecked(false);
@@ -426,7 +438,14 @@ void TestWorkbench::runnerRealCpuEngine() {
   c.wrapFull = true;
   c.warmup = 1;
   c.iters = 2;
+  // GPU-only methods on the CPU: the engine refuses them, saying why, and writes nothing.
   c.timing = {true, true, true, true, false};
+  const QString refusedOut = tmp_.filePath(QStringLiteral("cpu-refused.json"));
+  const RunOutcome refused = runAndWait(r, c, refusedOut, 120000);
+  QCOMPARE(refused.exitCode, 2);
+  QVERIFY2(refused.stderrText.contains(QStringLiteral("GPU method on the CPU")), qPrintable(refused.stderrText));
+  QVERIFY(!QFile::exists(refusedOut));
+  c.timing = {true, false, true, false, false};
   QSignalSpy progress(&r, &EngineRunner::progress);
   const QString out = tmp_.filePath(QStringLiteral("cpu-run.json"));
   const RunOutcome o = runAndWait(r, c, out, 120000);
@@ -446,8 +465,8 @@ void TestWorkbench::runnerRealCpuEngine() {
            }()));
   std::vector<std::string> methods;
   for (const auto& t : meta->timing) methods.push_back(t.method);
-  QCOMPARE(methods, (std::vector<std::string>{"cupti", "events", "host", "host-sync"}));
-  QCOMPARE(meta->timing[2].steps.size(), size_t{2});  // two iterations
+  QCOMPARE(methods, (std::vector<std::string>{"cupti", "host"}));
+  QCOMPARE(meta->timing[1].steps.size(), size_t{2});  // two iterations
   QCOMPARE(meta->steps.size(), size_t{8});
 }
 

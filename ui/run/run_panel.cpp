@@ -253,14 +253,15 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
   connect(wrapFull_, &QCheckBox::toggled, this, changed);
   for (auto* c : timing_) {
     connect(c, &QCheckBox::toggled, this, [this, changed] {
-      // At least one method: the last checked one cannot be unchecked.
-      int on = 0;
-      for (auto* t : timing_) on += t->isChecked();
-      for (auto* t : timing_) t->setEnabled(!(on == 1 && t->isChecked()) && !runner_->isRunning());
+      updateTimingBoxes();
       changed();
     });
   }
-  for (QComboBox* b : {sync_, scale_, dtype_, device_}) connect(b, &QComboBox::currentIndexChanged, this, changed);
+  connect(device_, &QComboBox::currentIndexChanged, this, [this, changed] {
+    updateTimingBoxes();
+    changed();
+  });
+  for (QComboBox* b : {sync_, scale_, dtype_}) connect(b, &QComboBox::currentIndexChanged, this, changed);
   for (QSpinBox* s : {shape_[0], shape_[1], shape_[2], shape_[3], warmup_, iters_})
     connect(s, &QSpinBox::valueChanged, this, changed);
 
@@ -329,9 +330,7 @@ void RunPanel::setConfig(const RunConfig& c) {
   for (int m = 0; m < kTimingMethodCount; ++m) any |= c.timing[static_cast<size_t>(m)];
   for (int m = 0; m < kTimingMethodCount; ++m) timing_[m]->setChecked(any ? c.timing[static_cast<size_t>(m)] : m == 0);
   loading_ = false;
-  int on = 0;
-  for (auto* t : timing_) on += t->isChecked();
-  for (auto* t : timing_) t->setEnabled(!(on == 1 && t->isChecked()) && !runner_->isRunning());
+  updateTimingBoxes();
   updatePreview();
   emit configChanged();
 }
@@ -409,7 +408,37 @@ void RunPanel::setAvailability(const EngineAvailability& a) {
   setItemEnabled(device_, device_->findData(static_cast<int>(RunDevice::Cuda)), cudaOk, cudaOk ? QString() : a.reason);
   if (!cudaOk && device_->currentData().toInt() == static_cast<int>(RunDevice::Cuda))
     device_->setCurrentIndex(device_->findData(static_cast<int>(RunDevice::Auto)));
+  updateTimingBoxes();
   updateEnabled();
+}
+
+bool RunPanel::runsOnCpu() const {
+  const auto d = static_cast<RunDevice>(device_->currentData().toInt());
+  return d == RunDevice::Cpu || (d == RunDevice::Auto && avail_.probed && !avail_.gpu);
+}
+
+void RunPanel::updateTimingBoxes() {
+  const bool cpu = runsOnCpu();
+  for (int m = 0; m < kTimingMethodCount; ++m) {
+    if (cpu && timingNeedsGpu(static_cast<TimingMethod>(m)) && timing_[m]->isChecked()) {
+      const QSignalBlocker quiet(timing_[m]);
+      timing_[m]->setChecked(false);
+    }
+  }
+  int on = 0;
+  for (auto* t : timing_) on += t->isChecked();
+  if (on == 0) {
+    const QSignalBlocker quiet(timing_[static_cast<int>(TimingMethod::Host)]);
+    timing_[static_cast<int>(TimingMethod::Host)]->setChecked(true);
+    on = 1;
+  }
+  const bool running = runner_->isRunning();
+  for (int m = 0; m < kTimingMethodCount; ++m) {
+    const bool gpuOnly = cpu && timingNeedsGpu(static_cast<TimingMethod>(m));
+    timing_[m]->setEnabled(!running && !gpuOnly && !(on == 1 && timing_[m]->isChecked()));
+    timing_[m]->setToolTip(gpuOnly ? tr("Needs a GPU, and this run is on the CPU. %1").arg(tr(kTimingHelp[m]))
+                                   : tr(kTimingHelp[m]));
+  }
 }
 
 void RunPanel::updateEnabled() {
@@ -457,10 +486,7 @@ void RunPanel::cancelRun() {
 void RunPanel::onFinished(const RunOutcome& o) {
   for (auto* c : findChildren<QWidget*>())
     if (qobject_cast<QCheckBox*>(c) || qobject_cast<QComboBox*>(c) || qobject_cast<QSpinBox*>(c)) c->setEnabled(true);
-  setAvailability(avail_);  // re-disable what is unavailable
-  int on = 0;
-  for (auto* t : timing_) on += t->isChecked();
-  for (auto* t : timing_) t->setEnabled(!(on == 1 && t->isChecked()));
+  setAvailability(avail_);  // re-disable what is unavailable (the timing boxes too)
   progress_->setValue(o.status == RunStatus::Done ? 100 : 0);
   status_->setText(
       o.message +

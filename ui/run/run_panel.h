@@ -63,6 +63,10 @@ class RunPanel : public QWidget {
  private:
   void updatePreview();
   void updateEnabled();
+  // The timing boxes follow the device: on the CPU the GPU-only methods are
+  // unticked and greyed out, saying why; the last ticked box cannot be unticked.
+  void updateTimingBoxes();
+  bool runsOnCpu() const;
   void onFinished(const RunOutcome& o);
 
   void updateColumns();
