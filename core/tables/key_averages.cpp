@@ -325,6 +325,10 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
     if (!corrected && cpu && f.linked == 0 && e.family != Family::CpuOp && e.family != Family::UserAnnotation &&
         mainThread != UINT32_MAX)
       f.thread = mainThread;  // Kineto events with no parent op
+    // The profiler's own work (Kineto files it under pid -1) happened on the
+    // thread it interrupted: nested there, it is subtracted from the self CPU
+    // time of the op it interrupted instead of being counted twice.
+    if (corrected && e.family == Family::Overhead && mainThread != UINT32_MAX) f.thread = mainThread;
     if (e.family == Family::CpuOp) {
       const EventArgs* a = store.argsOf(e);
       if (a && a->inputDims) {

@@ -9,6 +9,7 @@
 #include "core/snapshot/trace_snapshot.h"
 #include "core/tables/attribution.h"
 #include "core/tables/key_averages.h"
+#include "self_cpu_oracle.h"
 
 using namespace attnscope;
 
@@ -117,6 +118,38 @@ class AnalysisTest : public QObject {
     QVERIFY(span);
     QCOMPARE(span->selfDeviceNs, int64_t{0});
     QCOMPARE(span->deviceTotalNs, int64_t{1754033});
+  }
+
+  // The corrected table subtracts the profiler's own work from the op it
+  // interrupted: Activity Buffer Request (2381.417 us, inside aten::bmm) is
+  // counted once, so aten::bmm's Self CPU is torch's 197.660 us and the total
+  // torch's 4.682 ms (they were 2.579 ms and 7.063 ms: counted twice).
+  void correctedSelfCpuCountsTheProfilerOnce() {
+    {
+      LOAD(s, "kineto/softmax_8x16x1024x64.json");
+      const KeyAverages torch = computeKeyAverages(s, GroupBy::Name, Attribution::Torch);
+      const KeyAverages corr = computeKeyAverages(s, GroupBy::Name, Attribution::Corrected);
+      const KeyAverageRow* t = row(torch, "aten::bmm", DeviceType::Cpu);
+      const KeyAverageRow* c = row(corr, "aten::bmm", DeviceType::Cpu);
+      QVERIFY(t && c);
+      QCOMPARE(c->selfCpuNs, int64_t{197660});
+      QCOMPARE(c->selfCpuNs, t->selfCpuNs);
+      const KeyAverageRow* abr = row(corr, "Activity Buffer Request", DeviceType::Cpu);
+      QVERIFY(abr);
+      QCOMPARE(abr->selfCpuNs, int64_t{2381417});
+      QCOMPARE(corr.sumSelfCpuNs, int64_t{4681577});
+    }
+    for (const char* name : kKineto) {
+      LOAD(s, QString("kineto/%1.json").arg(name));
+      const int64_t outermost = testutil::outermostCpuNs(s);
+      QVERIFY(outermost > 0);
+      for (GroupBy g : {GroupBy::Name, GroupBy::InputShape}) {
+        const KeyAverages torch = computeKeyAverages(s, g, Attribution::Torch);
+        const KeyAverages corr = computeKeyAverages(s, g, Attribution::Corrected);
+        QVERIFY2(corr.sumSelfCpuNs == torch.sumSelfCpuNs, name);
+        QVERIFY2(corr.sumSelfCpuNs == outermost, name);
+      }
+    }
   }
 
   // Whatever is wrapped: one cudaStreamSynchronize (SCALE's) and one
