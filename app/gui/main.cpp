@@ -15,6 +15,7 @@
 #include <QApplication>
 #include <QBuffer>
 #include <QCommandLineParser>
+#include <QDockWidget>
 #include <QImage>
 #include <QRegularExpression>
 #include <QTabWidget>
@@ -27,6 +28,8 @@
 #include "startup_probe.h"
 #include "ui/panels/compare_view.h"
 #include "ui/panels/timeline_diff.h"
+#include "ui/run/engine_runner.h"
+#include "ui/run/run_panel.h"
 #include "ui/shell/main_window.h"
 #include "ui/table/table_pane.h"
 #include "ui/timeline/timeline_pane.h"
@@ -83,11 +86,12 @@ struct Options {
                              QStringLiteral("Compare TRACE (A) with B and show both timelines side by side; with "
                                             "--screenshot, shoot that window."),
                              QStringLiteral("B")};
-  QCommandLineOption view{QStringLiteral("view"),
-                          QStringLiteral("Open on a view: operators (default), overview, kernels, memory or modules; "
-                                         "with --screenshot, shoot once it is filled. With --compare B, 'compare' "
-                                         "shows the Compare dock instead of the two timelines."),
-                          QStringLiteral("VIEW")};
+  QCommandLineOption view{
+      QStringLiteral("view"),
+      QStringLiteral("Open on a view: operators (default), overview, kernels, memory, modules or run; "
+                     "with --screenshot, shoot once it is filled. With --compare B, 'compare' "
+                     "shows the Compare dock instead of the two timelines."),
+      QStringLiteral("VIEW")};
   QCommandLineOption overlay{QStringLiteral("overlay"),
                              QStringLiteral("Explain overlay on the timeline for step NAME (or the first user "
                                             "annotation or op so named), zoomed to it."),
@@ -212,10 +216,12 @@ int main(int argc, char* argv[]) {
                           QStringLiteral("memory"), QStringLiteral("modules")};
   // --view compare (with --compare B): the main window with the Compare dock, not the two timelines.
   const bool compareDock = parser.value(viewOpt) == QLatin1String("compare");
+  // --view run: the Run panel in front, as it is once the engine has said what it can do here.
+  const bool runDock = parser.value(viewOpt) == QLatin1String("run");
   const int viewIndex =
-      parser.isSet(viewOpt) && !compareDock ? static_cast<int>(views.indexOf(parser.value(viewOpt))) : 0;
+      parser.isSet(viewOpt) && !compareDock && !runDock ? static_cast<int>(views.indexOf(parser.value(viewOpt))) : 0;
   if (viewIndex < 0 || (compareDock && compareWith.isEmpty())) {
-    fail(QStringLiteral("--view takes one of %1, got '%2'")
+    fail(QStringLiteral("--view takes one of %1, run or compare, got '%2'")
              .arg(views.join(QStringLiteral(", ")), parser.value(viewOpt)));
     return 1;
   }
@@ -268,6 +274,22 @@ int main(int argc, char* argv[]) {
     if (compareDock) {
       QObject::connect(window.compareView(), &attnscope::ui::CompareView::compared, &app,
                        [&window, shoot] { shoot(&window); });
+    } else if (runDock) {
+      QObject::connect(
+          &window, &attnscope::ui::MainWindow::traceShown, &app,
+          [&window, shoot] {
+            window.dock(QStringLiteral("runDock"))->show();
+            window.dock(QStringLiteral("runDock"))->raise();
+            auto* runner = window.runPanel()->runner();
+            if (runner->availability().probed) {
+              shoot(&window);
+            } else {
+              QObject::connect(
+                  runner, &attnscope::ui::EngineRunner::availabilityChanged, &window,
+                  [&window, shoot] { shoot(&window); }, Qt::SingleShotConnection);
+            }
+          },
+          Qt::SingleShotConnection);
     } else if (viewPanel) {
       // Shoot once the view is filled.
       QObject::connect(viewPanel, &attnscope::ui::ViewPanel::ready, &app, [&window, shoot] { shoot(&window); });

@@ -395,7 +395,9 @@ void RunPanel::setAvailability(const EngineAvailability& a) {
     style =
         QStringLiteral("QLabel { color: palette(window-text); border-left: 3px solid #c62828; padding-left: 6px; }");
   } else if (!a.gpu) {
-    text = tr("Engine ready. %1.").arg(a.reason);
+    QString reason = a.reason;
+    if (!reason.isEmpty()) reason[0] = reason[0].toUpper();
+    text = tr("Engine ready. %1.").arg(reason);
     style = QStringLiteral("QLabel { border-left: 3px solid #b26a00; padding-left: 6px; }");
   } else {
     text = tr("Engine ready: GPU and CPU runs.");
