@@ -24,6 +24,7 @@
 #include "core/engine/cupti_collector.h"
 #include "core/engine/measurement.h"
 #include "core/read/trace_reader.h"
+#include "core/run/engine_metadata.h"
 #include "core/run/run_capture.h"
 #include "core/text/json_out.h"
 #include "core/write/atomic_file.h"
@@ -114,6 +115,8 @@ StepGpu gpuOfWindow(const EventStore& s, int64_t t0, int64_t t1) {
   return g;
 }
 
+// The per-iteration figures ("steps": [[qk, scale, softmax, av], ...]) and,
+// per step, their median and spread ("spread": {"QK MATMUL": {...}, ...}).
 std::string stepsArray(const MeasurementResult& r) {
   std::string s = "[";
   for (size_t i = 0; i < r.stepNs.size(); ++i) {
@@ -121,7 +124,13 @@ std::string stepsArray(const MeasurementResult& r) {
     for (int k = 0; k < kStepCount; ++k) s += (k ? ", " : "") + std::to_string(r.stepNs[i][k]);
     s += "]";
   }
-  return s + "]";
+  s += "], \"spread\": {";
+  for (int k = 0; k < kStepCount; ++k) {
+    std::vector<int64_t> v;
+    for (const auto& it : r.stepNs) v.push_back(it[k]);
+    s += (k ? ", " : "") + jsonString(kStepNames[k]) + ": " + spreadJson(spreadOf(std::move(v)));
+  }
+  return s + "}";
 }
 
 std::string deviceJson(int dev) {

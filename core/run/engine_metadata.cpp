@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 
 #include "core/store/work_counters.h"
@@ -21,6 +22,56 @@ std::vector<double> TimingSeries::meanNs() const {
       }
     }
     if (n > 0) out[static_cast<size_t>(k)] = sum / n;
+  }
+  return out;
+}
+
+namespace {
+
+double percentile(const std::vector<int64_t>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<size_t>(pos);
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  const double frac = pos - static_cast<double>(lo);
+  return static_cast<double>(sorted[lo]) + frac * static_cast<double>(sorted[hi] - sorted[lo]);
+}
+
+std::string fixed3(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
+}
+
+}  // namespace
+
+StepSpread spreadOf(std::vector<int64_t> values) {
+  std::erase_if(values, [](int64_t v) { return v < 0; });
+  StepSpread s;
+  if (values.empty()) return s;
+  std::sort(values.begin(), values.end());
+  s.n = static_cast<int>(values.size());
+  s.minNs = static_cast<double>(values.front());
+  s.maxNs = static_cast<double>(values.back());
+  s.medianNs = percentile(values, 0.5);
+  s.p10Ns = percentile(values, 0.1);
+  s.p90Ns = percentile(values, 0.9);
+  return s;
+}
+
+std::string spreadJson(const StepSpread& s) {
+  return "{\"n\": " + std::to_string(s.n) + ", \"median_ns\": " + fixed3(s.medianNs) +
+         ", \"min_ns\": " + fixed3(s.minNs) + ", \"max_ns\": " + fixed3(s.maxNs) + ", \"p10_ns\": " + fixed3(s.p10Ns) +
+         ", \"p90_ns\": " + fixed3(s.p90Ns) + "}";
+}
+
+std::vector<StepSpread> TimingSeries::spread() const {
+  std::vector<StepSpread> out(kStepCount);
+  for (int k = 0; k < kStepCount; ++k) {
+    std::vector<int64_t> v;
+    v.reserve(steps.size());
+    for (const auto& it : steps)
+      if (static_cast<size_t>(k) < it.size()) v.push_back(it[static_cast<size_t>(k)]);
+    out[static_cast<size_t>(k)] = spreadOf(std::move(v));
   }
   return out;
 }

@@ -17,6 +17,18 @@
 
 namespace attnscope {
 
+// How one step's figure moved over a run's iterations: the median and its
+// spread. Percentiles interpolate linearly between the sorted values (numpy's
+// default), so p10/p90 of 2 values lie between them.
+struct StepSpread {
+  int n = 0;  // iterations with a value (0: no figure)
+  double medianNs = -1, minNs = -1, maxNs = -1, p10Ns = -1, p90Ns = -1;
+};
+// The spread of `values` (negative entries are "not measured" and skipped).
+StepSpread spreadOf(std::vector<int64_t> values);
+// {"n": .., "median_ns": .., "min_ns": .., "max_ns": .., "p10_ns": .., "p90_ns": ..}
+std::string spreadJson(const StepSpread& s);
+
 // One timing method's figures: per iteration, per step (kStepCount), in ns.
 struct TimingSeries {
   std::string method;                       // cupti, events, host, host-sync, torch
@@ -25,6 +37,8 @@ struct TimingSeries {
   std::vector<std::vector<int64_t>> steps;  // -1 where not measured
   // The mean over iterations per step (-1 where no iteration has a value).
   std::vector<double> meanNs() const;
+  // Per step: the median over iterations and its spread.
+  std::vector<StepSpread> spread() const;
 };
 
 struct EngineMetadata {

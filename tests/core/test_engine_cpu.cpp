@@ -11,10 +11,12 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <csignal>
 
 #include "cli_run.h"
 #include "core/read/trace_reader.h"
+#include "core/run/engine_metadata.h"
 #include "core/tables/key_averages.h"
 #include "write_faults.h"
 
@@ -107,6 +109,45 @@ class EngineCpuTest : public QObject {
     for (const char* m : {"cupti", "host"}) QVERIFY2(timing.contains(m), m);
     QVERIFY(!timing.contains("events") && !timing.contains("host-sync"));
     QCOMPARE(timing["host"].toObject()["steps"].toArray().size(), 2);
+  }
+
+  // A many-iteration run: every method's figures per iteration, and per step
+  // their median and spread, the same as sorting the iterations' figures here.
+  void manyIterationsCarryTheirSpread() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("r.json");
+    Run r =
+        runCli({"--device", "cpu", "--shape", "1,2,32,16", "--iters", "25", "--timing", "cupti,host", "--out", out});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject host =
+        QJsonDocument::fromJson(f.readAll()).object()["attnscope"].toObject()["timing"].toObject()["host"].toObject();
+    const QJsonArray iters = host["steps"].toArray();
+    QCOMPARE(iters.size(), 25);
+    const QJsonObject spread = host["spread"].toObject();
+    const char* names[] = {"QK MATMUL", "SCALE", "SOFTMAX PASS", "AV MATMUL"};
+    for (int k = 0; k < 4; ++k) {
+      std::vector<qint64> v;
+      for (const auto& it : iters) v.push_back(it.toArray()[k].toInteger());
+      std::sort(v.begin(), v.end());
+      const QJsonObject s = spread[names[k]].toObject();
+      QCOMPARE(s["n"].toInt(), 25);
+      QCOMPARE(s["median_ns"].toDouble(), static_cast<double>(v[12]));  // 25 values: the 13th
+      QCOMPARE(s["min_ns"].toDouble(), static_cast<double>(v.front()));
+      QCOMPARE(s["max_ns"].toDouble(), static_cast<double>(v.back()));
+      QCOMPARE(s["p10_ns"].toDouble(), static_cast<double>(v[2]) + 0.4 * static_cast<double>(v[3] - v[2]));
+      QVERIFY(s["p10_ns"].toDouble() <= s["median_ns"].toDouble());
+      QVERIFY(s["median_ns"].toDouble() <= s["p90_ns"].toDouble());
+    }
+    // The reader's view of the same run gives the same medians.
+    LoadResult lr = loadTrace(out.toStdString());
+    QVERIFY(lr.ok());
+    const auto meta = readEngineMetadata(*lr.store);
+    QVERIFY(meta && meta->timingOf("host"));
+    const std::vector<StepSpread> sp = meta->timingOf("host")->spread();
+    for (int k = 0; k < 4; ++k)
+      QCOMPARE(sp[static_cast<size_t>(k)].medianNs, spread[names[k]].toObject()["median_ns"].toDouble());
   }
 
   // Cold runs measure every method in a fresh child process (so each pass is

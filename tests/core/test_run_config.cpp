@@ -1,6 +1,7 @@
 // `attnscope-cli run` options: parsed and refused before any allocation.
 #include <QtTest>
 
+#include "core/run/engine_metadata.h"
 #include "core/run/run_config.h"
 
 using namespace attnscope;
@@ -71,6 +72,30 @@ class RunConfigTest : public QObject {
     onlyGpu.timing = {false, true, false, true, false};
     QVERIFY(!fitTimingToDevice(&onlyGpu, false));
     QVERIFY(onlyGpu.timing[static_cast<int>(TimingMethod::Host)]);
+  }
+
+  // Median and spread over iterations: percentiles between sorted values
+  // (numpy's linear rule), "not measured" (-1) left out.
+  void spreadOfIterations() {
+    StepSpread s = spreadOf({10, 1, 9, 2, 8, 3, 7, 4, 6, 5, -1});
+    QCOMPARE(s.n, 10);
+    QCOMPARE(s.minNs, 1.0);
+    QCOMPARE(s.maxNs, 10.0);
+    QCOMPARE(s.medianNs, 5.5);
+    QCOMPARE(s.p10Ns, 1.9);
+    QCOMPARE(s.p90Ns, 9.1);
+    s = spreadOf({42});
+    QVERIFY(s.n == 1 && s.medianNs == 42.0 && s.p10Ns == 42.0 && s.p90Ns == 42.0);
+    QCOMPARE(spreadOf({-1, -1}).n, 0);
+    QCOMPARE(QString::fromStdString(spreadJson(spreadOf({1, 2}))),
+             QStringLiteral("{\"n\": 2, \"median_ns\": 1.500, \"min_ns\": 1.000, \"max_ns\": 2.000, "
+                            "\"p10_ns\": 1.100, \"p90_ns\": 1.900}"));
+    TimingSeries t;
+    t.steps = {{100, 5, -1, 7}, {300, 5, -1, 9}, {200, 5, -1, 8}};
+    const std::vector<StepSpread> sp = t.spread();
+    QCOMPARE(sp[0].medianNs, 200.0);
+    QCOMPARE(sp[2].n, 0);
+    QCOMPARE(sp[3].p90Ns, 8.8);
   }
 
   void wrapAllAndNone() {

@@ -192,16 +192,21 @@ QString ExplainPanel::answerHtml() const {
     return QStringLiteral("<a href=\"step:%1\">%2</a>").arg(k).arg(text);
   };
   // The methods: columns of (title, per-step ns or -1).
-  std::vector<std::pair<QString, std::array<int64_t, 4>>> cols;
+  struct Col {
+    QString title;
+    std::array<int64_t, 4> v;
+    std::array<QString, 4> spread{};  // "p10-p90 a-b" when the figure has several iterations
+  };
+  std::vector<Col> cols;
   if (gpuRecords) {
     std::array<int64_t, 4> v{};
     for (size_t k = 0; k < 4; ++k) v[k] = an.steps[k].gpuAttributedNs;
-    cols.push_back({tr("GPU time of the kernels it launched (CUPTI, by correlation)"), v});
+    cols.push_back({tr("GPU time of the kernels it launched (CUPTI, by correlation)"), v, {}});
     std::array<int64_t, 4> row{-1, -1, -1, -1};
     for (size_t k = 0; k < 4; ++k)
       for (const KeyAverageRow& r : snap.torchByName->rows)
         if (r.name == kSteps[k] && r.userAnnotation && r.deviceType == DeviceType::Cpu) row[k] = r.deviceTotalNs;
-    cols.push_back({tr("torch's CUDA total for the step's own row (wrapped steps only)"), row});
+    cols.push_back({tr("torch's CUDA total for the step's own row (wrapped steps only)"), row, {}});
   }
   if (engine) {
     static const std::map<std::string, QString> kMethod = {
@@ -210,21 +215,27 @@ QString ExplainPanel::answerHtml() const {
         {"host", tr("host clock around it, no sync")},
         {"host-sync", tr("host clock with a sync at its end")},
         {"torch", tr("torch.profiler's own (its kernels)")}};
-    for (const TimingSeries& t : engine->timing) {
+    for (const TimingSeries& ts : engine->timing) {
       // A CPU run has no GPU: neither CUDA events nor CUPTI kernels measure anything there.
-      if ((t.method == "events" || t.method == "cupti") && engine->device == "cpu") continue;
-      const std::vector<double> mean = t.meanNs();
-      std::array<int64_t, 4> v{};
-      for (size_t k = 0; k < 4; ++k) v[k] = k < mean.size() && mean[k] >= 0 ? static_cast<int64_t>(mean[k]) : -1;
-      const auto name = kMethod.find(t.method);
-      cols.push_back({(name == kMethod.end() ? qs(t.method) : name->second) +
-                          (t.steps.size() > 1 ? tr(", mean of %1 iterations").arg(t.steps.size()) : QString()),
-                      v});
+      if ((ts.method == "events" || ts.method == "cupti") && engine->device == "cpu") continue;
+      // The median over iterations, with its spread: one iteration is noise.
+      const std::vector<StepSpread> sp = ts.spread();
+      Col c;
+      for (size_t k = 0; k < 4; ++k) {
+        c.v[k] = k < sp.size() && sp[k].n > 0 ? std::llround(sp[k].medianNs) : -1;
+        if (k < sp.size() && sp[k].n > 1)
+          c.spread[k] = tr("p10–p90 %1–%2").arg(t(std::llround(sp[k].p10Ns)), t(std::llround(sp[k].p90Ns)));
+      }
+      const auto name = kMethod.find(ts.method);
+      c.title = (name == kMethod.end() ? qs(ts.method) : name->second) +
+                (ts.steps.size() > 1 ? tr(", median of %1 iterations").arg(ts.steps.size())
+                                     : tr(", one iteration (no spread: run with more iterations)"));
+      cols.push_back(std::move(c));
     }
   } else {
     std::array<int64_t, 4> v{};
     for (size_t k = 0; k < 4; ++k) v[k] = an.steps[k].hostNs();
-    cols.push_back({tr("host time (CPU clock, no sync)"), v});
+    cols.push_back({tr("host time (CPU clock, no sync)"), v, {}});
   }
   const bool cpuRun = engine && engine->device == "cpu";
   QString html =
@@ -235,16 +246,19 @@ QString ExplainPanel::answerHtml() const {
       QStringLiteral(
           "<table cellspacing=\"0\" cellpadding=\"3\" "
           "border=\"1\" style=\"border-collapse:collapse\"><tr><th>Step</th>");
-  for (const auto& c : cols) html += QStringLiteral("<th>%1</th>").arg(c.first.toHtmlEscaped());
+  for (const auto& c : cols) html += QStringLiteral("<th>%1</th>").arg(c.title.toHtmlEscaped());
   html += QStringLiteral("</tr>");
   for (int k = 0; k < 4; ++k) {
     const StepReport& st = an.steps[static_cast<size_t>(k)];
     html += QStringLiteral("<tr><td>%1%2</td>")
                 .arg(stepLink(k, qs(st.name).toHtmlEscaped()), st.wrapped ? QString() : tr(" (not wrapped)"));
-    for (const auto& c : cols)
-      html += QStringLiteral("<td align=\"right\">%1</td>")
-                  .arg(c.second[static_cast<size_t>(k)] < 0 ? tr("no row")
-                                                            : stepLink(k, t(c.second[static_cast<size_t>(k)])));
+    for (const auto& c : cols) {
+      const auto i = static_cast<size_t>(k);
+      const QString spread =
+          c.spread[i].isEmpty() ? QString() : QStringLiteral("<br><small>%1</small>").arg(c.spread[i].toHtmlEscaped());
+      html += QStringLiteral("<td align=\"right\">%1%2</td>")
+                  .arg(c.v[i] < 0 ? tr("no row") : stepLink(k, t(c.v[i])), spread);
+    }
     html += QStringLiteral("</tr>");
   }
   html += QStringLiteral("</table>");

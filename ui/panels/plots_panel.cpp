@@ -168,7 +168,7 @@ void PlotsPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
     for (const TimingSeries& t : meta->timing) {
       if (t.method == "events" && meta->device == "cpu") continue;  // no CUDA events on a CPU run
       auto* set = new QBarSet(qs(t.method));
-      for (double v : t.meanNs()) *set << (v < 0 ? 0.0 : v / 1000.0);
+      for (const StepSpread& sp : t.spread()) *set << (sp.n == 0 ? 0.0 : sp.medianNs / 1000.0);
       set->setLabel(qs(t.method));
       series->append(set);
       series_ << qs(t.method);
@@ -178,7 +178,7 @@ void PlotsPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
     for (size_t k = 0; k < meta->stepNames.size(); ++k)
       cats << qs(meta->stepNames[k]).replace(QLatin1Char(' '), QLatin1Char('\n')) +
                   (k < meta->wrapped.size() && meta->wrapped[k] ? QStringLiteral("*") : QString());
-    QChart* chart = barChart(series, cats, QString(), tr("µs (mean over iterations)"),
+    QChart* chart = barChart(series, cats, QString(), tr("µs (median over iterations; spread in Explain)"),
                              tr("The same four steps, timed four ways (* = wrapped)"), pal);
     auto* box = new QWidget;
     auto* bl = new QVBoxLayout(box);
