@@ -4,6 +4,10 @@
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
 #include "core/engine/measurement.h"
 
 namespace attnscope::engine {
@@ -17,12 +21,15 @@ MeasurementResult runTorchMeasurement(const RunConfig& cfg, at::Device device, c
   r.method = TimingMethod::Torch;
   r.pid = ::getpid();
   Workload w(cfg, device);
-  for (int i = 0; i < cfg.warmup; ++i) w.call(-1, nullptr);
-  w.synchronize();
   ProfilerConfig pc(ProfilerState::KINETO, /*report_input_shapes=*/true, /*profile_memory=*/true);
   std::set<ActivityType> acts{ActivityType::CPU};
   if (device.is_cuda()) acts.insert(ActivityType::CUDA);
+  // As torch.profiler's schedule does: prepare (Kineto sets CUPTI up), warm
+  // up, then enable, so the profiler's first-use costs fall in the warm-up
+  // rather than inside the first measured step.
   prof::prepareProfiler(pc, acts);
+  for (int i = 0; i < cfg.warmup; ++i) w.call(-1, nullptr);
+  w.synchronize();
   prof::enableProfiler(pc, acts);
   for (int i = 0; i < cfg.iters; ++i) w.call(i, &r.spans);
   // Python's torch.profiler synchronizes the device when it stops (its
@@ -30,8 +37,16 @@ MeasurementResult runTorchMeasurement(const RunConfig& cfg, at::Device device, c
   w.synchronize();
   auto result = prof::disableProfiler();
   if (result && !tracePath.empty()) {
-    result->save(tracePath);
-    r.tracePath = tracePath;
+    // Torch writes in place: write next to the target, then rename, so a
+    // crash or a full disk never leaves a partial trace under the final name.
+    const std::string tmp = tracePath + ".tmp-" + std::to_string(::getpid());
+    result->save(tmp);
+    if (std::rename(tmp.c_str(), tracePath.c_str()) == 0) {
+      r.tracePath = tracePath;
+    } else {
+      r.notes.push_back("torch's trace could not be written to " + tracePath + ": " + std::strerror(errno));
+      std::remove(tmp.c_str());
+    }
   }
   r.stepNs.assign(static_cast<size_t>(cfg.iters), {0, 0, 0, 0});
   r.blockNs.assign(static_cast<size_t>(cfg.iters), 0);

@@ -150,6 +150,27 @@ class EngineCpuTest : public QObject {
       QCOMPARE(sp[static_cast<size_t>(k)].medianNs, spread[names[k]].toObject()["median_ns"].toDouble());
   }
 
+  // Torch's own profiler, in its child: its trace lands under the final name
+  // whole (written next to it, then renamed), loads, and nothing else is left.
+  void torchPassWritesItsTraceWhole() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("r.json");
+    Run r = runCli(
+        {"--device", "cpu", "--shape", "1,2,32,16", "--iters", "2", "--timing", "cupti,host,torch", "--out", out});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden, QDir::Name),
+             (QStringList{QStringLiteral("r.json"), QStringLiteral("r.torch.json")}));
+    LoadResult torch = loadTrace(dir.filePath("r.torch.json").toStdString());
+    QVERIFY(torch.ok());
+    QVERIFY(torch.store->familyCount(Family::CpuOp) > 10);
+    LoadResult ours = loadTrace(out.toStdString());
+    QVERIFY(ours.ok());
+    const QJsonObject timing = QJsonDocument::fromJson(QByteArray::fromStdString(ours.store->meta().attnscopeJson))
+                                   .object()["timing"]
+                                   .toObject();
+    QVERIFY(timing["torch"].toObject()["trace"].toString().endsWith(QStringLiteral("r.torch.json")));
+  }
+
   // Cold runs measure every method in a fresh child process (so each pass is
   // really the first call); the trace pass comes back through the reader.
   void coldRunUsesAChildPerMethod() {

@@ -37,7 +37,8 @@ fi
 cmp -s "$stage/installed.txt" "$stage/tree.txt" || fail "the installed CLI's table differs from the build tree's"
 
 # The GUI answers --help without a display and renders its window offscreen.
-env -u DISPLAY -u WAYLAND_DISPLAY "$bin/attnscope" --help | grep -q -- "--screenshot" || fail "attnscope --help"
+env -u DISPLAY -u WAYLAND_DISPLAY "$bin/attnscope" --help >"$stage/help.txt" || fail "attnscope --help"
+grep -q -- "--screenshot" "$stage/help.txt" || fail "attnscope --help does not mention --screenshot"
 QT_QPA_PLATFORM=offscreen "$bin/attnscope" --screenshot "$stage/shot.png" >/dev/null 2>&1 || fail "attnscope --screenshot"
 [[ -s $stage/shot.png ]] || fail "no screenshot"
 
@@ -45,7 +46,10 @@ QT_QPA_PLATFORM=offscreen "$bin/attnscope" --screenshot "$stage/shot.png" >/dev/
 if [[ -x $bin/attnscope-engine ]]; then
   "$bin/attnscope-cli" run --device cpu --shape 1,2,16,8 --iters 1 --out "$stage/run.json" >/dev/null 2>&1 ||
     fail "the installed attnscope-cli run (engine) failed"
-  "$bin/attnscope-cli" table "$stage/run.json" | grep -q "aten::" || fail "the installed engine's trace has no ops"
+  # Into a file first: `cli | grep -q` under pipefail fails whenever grep's early exit closes the pipe
+  # before the CLI has written its last line (SIGPIPE), a race that once failed CI.
+  "$bin/attnscope-cli" table "$stage/run.json" >"$stage/run-table.txt" || fail "table of the installed engine's trace"
+  grep -q "aten::" "$stage/run-table.txt" || fail "the installed engine's trace has no ops"
 fi
 if command -v desktop-file-validate >/dev/null 2>&1; then
   desktop-file-validate "$share/applications/attnscope.desktop" || fail "desktop-file-validate"
