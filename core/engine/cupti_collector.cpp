@@ -18,19 +18,31 @@ namespace attnscope::engine {
 
 namespace {
 
-constexpr size_t kBufferBytes = 4u << 20;
-constexpr uint64_t kMaxBuffers = 256;  // 1 GiB of records at most
-
+// What CUPTI's buffer callbacks (plain functions) reach: one collector's.
 struct Shared {
-  std::mutex mu;
+  CuptiApi* api = nullptr;
+  size_t bufferBytes = 0;
+  std::mutex mu;  // the decoded records
   std::vector<ActivityRecord> records;
   std::vector<ExternalCorrelationRecord> ext;
   std::unordered_map<uint32_t, ActivityRecord> openMarkers;
   std::atomic<uint64_t> dropped{0};
-  std::atomic<uint64_t> buffers{0};
   std::atomic<uint64_t> capped{0};
+  std::atomic<uint64_t> added{0};
+  std::atomic<uint64_t> untimed{0};
+  std::mutex poolMu;  // the pool
+  std::vector<uint8_t*> free;
+  uint64_t allocated = 0;  // buffers in existence (pool + handed out)
+  uint64_t handedOut = 0;  // buffers CUPTI holds
+  bool closed = false;     // the collector is gone: returned buffers are freed
 };
 Shared* g = nullptr;
+
+uint8_t* allocZeroed(size_t bytes) {
+  auto* b = static_cast<uint8_t*>(std::aligned_alloc(8, bytes));
+  if (b) std::memset(b, 0, bytes);  // touches every page now, not in CUPTI's caller
+  return b;
+}
 
 uint64_t timestampCallback() { return nowNs(); }
 
@@ -42,9 +54,8 @@ std::string demangle(const char* name) {
 }
 
 std::string apiName(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
-  const char* n = nullptr;
-  if (cuptiGetCallbackName(domain, cbid, &n) != CUPTI_SUCCESS || !n) return "cuda?";
-  std::string s(n);
+  std::string s = g->api->callbackName(domain, cbid);
+  if (s.empty()) return "cuda?";
   if (auto v = s.find("_v");
       v != std::string::npos && v + 2 < s.size() && std::isdigit(static_cast<unsigned char>(s[v + 2])))
     s.resize(v);  // cudaLaunchKernel_v7000 -> cudaLaunchKernel
@@ -116,8 +127,6 @@ const char* syncName(CUpti_ActivitySynchronizationType t) {
 
 const char* overheadName(CUpti_ActivityOverheadKind k) {
   switch (k) {
-    case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER:
-      return "Driver Compiler";
     case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH:
       return "Buffer Flush";
     case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION:
@@ -128,6 +137,20 @@ const char* overheadName(CUpti_ActivityOverheadKind k) {
       return "Activity Buffer Request";
     default:
       return "CUPTI Overhead";
+  }
+}
+
+// Overhead records that are not the profiler's: the driver's own work.
+const char* driverWorkName(CUpti_ActivityOverheadKind k) {
+  switch (k) {
+    case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER:
+      return "Driver Compiler (CUDA driver)";
+    case CUPTI_ACTIVITY_OVERHEAD_RUNTIME_TRIGGERED_MODULE_LOADING:
+      return "Module Loading (CUDA driver)";
+    case CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING:
+      return "Lazy Function Loading (CUDA driver)";
+    default:
+      return nullptr;
   }
 }
 
@@ -200,10 +223,19 @@ void decode(const CUpti_Activity* rec, Shared& s) {
     }
     case CUPTI_ACTIVITY_KIND_OVERHEAD: {
       const auto* o = reinterpret_cast<const CUpti_ActivityOverhead3*>(rec);
-      a.kind = ActivityKind::Overhead;
-      a.name = overheadName(o->overheadKind);
       a.startNs = static_cast<int64_t>(o->start);
       a.endNs = static_cast<int64_t>(o->end);
+      if (const char* driver = driverWorkName(o->overheadKind)) {
+        // The driver loading modules or functions on first use (lazy
+        // loading) or compiling PTX: the driver's work, on the thread that
+        // waited for it, not the profiler's overhead.
+        a.kind = ActivityKind::DriverWork;
+        a.name = driver;
+        a.tid = o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? o->objectId.pt.threadId : 0;
+        break;
+      }
+      a.kind = ActivityKind::Overhead;
+      a.name = overheadName(o->overheadKind);
       a.correlation = o->correlationId;
       break;
     }
@@ -219,6 +251,10 @@ void decode(const CUpti_Activity* rec, Shared& s) {
     }
     case CUPTI_ACTIVITY_KIND_MARKER: {
       const auto* m = reinterpret_cast<const CUpti_ActivityMarker2*>(rec);
+      if (m->timestamp == CUPTI_TIMESTAMP_UNKNOWN) {
+        s.untimed.fetch_add(1);
+        return;
+      }
       if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
         ActivityRecord open;
         open.kind = ActivityKind::Marker;
@@ -239,32 +275,73 @@ void decode(const CUpti_Activity* rec, Shared& s) {
     default:
       return;
   }
+  // CUPTI could not time it (CUPTI_TIMESTAMP_UNKNOWN, or an end before its
+  // start): leave it out and count it, rather than put it at t = 0.
+  if (a.startNs <= 0 || a.endNs <= 0 || a.endNs < a.startNs) {
+    s.untimed.fetch_add(1);
+    return;
+  }
   s.records.push_back(std::move(a));
 }
 
 void CUPTIAPI bufferRequested(uint8_t** buffer, size_t* size, size_t* maxNumRecords) {
   *maxNumRecords = 0;
-  if (!g || g->buffers.load() >= kMaxBuffers) {
-    if (g) g->capped.fetch_add(1);
-    *buffer = nullptr;
-    *size = 0;  // CUPTI drops records and counts them
-    return;
+  *buffer = nullptr;
+  *size = 0;  // a refused request: CUPTI drops those records and counts them
+  if (!g) return;
+  uint8_t* b = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g->poolMu);
+    if (!g->free.empty()) {
+      b = g->free.back();  // O(1), already zeroed
+      g->free.pop_back();
+    } else if (g->allocated >= CuptiCollector::kMaxBuffers) {
+      g->capped.fetch_add(1);
+      return;
+    } else {
+      ++g->allocated;  // reserved; allocated below, outside the lock
+    }
+    ++g->handedOut;
   }
-  g->buffers.fetch_add(1);
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
-  *size = *buffer ? kBufferBytes : 0;
+  if (!b) {
+    b = allocZeroed(g->bufferBytes);
+    g->added.fetch_add(1);
+    if (!b) {
+      std::lock_guard<std::mutex> lock(g->poolMu);
+      --g->allocated;
+      --g->handedOut;
+      g->capped.fetch_add(1);
+      return;
+    }
+  }
+  *buffer = b;
+  *size = g->bufferBytes;
 }
 
-void CUPTIAPI bufferCompleted(CUcontext ctx, uint32_t streamId, uint8_t* buffer, size_t, size_t validSize) {
-  if (g && buffer) {
-    std::lock_guard<std::mutex> lock(g->mu);
-    CUpti_Activity* rec = nullptr;
-    while (cuptiActivityGetNextRecord(buffer, validSize, &rec) == CUPTI_SUCCESS) decode(rec, *g);
-    size_t dropped = 0;
-    if (cuptiActivityGetNumDroppedRecords(ctx, streamId, &dropped) == CUPTI_SUCCESS) g->dropped += dropped;
+void CUPTIAPI bufferCompleted(CUcontext ctx, uint32_t streamId, uint8_t* buffer, size_t size, size_t validSize) {
+  if (!g) {
+    std::free(buffer);
+    return;
   }
-  std::free(buffer);
-  if (g && g->buffers.load() > 0) g->buffers.fetch_sub(1);
+  if (buffer) {
+    {
+      std::lock_guard<std::mutex> lock(g->mu);
+      CUpti_Activity* rec = nullptr;
+      while (g->api->nextRecord(buffer, validSize, &rec) == CUPTI_SUCCESS) decode(rec, *g);
+    }
+    size_t dropped = 0;
+    if (g->api->droppedRecords(ctx, streamId, &dropped) == CUPTI_SUCCESS) g->dropped += dropped;
+    std::memset(buffer, 0, size ? size : g->bufferBytes);  // zeroed again for its next use
+  }
+  std::lock_guard<std::mutex> lock(g->poolMu);
+  if (g->handedOut > 0) --g->handedOut;
+  if (!buffer) return;
+  if (g->closed) {
+    std::free(buffer);
+    --g->allocated;
+  } else {
+    g->free.push_back(buffer);
+  }
 }
 
 constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
@@ -342,9 +419,7 @@ constexpr CUpti_CallbackId kQuietDriver[] = {
 };
 
 std::string cuptiError(const char* what, CUptiResult r) {
-  const char* msg = nullptr;
-  cuptiGetResultString(r, &msg);
-  return std::string(what) + " failed: " + (msg ? msg : "unknown CUPTI error");
+  return std::string(what) + " failed: " + (g && g->api ? g->api->resultString(r) : "CUPTI error");
 }
 
 }  // namespace
@@ -356,18 +431,39 @@ void prepareNvtxInjection() {
     ::setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
 }
 
-CuptiCollector::CuptiCollector() {
+CuptiCollector::CuptiCollector(CuptiApi& api, size_t poolBuffers, size_t bufferBytes) : api_(api) {
   if (std::getenv("ATTNSCOPE_DISABLE_CUPTI")) {
     reason_ = "disabled by ATTNSCOPE_DISABLE_CUPTI";
     return;
   }
-  g = new Shared();
+  if (g && !g->closed) {
+    reason_ = "another collector is active in this process";
+    return;
+  }
+  g = new Shared();  // a closed one still holding buffers is left to CUPTI
+  owns_ = true;
+  struct ReleaseIfFailed {
+    CuptiCollector* c;
+    ~ReleaseIfFailed() {
+      if (!c->ok_) c->release();
+    }
+  } releaseIfFailed{this};
+  g->api = &api;
+  g->bufferBytes = bufferBytes;
+  for (size_t i = 0; i < poolBuffers; ++i) {
+    uint8_t* b = allocZeroed(bufferBytes);
+    if (!b) break;
+    g->free.push_back(b);
+    ++g->allocated;
+  }
+  stats_.buffersPooled = g->free.size();
   // Diagnostics for the overhead benchmark's ablations (documented in
   // docs/timing-methods.md): ATTNSCOPE_CUPTI_MINIMAL=1 enables only what
-  // Kineto enables by default; ATTNSCOPE_CUPTI_NO_TSCB=1 keeps CUPTI's clock.
+  // Kineto enables by default; ATTNSCOPE_CUPTI_NO_TSCB=1 keeps CUPTI's clock
+  // (`run` refuses it: its CPU and GPU events must share one clock).
   CUptiResult r = CUPTI_SUCCESS;
   if (!std::getenv("ATTNSCOPE_CUPTI_NO_TSCB")) {
-    r = cuptiActivityRegisterTimestampCallback(timestampCallback);
+    r = api_.registerTimestampCallback(timestampCallback);
     if (r != CUPTI_SUCCESS) {
       reason_ = cuptiError("cuptiActivityRegisterTimestampCallback", r);
       return;
@@ -375,12 +471,21 @@ CuptiCollector::CuptiCollector() {
   }
   // Runtime calls must land on the same lane as the ops that made them: ask
   // for system thread ids (what our RecordFunction observer records).
-  r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  r = api_.setThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
   if (r != CUPTI_SUCCESS) {
     reason_ = cuptiError("cuptiSetThreadIdType", r);
     return;
   }
-  r = cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted);
+  // Our buffers come zeroed: CUPTI must not zero them in the thread that
+  // asked (4 MiB of first-touch page faults inside a measured step).
+  uint8_t zeroed = 1;
+  size_t zsize = sizeof zeroed;
+  r = api_.setAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zsize, &zeroed);
+  if (r != CUPTI_SUCCESS) {
+    reason_ = cuptiError("cuptiActivitySetAttribute(ZEROED_OUT_ACTIVITY_BUFFER)", r);
+    return;
+  }
+  r = api_.registerCallbacks(bufferRequested, bufferCompleted);
   if (r != CUPTI_SUCCESS) {
     reason_ = cuptiError("cuptiActivityRegisterCallbacks", r);
     return;
@@ -388,18 +493,18 @@ CuptiCollector::CuptiCollector() {
   const bool minimal = std::getenv("ATTNSCOPE_CUPTI_MINIMAL") != nullptr;
   for (auto k : kKinds) {
     if (minimal && (k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION || k == CUPTI_ACTIVITY_KIND_MARKER)) continue;
-    r = cuptiActivityEnable(k);
+    r = api_.enable(k);
     if (r != CUPTI_SUCCESS) {
       reason_ = cuptiError("cuptiActivityEnable", r) + " (kind " + std::to_string(static_cast<int>(k)) + ")";
-      for (auto j : kKinds) cuptiActivityDisable(j);
+      for (auto j : kKinds) api_.disable(j);
       return;
     }
   }
   if (!std::getenv("ATTNSCOPE_CUPTI_ALL_API")) {
     // After the kinds: enabling a kind resets its per-API settings.
     int quiet = 0;
-    for (auto cbid : kQuietRuntime) quiet += cuptiActivityEnableRuntimeApi(cbid, 0) == CUPTI_SUCCESS;
-    for (auto cbid : kQuietDriver) quiet += cuptiActivityEnableDriverApi(cbid, 0) == CUPTI_SUCCESS;
+    for (auto cbid : kQuietRuntime) quiet += api_.enableRuntimeApi(cbid, 0) == CUPTI_SUCCESS;
+    for (auto cbid : kQuietDriver) quiet += api_.enableDriverApi(cbid, 0) == CUPTI_SUCCESS;
     filterNote_ = "CUPTI: " + std::to_string(quiet) +
                   " query-only runtime/driver APIs (cudaGetDevice, cudaGetLastError, cudaStreamIsCapturing, "
                   "cuDevicePrimaryCtxGetState, cuKernelGetName, ...) are not recorded; ATTNSCOPE_CUPTI_ALL_API=1 "
@@ -409,32 +514,128 @@ CuptiCollector::CuptiCollector() {
 }
 
 CuptiCollector::~CuptiCollector() {
-  stop();
-  // The shared state stays: CUPTI may still call bufferCompleted at exit.
+  finish(nullptr);
+  release();
 }
 
-void CuptiCollector::stop() {
-  if (!ok_ || stopped_) return;
-  cudaDeviceSynchronize();
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  for (auto k : kKinds) cuptiActivityDisable(k);
-  stopped_ = true;
+void CuptiCollector::release() {
+  if (!owns_ || !g) return;
+  owns_ = false;
+  bool allBack = false;
+  {
+    std::lock_guard<std::mutex> lock(g->poolMu);
+    for (uint8_t* b : g->free) std::free(b);
+    g->allocated -= g->free.size();
+    g->free.clear();
+    g->closed = true;
+    allBack = g->handedOut == 0;
+  }
+  if (allBack) {
+    delete g;  // every buffer came back; otherwise CUPTI may still return one
+    g = nullptr;
+  }
 }
 
-void CuptiCollector::flushInto(RunCapture* cap) {
-  if (!ok_ || !g) return;
-  cudaDeviceSynchronize();
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+void CuptiCollector::setWindowStart(int64_t ns) { windowStart_ = ns; }
+
+void CuptiCollector::finish(RunCapture* cap) {
+  if (!ok_ || finished_ || !g) return;
+  finished_ = true;
+  // The end of the run: sync (the last kernels complete), disable every
+  // kind, then one forced flush hands back every buffer, partial ones too.
+  if (const cudaError_t e = api_.deviceSynchronize(); e != cudaSuccess)
+    stats_.errors.push_back("cudaDeviceSynchronize failed: " + api_.cudaErrorString(e) +
+                            " (the run's GPU work may be incomplete)");
+  for (auto k : kKinds) {
+    if (const CUptiResult r = api_.disable(k); r != CUPTI_SUCCESS && r != CUPTI_ERROR_NOT_INITIALIZED)
+      stats_.errors.push_back(cuptiError("cuptiActivityDisable", r) + " (kind " + std::to_string(static_cast<int>(k)) +
+                              ")");
+  }
+  if (const CUptiResult r = api_.flushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); r != CUPTI_SUCCESS)
+    stats_.errors.push_back(cuptiError("cuptiActivityFlushAll", r) + " (records still in CUPTI's buffers are lost)");
+  // Records dropped from the global queue (no context), which no completed
+  // buffer reports.
+  size_t globalDropped = 0;
+  if (api_.droppedRecords(nullptr, 0, &globalDropped) == CUPTI_SUCCESS) g->dropped += globalDropped;
+  stats_.droppedRecords = g->dropped.load();
+  stats_.buffersCapped = g->capped.load();
+  stats_.buffersAdded = g->added.load();
+  stats_.recordsWithoutTimestamps = g->untimed.load();
   std::lock_guard<std::mutex> lock(g->mu);
-  for (auto& r : g->records) cap->activities.push_back(std::move(r));
-  for (auto& x : g->ext) cap->externalCorrelations.push_back(x);
+  for (auto& r : g->records) {
+    if (r.startNs < windowStart_) {
+      ++stats_.recordsBeforeWindow;
+      continue;
+    }
+    if (cap) cap->activities.push_back(std::move(r));
+  }
+  if (cap)
+    for (auto& x : g->ext) cap->externalCorrelations.push_back(x);
   g->records.clear();
   g->ext.clear();
   uint32_t v = 0;
-  if (cuptiGetVersion(&v) == CUPTI_SUCCESS) cap->cuptiVersion = static_cast<int>(v);
+  if (cap && api_.version(&v) == CUPTI_SUCCESS) cap->cuptiVersion = static_cast<int>(v);
 }
 
-uint64_t CuptiCollector::droppedRecords() const { return g ? g->dropped.load() : 0; }
-uint64_t CuptiCollector::buffersCapped() const { return g ? g->capped.load() : 0; }
+std::string CuptiCollector::status() const {
+  if (!ok_) return "unavailable: " + reason_;
+  if (stats_.errors.empty()) return "ok";
+  std::string s = "error: " + stats_.errors.front();
+  if (stats_.errors.size() > 1) s += " (and " + std::to_string(stats_.errors.size() - 1) + " more)";
+  return s;
+}
+
+// ---- the real CUPTI ----
+
+namespace {
+class RealCupti final : public CuptiApi {
+ public:
+  CUptiResult registerTimestampCallback(CUpti_TimestampCallbackFunc f) override {
+    return cuptiActivityRegisterTimestampCallback(f);
+  }
+  CUptiResult setThreadIdType(CUpti_ActivityThreadIdType t) override { return cuptiSetThreadIdType(t); }
+  CUptiResult registerCallbacks(CUpti_BuffersCallbackRequestFunc request,
+                                CUpti_BuffersCallbackCompleteFunc complete) override {
+    return cuptiActivityRegisterCallbacks(request, complete);
+  }
+  CUptiResult setAttribute(CUpti_ActivityAttribute attr, size_t* size, void* value) override {
+    return cuptiActivitySetAttribute(attr, size, value);
+  }
+  CUptiResult enable(CUpti_ActivityKind k) override { return cuptiActivityEnable(k); }
+  CUptiResult disable(CUpti_ActivityKind k) override { return cuptiActivityDisable(k); }
+  CUptiResult enableRuntimeApi(CUpti_CallbackId cbid, uint8_t on) override {
+    return cuptiActivityEnableRuntimeApi(cbid, on);
+  }
+  CUptiResult enableDriverApi(CUpti_CallbackId cbid, uint8_t on) override {
+    return cuptiActivityEnableDriverApi(cbid, on);
+  }
+  CUptiResult flushAll(uint32_t flag) override { return cuptiActivityFlushAll(flag); }
+  CUptiResult nextRecord(uint8_t* buffer, size_t validSize, CUpti_Activity** rec) override {
+    return cuptiActivityGetNextRecord(buffer, validSize, rec);
+  }
+  CUptiResult droppedRecords(CUcontext ctx, uint32_t streamId, size_t* dropped) override {
+    return cuptiActivityGetNumDroppedRecords(ctx, streamId, dropped);
+  }
+  CUptiResult version(uint32_t* v) override { return cuptiGetVersion(v); }
+  std::string resultString(CUptiResult r) override {
+    const char* msg = nullptr;
+    cuptiGetResultString(r, &msg);
+    return msg ? msg : "unknown CUPTI error " + std::to_string(static_cast<int>(r));
+  }
+  std::string callbackName(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) override {
+    const char* n = nullptr;
+    return cuptiGetCallbackName(domain, cbid, &n) == CUPTI_SUCCESS && n ? n : "";
+  }
+  cudaError_t deviceSynchronize() override { return cudaDeviceSynchronize(); }
+  std::string cudaErrorString(cudaError_t e) override {
+    return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+  }
+};
+}  // namespace
+
+CuptiApi& realCuptiApi() {
+  static RealCupti api;
+  return api;
+}
 
 }  // namespace attnscope::engine

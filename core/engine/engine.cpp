@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -189,6 +190,12 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
   // for the children, which run every pass of a blocking run.
   if (cfg.sync == SyncMode::Blocking) ::setenv("CUDA_LAUNCH_BLOCKING", "1", 1);
 
+  if (std::getenv("ATTNSCOPE_CUPTI_NO_TSCB")) {
+    std::cerr << "attnscope-cli: run: ATTNSCOPE_CUPTI_NO_TSCB is set: it keeps CUPTI on its own clock, so the "
+                 "GPU's records and the CPU's would not share a timebase; it is for the overhead benchmark's "
+                 "ablations only (unset it to run)\n";
+    return kExitBad;
+  }
   try {
     const bool cudaAvailable = torch::cuda::is_available();
     if (cfg.device == RunDevice::Cuda && !cudaAvailable) {
@@ -410,6 +417,12 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
     meta += ", \"collection\": {\"cupti\": " + jsonString(ci.cupti) +
             ", \"dropped_records\": " + std::to_string(ci.droppedRecords) +
             ", \"buffers_capped\": " + std::to_string(ci.buffersCapped) +
+            ", \"buffers_pooled\": " + std::to_string(ci.buffersPooled) +
+            ", \"buffers_added\": " + std::to_string(ci.buffersAdded) +
+            ", \"records_without_timestamps\": " + std::to_string(ci.recordsWithoutTimestamps) +
+            ", \"warmup_records_left_out\": " + std::to_string(ci.recordsBeforeWindow) +
+            ", \"driver_work_records\": " + std::to_string(st.driverWorkRecords) +
+            ", \"errors\": " + jsonStringArray(ci.errors) +
             ", \"gpu_activities\": " + std::to_string(st.gpuActivities) +
             ", \"gpu_linked_to_op\": " + std::to_string(st.gpuLinkedToOp) +
             ", \"gpu_unlinked\": " + std::to_string(st.gpuUnlinked) +

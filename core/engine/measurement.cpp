@@ -50,11 +50,6 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
   r.pid = ::getpid();
   const bool cuda = device.is_cuda();
   Workload w(cfg, device);
-  for (int i = 0; i < cfg.warmup; ++i) {
-    w.call(-1, nullptr);
-    progress(cfg, "warmup", i, std::string(timingName(method)) + " pass: warm-up call " + std::to_string(i + 1));
-  }
-  w.synchronize();
 
   std::unique_ptr<CuptiCollector> cupti;
   std::unique_ptr<OpRecorder> recorder;
@@ -62,15 +57,32 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
   std::vector<std::array<cudaEvent_t, 2>> stepEvents;
   int eventIteration = 0;  // the hooks below refer to it for the whole pass
   if (method == TimingMethod::Cupti) {
+    // The trace pass's collectors start before the warm-up, so their
+    // first-use costs (CUPTI's set-up, its first buffer, the recorder's
+    // first per-thread buffers) fall there, not in the first measured step.
     if (cuda) {
       cupti = std::make_unique<CuptiCollector>();
-      r.collection.cupti = cupti->available() ? "ok" : "unavailable: " + cupti->unavailableReason();
+      r.collection.cupti = cupti->status();
       if (cupti->available() && !cupti->apiFilterNote().empty()) r.notes.push_back(cupti->apiFilterNote());
     } else {
       r.collection.cupti = "unavailable: the run is on the CPU (no CUDA activity to collect)";
     }
     recorder = std::make_unique<OpRecorder>(RecordMode::Trace, cuda, cupti && cupti->available());
+  }
+
+  for (int i = 0; i < cfg.warmup; ++i) {
+    w.call(-1, nullptr);
+    progress(cfg, "warmup", i, std::string(timingName(method)) + " pass: warm-up call " + std::to_string(i + 1));
+  }
+  w.synchronize();
+  if (method == TimingMethod::Cupti) {
+    // The measured window starts here: what was recorded before it is the
+    // warm-up's, left out when the records are taken (no flush in between).
+    const auto t0 = static_cast<int64_t>(nowNs());
+    if (cupti) cupti->setWindowStart(t0);
+    recorder->startWindow(t0);
   } else if (method == TimingMethod::Events) {
+    // Per-op CUDA events, as use_cuda=True records them, from here on.
     recorder = std::make_unique<OpRecorder>(RecordMode::Events, cuda, false);
     if (cuda) {
       stepEvents.resize(static_cast<size_t>(cfg.iters) * kStepCount);
@@ -123,10 +135,20 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
   if (method == TimingMethod::Cupti) {
     w.synchronize();
     if (cupti) {
-      cupti->flushInto(cap);
-      cupti->stop();
-      r.collection.droppedRecords = cupti->droppedRecords();
-      r.collection.buffersCapped = cupti->buffersCapped();
+      cupti->finish(cap);
+      const CuptiStats& st = cupti->stats();
+      r.collection.cupti = cupti->status();
+      r.collection.droppedRecords = st.droppedRecords;
+      r.collection.buffersCapped = st.buffersCapped;
+      r.collection.buffersPooled = st.buffersPooled;
+      r.collection.buffersAdded = st.buffersAdded;
+      r.collection.recordsWithoutTimestamps = st.recordsWithoutTimestamps;
+      r.collection.recordsBeforeWindow = st.recordsBeforeWindow;
+      r.collection.errors = st.errors;
+      if (const uint64_t bad = CallExternalId::failures())
+        r.collection.errors.push_back(std::to_string(bad) +
+                                      " External-id pushes or pops failed (some API calls may carry the wrong "
+                                      "iteration)");
     }
     r.collection.nvtxRangesPushed = recorder->nvtxRangesPushed();
     recorder->takeInto(cap);
@@ -162,12 +184,18 @@ std::string measurementResultJson(const MeasurementResult& r) {
   s += "], \"collection\": {\"cupti\": " + jsonString(r.collection.cupti) +
        ", \"dropped_records\": " + std::to_string(r.collection.droppedRecords) +
        ", \"buffers_capped\": " + std::to_string(r.collection.buffersCapped) +
+       ", \"buffers_pooled\": " + std::to_string(r.collection.buffersPooled) +
+       ", \"buffers_added\": " + std::to_string(r.collection.buffersAdded) +
+       ", \"records_without_timestamps\": " + std::to_string(r.collection.recordsWithoutTimestamps) +
+       ", \"warmup_records_left_out\": " + std::to_string(r.collection.recordsBeforeWindow) +
+       ", \"errors\": " + jsonStringArray(r.collection.errors) +
        ", \"nvtx_ranges_pushed\": " + std::to_string(r.collection.nvtxRangesPushed) +
        ", \"gpu_activities\": " + std::to_string(r.collection.assembled.gpuActivities) +
        ", \"gpu_linked_to_launch\": " + std::to_string(r.collection.assembled.gpuLinkedToLaunch) +
        ", \"gpu_linked_to_op\": " + std::to_string(r.collection.assembled.gpuLinkedToOp) +
        ", \"gpu_unlinked\": " + std::to_string(r.collection.assembled.gpuUnlinked) +
-       ", \"markers\": " + std::to_string(r.collection.assembled.markers) + "}";
+       ", \"markers\": " + std::to_string(r.collection.assembled.markers) +
+       ", \"driver_work\": " + std::to_string(r.collection.assembled.driverWorkRecords) + "}";
   s += ", \"trace\": " + jsonString(r.tracePath) + ", \"notes\": [";
   for (size_t i = 0; i < r.notes.size(); ++i) s += (i ? ", " : "") + jsonString(r.notes[i]);
   s += "]}";
@@ -217,6 +245,11 @@ bool parseMeasurementResult(const std::string& json, MeasurementResult* r, std::
     r->collection.cupti = std::string(std::string_view(c["cupti"]));
     r->collection.droppedRecords = uint64_t(int64_t(c["dropped_records"]));
     r->collection.buffersCapped = uint64_t(int64_t(c["buffers_capped"]));
+    r->collection.buffersPooled = uint64_t(int64_t(c["buffers_pooled"]));
+    r->collection.buffersAdded = uint64_t(int64_t(c["buffers_added"]));
+    r->collection.recordsWithoutTimestamps = uint64_t(int64_t(c["records_without_timestamps"]));
+    r->collection.recordsBeforeWindow = uint64_t(int64_t(c["warmup_records_left_out"]));
+    for (auto e : c["errors"].get_array()) r->collection.errors.emplace_back(std::string_view(e));
     r->collection.nvtxRangesPushed = uint64_t(int64_t(c["nvtx_ranges_pushed"]));
     AssembleStats& st = r->collection.assembled;
     st.gpuActivities = uint64_t(int64_t(c["gpu_activities"]));
@@ -224,6 +257,7 @@ bool parseMeasurementResult(const std::string& json, MeasurementResult* r, std::
     st.gpuLinkedToOp = uint64_t(int64_t(c["gpu_linked_to_op"]));
     st.gpuUnlinked = uint64_t(int64_t(c["gpu_unlinked"]));
     st.markers = uint64_t(int64_t(c["markers"]));
+    st.driverWorkRecords = uint64_t(int64_t(c["driver_work"]));
     r->tracePath = std::string(std::string_view(doc["trace"]));
     for (auto n : doc["notes"].get_array()) r->notes.emplace_back(std::string_view(n));
   } catch (const simdjson::simdjson_error& e) {

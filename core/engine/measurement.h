@@ -19,6 +19,11 @@ struct CollectionInfo {
   std::string cupti = "not used";  // "ok" or "unavailable: <reason>"
   uint64_t droppedRecords = 0;
   uint64_t buffersCapped = 0;
+  uint64_t buffersPooled = 0;             // CUPTI buffers allocated and zeroed before the warm-up
+  uint64_t buffersAdded = 0;              // buffers the pool could not serve
+  uint64_t recordsWithoutTimestamps = 0;  // left out: CUPTI could not time them
+  uint64_t recordsBeforeWindow = 0;       // left out: the warm-up's
+  std::vector<std::string> errors;        // failed CUPTI/CUDA calls at the end of the pass
   uint64_t nvtxRangesPushed = 0;
   AssembleStats assembled;  // the trace pass's correlation counters (child or parent)
 };

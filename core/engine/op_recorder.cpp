@@ -8,6 +8,7 @@
 #include <cupti.h>
 #include <nvtx3/nvToolsExt.h>
 #include <sys/syscall.h>
+#include <torch/csrc/profiler/orchestration/observer.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -87,6 +88,7 @@ struct State {
   std::vector<std::unique_ptr<ThreadBuf>> bufs;
   std::vector<EventPair> pairs;
   std::atomic<uint64_t> nvtxPushed{0};
+  int64_t windowStart = 0;  // ops and memory reports before it are the warm-up's
 };
 State* g = nullptr;
 std::atomic<uint64_t> gGeneration{0};
@@ -321,8 +323,18 @@ void onExit(const at::RecordFunction& fn, at::ObserverContext* raw) {
 }
 
 // c10's allocators report every allocation and free to the profiler state
-// found in the thread's debug info; this one records them.
-struct MemoryReporter : c10::MemoryReportingInfoBase {
+// found in the thread's debug info; this one records them. LibTorch reads the
+// same slot as a ProfilerStateBase (a static_cast): so it is one, of a
+// profiler in the Disabled state that wants memory reports, and anything
+// asking whether torch's profiler is on gets "no".
+struct MemoryReporter final : torch::profiler::impl::ProfilerStateBase {
+  MemoryReporter()
+      : ProfilerStateBase(torch::profiler::impl::ProfilerConfig(torch::profiler::impl::ProfilerState::Disabled,
+                                                                /*report_input_shapes=*/false,
+                                                                /*profile_memory=*/true)) {}
+  torch::profiler::impl::ActiveProfilerType profilerType() override {
+    return torch::profiler::impl::ActiveProfilerType::NONE;
+  }
   void reportMemoryUsage(void* ptr, int64_t size, size_t totalAllocated, size_t totalReserved,
                          c10::Device device) override {
     if (!g) return;
@@ -337,7 +349,6 @@ struct MemoryReporter : c10::MemoryReportingInfoBase {
     m.tid = threadId();
     threadBuf().memory.push_back(m);
   }
-  bool memoryProfilingEnabled() const override { return true; }
 };
 
 }  // namespace
@@ -374,10 +385,16 @@ OpRecorder::~OpRecorder() {
   g = nullptr;
 }
 
+void OpRecorder::startWindow(int64_t startNs) {
+  g->windowStart = startNs;
+  g->nvtxPushed = 0;  // the warm-up's ranges are left out with its markers
+}
+
 void OpRecorder::takeInto(RunCapture* cap) {
   std::lock_guard<std::mutex> lock(g->mu);
   for (auto& tb : g->bufs) {
     for (const RawOp& r : tb->ops) {
+      if (r.start < g->windowStart) continue;  // the warm-up's
       CpuOpRecord o;
       o.name = r.ownedName != UINT32_MAX ? tb->names[r.ownedName] : std::string(r.name ? r.name : "?");
       o.startNs = r.start;
@@ -389,7 +406,8 @@ void OpRecorder::takeInto(RunCapture* cap) {
       if (!r.user) decodeInputs(tb->enc, r.encBegin, r.encEnd, &o.inputDims, &o.inputTypes);
       cap->ops.push_back(std::move(o));
     }
-    for (const auto& m : tb->memory) cap->memory.push_back(m);
+    for (const auto& m : tb->memory)
+      if (m.ts >= g->windowStart) cap->memory.push_back(m);
     tb->ops.clear();
     tb->enc.clear();
     tb->names.clear();
@@ -417,15 +435,28 @@ std::vector<EventTiming> OpRecorder::eventTimings() {
 
 bool OpRecorder::pushesCallIds() const { return g && g->extIds == ExtIds::PerCall; }
 
-CallExternalId::CallExternalId(bool on, uint64_t id) : on_(on) {
-  if (on_) cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, id);
+namespace {
+std::atomic<uint64_t> gCallIdFailures{0};
+}
+
+CallExternalId::CallExternalId(bool on, uint64_t id) : on_(on), id_(id) {
+  if (on_ && cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, id) != CUPTI_SUCCESS) {
+    gCallIdFailures.fetch_add(1);
+    on_ = false;
+  }
 }
 
 CallExternalId::~CallExternalId() {
   if (!on_) return;
   uint64_t last = 0;
-  cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, &last);
+  // The pop must give back what this scope pushed: anything else means the
+  // API calls of this call of the block carry another call's id.
+  if (cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, &last) != CUPTI_SUCCESS ||
+      last != id_)
+    gCallIdFailures.fetch_add(1);
 }
+
+uint64_t CallExternalId::failures() { return gCallIdFailures.load(); }
 
 uint64_t OpRecorder::nvtxRangesPushed() const { return g ? g->nvtxPushed.load() : 0; }
 

@@ -32,7 +32,10 @@ class OpRecorder {
   OpRecorder(const OpRecorder&) = delete;
   OpRecorder& operator=(const OpRecorder&) = delete;
 
-  // Trace mode: moves ops and memory records out (call after stop()).
+  // Everything recorded before `startNs` (the warm-up, recorded so the
+  // recorder's first-use costs fall there) is left out by takeInto.
+  void startWindow(int64_t startNs);
+  // Trace mode: moves ops and memory records out.
   void takeInto(RunCapture* cap);
   // Events mode: elapsed per op/scope (device synchronized first).
   std::vector<EventTiming> eventTimings();
@@ -55,9 +58,12 @@ class CallExternalId {
   ~CallExternalId();
   CallExternalId(const CallExternalId&) = delete;
   CallExternalId& operator=(const CallExternalId&) = delete;
+  // Pushes or pops CUPTI refused, or pops that gave back another id.
+  static uint64_t failures();
 
  private:
   bool on_;
+  uint64_t id_;
 };
 
 }  // namespace attnscope::engine

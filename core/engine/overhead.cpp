@@ -68,10 +68,7 @@ OverheadSample measureOverhead(const std::string& profiler, const RunConfig& cfg
     out.profiled.push_back(batchSecondsPerCall(w, callsPerBatch, callIds));
     if (ours) {
       RunCapture cap;
-      if (cupti) {
-        cupti->flushInto(&cap);
-        cupti->stop();
-      }
+      if (cupti) cupti->finish(&cap);
       if (rec) {
         rec->takeInto(&cap);
         const size_t calls = static_cast<size_t>(callsPerBatch + std::max(1, callsPerBatch / 10));
@@ -120,7 +117,7 @@ std::vector<std::pair<std::string, double>> microCosts(bool cuda) {
     });
     int dev = 0;
     time("cudaGetDevice (filtered, CUPTI on)", [&](int) { cudaGetDevice(&dev); });
-    cupti.stop();
+    cupti.finish(nullptr);
   }
   int dev = 0;
   time("cudaGetDevice (CUPTI off)", [&](int) { cudaGetDevice(&dev); });

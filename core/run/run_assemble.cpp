@@ -20,6 +20,7 @@ Family familyOf(ActivityKind k) {
     case ActivityKind::Runtime:
       return Family::CudaRuntime;
     case ActivityKind::Driver:
+    case ActivityKind::DriverWork:
       return Family::CudaDriver;
     case ActivityKind::Sync:
       return Family::CudaSync;
@@ -173,6 +174,12 @@ EventStore assembleRunStore(const RunCapture& cap, AssembleStats* stats) {
       case ActivityKind::Overhead:
         e.lane = b.lane(LaneKind::CpuThread, -1, 0);  // where Kineto puts it
         ++st.overheadRecords;
+        break;
+      case ActivityKind::DriverWork:
+        // The thread that waited for the driver (the profiler's lane when
+        // CUPTI did not say which).
+        e.lane = a.tid ? b.lane(LaneKind::CpuThread, cap.pid, a.tid) : b.lane(LaneKind::CpuThread, -1, 0);
+        ++st.driverWorkRecords;
         break;
       case ActivityKind::Marker:
         e.lane = b.lane(LaneKind::Other, cap.pid, a.tid);

@@ -24,7 +24,9 @@ struct CpuOpRecord {
   int64_t sequenceNumber = -1;
 };
 
-enum class ActivityKind : uint8_t { Kernel, Memcpy, Memset, Runtime, Driver, Sync, Overhead, Marker };
+// DriverWork: the driver's own work that CUPTI reports as overhead (lazy
+// module and function loading, the PTX compiler), on the thread that waited.
+enum class ActivityKind : uint8_t { Kernel, Memcpy, Memset, Runtime, Driver, Sync, Overhead, Marker, DriverWork };
 
 struct ActivityRecord {
   ActivityKind kind = ActivityKind::Kernel;
@@ -81,6 +83,7 @@ struct AssembleStats {
   uint64_t runtimeWithoutOp = 0;  // no op was running (e.g. the engine's own syncs)
   uint64_t syncRecords = 0;
   uint64_t overheadRecords = 0;
+  uint64_t driverWorkRecords = 0;   // lazy loading and the PTX compiler (CUPTI overhead kinds that are the driver's)
   uint64_t markers = 0;             // NVTX ranges seen back through CUPTI
   uint64_t apiCallsWithCallId = 0;  // runtime/driver calls CUPTI tagged with their call of the block
 };

@@ -68,6 +68,15 @@ size_t jsonNumberLength(std::string_view t) {
   return i;
 }
 
+std::string jsonStringArray(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ", ";
+    appendJsonString(out, v[i]);
+  }
+  return out + "]";
+}
+
 std::string jsonNumber(double v) {
   if (!std::isfinite(v)) return "null";
   char buf[64];
