@@ -1,7 +1,9 @@
 #include "core/engine/clock.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <string>
 
@@ -25,28 +27,64 @@ bool tscTrusted() {
   return in >> source && source == "tsc";
 }
 
+#if defined(__x86_64__)
+// A counter reading bracketing a clock reading: the tightest of 16 tries.
+struct Sandwich {
+  uint64_t tsc = 0, ns = 0, widthTicks = UINT64_MAX;
+};
+Sandwich sandwich() {
+  Sandwich best;
+  for (int i = 0; i < 16; ++i) {
+    const uint64_t a = __rdtsc();
+    const uint64_t t = monotonicNs();
+    const uint64_t b = __rdtsc();
+    if (b > a && b - a < best.widthTicks) best = {a + (b - a) / 2, t, b - a};
+  }
+  return best;
+}
+#endif
+
 TscClock calibrate() {
   TscClock c;
 #if defined(__x86_64__)
   const char* want = std::getenv("ATTNSCOPE_CLOCK");
   if (want && std::strcmp(want, "monotonic") == 0) return c;
   if (!(want && std::strcmp(want, "tsc") == 0) && !tscTrusted()) return c;
-  const uint64_t t0 = monotonicNs(), c0 = __rdtsc();
-  uint64_t t1 = t0, c1 = c0;
-  while (t1 - t0 < 10'000'000) {
-    t1 = monotonicNs();
-    c1 = __rdtsc();
-  }
-  if (c1 <= c0) return c;
-  c.nsPerTick = static_cast<double>(t1 - t0) / static_cast<double>(c1 - c0);
-  c.baseTsc = c1;
-  c.baseNs = t1;
+  const Sandwich s0 = sandwich();
+  const timespec nap{0, 10'000'000};
+  nanosleep(&nap, nullptr);  // asleep, not spinning: the rate comes from the two ends
+  const Sandwich s1 = sandwich();
+  if (s1.tsc <= s0.tsc || s1.ns <= s0.ns || s0.widthTicks == UINT64_MAX || s1.widthTicks == UINT64_MAX) return c;
+  c.nsPerTick = static_cast<double>(s1.ns - s0.ns) / static_cast<double>(s1.tsc - s0.tsc);
+  c.baseTsc = s1.tsc;
+  c.baseNs = s1.ns;
   c.enabled = true;
 #endif
   return c;
 }
 }  // namespace
 
-const TscClock gTscClock = calibrate();
+TscClock gTscClock;
+
+void initClock() {
+  static const bool once = [] {
+    gTscClock = calibrate();
+    return true;
+  }();
+  (void)once;
+}
+
+ClockCheck checkClock() {
+  ClockCheck r;
+#if defined(__x86_64__)
+  if (!gTscClock.enabled) return r;
+  const Sandwich s = sandwich();
+  const double scaled = static_cast<double>(static_cast<int64_t>(s.tsc - gTscClock.baseTsc)) * gTscClock.nsPerTick;
+  r.driftNs = static_cast<int64_t>(gTscClock.baseNs) + static_cast<int64_t>(scaled) - static_cast<int64_t>(s.ns);
+  r.sinceCalibrationNs = static_cast<int64_t>(s.ns - gTscClock.baseNs);
+  r.sandwichNs = static_cast<int64_t>(static_cast<double>(s.widthTicks) * gTscClock.nsPerTick);
+#endif
+  return r;
+}
 
 }  // namespace attnscope::engine

@@ -22,6 +22,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "core/engine/clock.h"
 #include "core/engine/cupti_collector.h"
 #include "core/engine/measurement.h"
 #include "core/read/trace_reader.h"
@@ -80,9 +81,24 @@ int runChild(const std::string& selfExe, const RunConfig& cfg, TimingMethod m, c
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // SIGTERM and SIGINT wait while the child is spawned and recorded, so the
+  // handler always knows the child it must stop; the child starts with the
+  // mask the run had.
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGINT);
+  sigprocmask(SIG_BLOCK, &block, &old);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setsigmask(&attr, &old);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
   pid_t pid = 0;
-  if (posix_spawn(&pid, selfExe.c_str(), nullptr, nullptr, argv.data(), environ) != 0) return -1000;
-  gChild = pid;
+  const int spawned = posix_spawn(&pid, selfExe.c_str(), nullptr, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  if (spawned == 0) gChild = pid;
+  sigprocmask(SIG_SETMASK, &old, nullptr);  // a signal that came meanwhile is handled now
+  if (spawned != 0) return -1000;
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -184,6 +200,7 @@ std::string capabilities(bool* cudaAvailable) {
 
 int run(const RunConfig& cfgIn, const std::string& selfExe) {
   installSignalHandlers();
+  initClock();
   prepareNvtxInjection();
   RunConfig cfg = cfgIn;
   // CUDA_LAUNCH_BLOCKING must be set before CUDA initialises: set it here
@@ -422,7 +439,10 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
             ", \"records_without_timestamps\": " + std::to_string(ci.recordsWithoutTimestamps) +
             ", \"warmup_records_left_out\": " + std::to_string(ci.recordsBeforeWindow) +
             ", \"driver_work_records\": " + std::to_string(st.driverWorkRecords) +
-            ", \"errors\": " + jsonStringArray(ci.errors) +
+            ", \"errors\": " + jsonStringArray(ci.errors) + ", \"clock\": {\"source\": " + jsonString(ci.clock) +
+            ", \"drift_ns\": " + std::to_string(ci.clockDriftNs) +
+            ", \"over_ns\": " + std::to_string(ci.clockSinceCalibrationNs) +
+            ", \"uncertainty_ns\": " + std::to_string(ci.clockUncertaintyNs) + "}" +
             ", \"gpu_activities\": " + std::to_string(st.gpuActivities) +
             ", \"gpu_linked_to_op\": " + std::to_string(st.gpuLinkedToOp) +
             ", \"gpu_unlinked\": " + std::to_string(st.gpuUnlinked) +
@@ -451,6 +471,9 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
     if (!cfg.progressJson)
       std::cout << "wrote " << out << " (" << store.events().size() << " events; cupti: " << ci.cupti << ")\n";
     return kExitOk;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "attnscope-cli: run: out of memory (a host allocation failed: std::bad_alloc)\n";
+    return kExitOom;
   } catch (const c10::OutOfMemoryError& e) {
     std::cerr << "attnscope-cli: run: out of memory: " << e.what_without_backtrace() << "\n";
     return kExitOom;
@@ -465,6 +488,9 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
       return kExitOom;
     }
     std::cerr << "attnscope-cli: run: LibTorch error: " << what << "\n";
+    return kExitInternal;
+  } catch (const std::exception& e) {
+    std::cerr << "attnscope-cli: run: internal error: " << e.what() << "\n";
     return kExitInternal;
   }
 }

@@ -151,6 +151,11 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
                                       "iteration)");
     }
     r.collection.nvtxRangesPushed = recorder->nvtxRangesPushed();
+    const ClockCheck ck = checkClock();
+    r.collection.clock = gTscClock.enabled ? "tsc" : "monotonic";
+    r.collection.clockDriftNs = ck.driftNs;
+    r.collection.clockSinceCalibrationNs = ck.sinceCalibrationNs;
+    r.collection.clockUncertaintyNs = ck.sandwichNs;
     recorder->takeInto(cap);
   }
   recorder.reset();
@@ -188,7 +193,10 @@ std::string measurementResultJson(const MeasurementResult& r) {
        ", \"buffers_added\": " + std::to_string(r.collection.buffersAdded) +
        ", \"records_without_timestamps\": " + std::to_string(r.collection.recordsWithoutTimestamps) +
        ", \"warmup_records_left_out\": " + std::to_string(r.collection.recordsBeforeWindow) +
-       ", \"errors\": " + jsonStringArray(r.collection.errors) +
+       ", \"errors\": " + jsonStringArray(r.collection.errors) + ", \"clock\": " + jsonString(r.collection.clock) +
+       ", \"clock_drift_ns\": " + std::to_string(r.collection.clockDriftNs) +
+       ", \"clock_since_calibration_ns\": " + std::to_string(r.collection.clockSinceCalibrationNs) +
+       ", \"clock_uncertainty_ns\": " + std::to_string(r.collection.clockUncertaintyNs) +
        ", \"nvtx_ranges_pushed\": " + std::to_string(r.collection.nvtxRangesPushed) +
        ", \"gpu_activities\": " + std::to_string(r.collection.assembled.gpuActivities) +
        ", \"gpu_linked_to_launch\": " + std::to_string(r.collection.assembled.gpuLinkedToLaunch) +
@@ -250,6 +258,10 @@ bool parseMeasurementResult(const std::string& json, MeasurementResult* r, std::
     r->collection.recordsWithoutTimestamps = uint64_t(int64_t(c["records_without_timestamps"]));
     r->collection.recordsBeforeWindow = uint64_t(int64_t(c["warmup_records_left_out"]));
     for (auto e : c["errors"].get_array()) r->collection.errors.emplace_back(std::string_view(e));
+    r->collection.clock = std::string(std::string_view(c["clock"]));
+    r->collection.clockDriftNs = c["clock_drift_ns"];
+    r->collection.clockSinceCalibrationNs = c["clock_since_calibration_ns"];
+    r->collection.clockUncertaintyNs = c["clock_uncertainty_ns"];
     r->collection.nvtxRangesPushed = uint64_t(int64_t(c["nvtx_ranges_pushed"]));
     AssembleStats& st = r->collection.assembled;
     st.gpuActivities = uint64_t(int64_t(c["gpu_activities"]));

@@ -24,6 +24,10 @@ struct CollectionInfo {
   uint64_t recordsWithoutTimestamps = 0;  // left out: CUPTI could not time them
   uint64_t recordsBeforeWindow = 0;       // left out: the warm-up's
   std::vector<std::string> errors;        // failed CUPTI/CUDA calls at the end of the pass
+  std::string clock = "monotonic";        // "tsc" (calibrated) or "monotonic"
+  int64_t clockDriftNs = 0;               // calibrated clock - CLOCK_MONOTONIC at the end of the pass
+  int64_t clockSinceCalibrationNs = 0;
+  int64_t clockUncertaintyNs = 0;
   uint64_t nvtxRangesPushed = 0;
   AssembleStats assembled;  // the trace pass's correlation counters (child or parent)
 };

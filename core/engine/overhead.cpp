@@ -38,6 +38,7 @@ OverheadSample measureOverhead(const std::string& profiler, const RunConfig& cfg
   const bool torchProf = profiler == "torch" || profiler == "torch-cpu";
   if (!ours && !torchProf) throw std::runtime_error("unknown profiler " + profiler);
   prepareNvtxInjection();
+  initClock();
   const bool cuda = cfg.device == RunDevice::Cuda;
   const at::Device device(cuda ? at::kCUDA : at::kCPU, 0);
   Workload w(cfg, device);
@@ -82,6 +83,7 @@ OverheadSample measureOverhead(const std::string& profiler, const RunConfig& cfg
 }
 
 std::vector<std::pair<std::string, double>> microCosts(bool cuda) {
+  initClock();
   using Clock = std::chrono::steady_clock;
   constexpr int kN = 200000;
   std::vector<std::pair<std::string, double>> out;

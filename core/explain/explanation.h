@@ -151,8 +151,9 @@ struct Ledger {
   std::vector<EventId> overheadOwnedGpu;
   int64_t overheadOwnedGpuNs = 0;
   uint64_t cudaEventRecords = 0;
-  uint64_t launchesWithoutGpuRecord = 0;   // runtime launches whose GPU work is not in the trace
-  std::optional<uint64_t> droppedRecords;  // engine traces (not read from imported ones)
+  uint64_t launchesWithoutGpuRecord = 0;             // runtime launches whose GPU work is not in the trace
+  std::optional<uint64_t> droppedRecords;            // engine traces (not read from imported ones)
+  std::optional<uint64_t> recordsWithoutTimestamps;  // engine traces: CUPTI could not time them, left out
   // torchSelfDeviceTotalNs - gpuActivitySumNs, and what makes it up (the causes add up to it exactly).
   int64_t torchGapNs = 0;
   std::vector<GapCause> torchGapCauses;

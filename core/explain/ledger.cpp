@@ -40,7 +40,10 @@ Ledger computeLedger(const TraceSnapshot& snap) {
 Ledger computeLedger(const EventStore& s, const ActivityIndex& index, const KeyAverages& torch,
                      const KeyAverages& corrected, const EngineMetadata* engine) {
   Ledger l;
-  if (engine) l.droppedRecords = engine->droppedRecords;
+  if (engine) {
+    l.droppedRecords = engine->droppedRecords;
+    l.recordsWithoutTimestamps = engine->recordsWithoutTimestamps;
+  }
   l.wallSpanNs = s.maxTime() - s.minTime();
   const std::vector<EventId>& byStart = index.gpuWorkByStart();
   l.gpuActivities = byStart.size();
@@ -157,6 +160,9 @@ std::string ledgerText(const Ledger& l) {
     out += "  launches with no GPU record:        " + std::to_string(l.launchesWithoutGpuRecord) + "\n";
   out += "  dropped records:                    " +
          (l.droppedRecords ? std::to_string(*l.droppedRecords) : std::string("not recorded in this trace")) + "\n";
+  if (l.recordsWithoutTimestamps && *l.recordsWithoutTimestamps)
+    out += "  records CUPTI could not time:       " + std::to_string(*l.recordsWithoutTimestamps) +
+           " (left out, not placed at time 0)\n";
   return out;
 }
 
@@ -192,6 +198,8 @@ std::string ledgerJson(const EventStore& s, const Ledger& l, bool withEvents) {
   out += ", \"cuda_event_records\": " + std::to_string(l.cudaEventRecords);
   out += ", \"launches_without_gpu_record\": " + std::to_string(l.launchesWithoutGpuRecord);
   out += ", \"dropped_records\": " + (l.droppedRecords ? std::to_string(*l.droppedRecords) : std::string("null"));
+  out += ", \"records_without_timestamps\": " +
+         (l.recordsWithoutTimestamps ? std::to_string(*l.recordsWithoutTimestamps) : std::string("null"));
   if (withEvents) {
     cited.insert(l.unlinkedGpu.begin(), l.unlinkedGpu.end());
     out += ", \"events\": {";

@@ -185,6 +185,7 @@ std::optional<EngineMetadata> parseEngineMetadata(std::string_view json) {
   if (!doc["collection"].get(c) && c.is_object()) {
     int64_t n = 0;
     if (!c["dropped_records"].get_int64().get(n)) m.droppedRecords = static_cast<uint64_t>(n);
+    if (!c["records_without_timestamps"].get_int64().get(n)) m.recordsWithoutTimestamps = static_cast<uint64_t>(n);
     m.cupti = str(c["cupti"]);
     if (c["nvtx_ranges_pushed"].get_int64().get(m.nvtxPushed)) m.nvtxPushed = 0;
     if (c["nvtx_ranges_seen"].get_int64().get(m.nvtxSeen)) m.nvtxSeen = 0;
@@ -198,6 +199,9 @@ std::optional<EngineMetadata> readEngineMetadata(const EventStore& store) {
 
 std::string missingCollection(const EngineMetadata& m) {
   if (m.cupti.empty() || m.cupti == "ok") return {};
+  if (m.cupti.starts_with("error: "))
+    return "CUPTI reported a failure at the end of the run (" + m.cupti.substr(7) +
+           "); the GPU activity collected may be incomplete.";
   std::string why = m.cupti;
   if (why.starts_with("unavailable: ")) why = why.substr(13);
   return "CUPTI unavailable: " + why + "; GPU kernels, copies and memsets were not collected.";

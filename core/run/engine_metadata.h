@@ -52,6 +52,7 @@ struct EngineMetadata {
   std::vector<std::string> notes;
   std::string cupti;  // "ok" or "unavailable: ..." ("" when not recorded)
   uint64_t droppedRecords = 0;
+  uint64_t recordsWithoutTimestamps = 0;  // CUPTI records it could not time, left out
   int64_t nvtxPushed = 0;
   int64_t nvtxSeen = 0;
 

@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 
 #include "cli_run.h"
@@ -109,6 +110,40 @@ class EngineCpuTest : public QObject {
     for (const char* m : {"cupti", "host"}) QVERIFY2(timing.contains(m), m);
     QVERIFY(!timing.contains("events") && !timing.contains("host-sync"));
     QCOMPARE(timing["host"].toObject()["steps"].toArray().size(), 2);
+    // What the collection left out and how the clock held, said in the file.
+    const QJsonObject c = a["collection"].toObject();
+    for (const char* k : {"records_without_timestamps", "warmup_records_left_out", "buffers_pooled", "buffers_added",
+                          "driver_work_records", "dropped_records"})
+      QVERIFY2(c.contains(k) && c[k].isDouble(), k);
+    QVERIFY(c["errors"].isArray() && c["errors"].toArray().isEmpty());
+    const QJsonObject clock = c["clock"].toObject();
+    const QString source = clock["source"].toString();
+    QVERIFY2(source == "tsc" || source == "monotonic", qPrintable(source));
+    if (source == "tsc") {
+      // Calibrated from two sandwiches 10 ms apart: against CLOCK_MONOTONIC at
+      // the end of the run it is off by far less than a millisecond (a rate
+      // off by 1% would be off by tens of microseconds per millisecond run).
+      QVERIFY(clock["over_ns"].toDouble() > 0);
+      QVERIFY2(std::abs(clock["drift_ns"].toDouble()) < 1e6, qPrintable(QString::number(clock["drift_ns"].toDouble())));
+      QVERIFY(clock["uncertainty_ns"].toDouble() >= 0);
+    }
+  }
+
+  // ATTNSCOPE_CUPTI_NO_TSCB would put CUPTI's records on a clock of their
+  // own: run refuses it (exit 2) rather than silently mixing timebases.
+  void runRefusesCuptiOnAnotherClock() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("r.json");
+    QProcess p;
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.insert("ATTNSCOPE_CUPTI_NO_TSCB", "1");
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(ATTNSCOPE_BIN_DIR "/attnscope-cli"), {"run", "--device", "cpu", "--out", out});
+    QVERIFY(p.waitForFinished(120000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY2(err.contains("ATTNSCOPE_CUPTI_NO_TSCB") && err.contains("clock"), qPrintable(err));
+    QVERIFY(!QFile::exists(out));
   }
 
   // A many-iteration run: every method's figures per iteration, and per step
