@@ -220,7 +220,37 @@ Comparison compareTraces(const TraceSnapshot& sa, const TraceSnapshot& sb, const
   compare_detail::stepView(sa, sb, c);
   compare_detail::findChanges(sa, sb, c);
   perturbation(ea, eb, a, b, c);
+  if (sa.engine && sb.engine) c.engineTiming = compareEngineTiming(*sa.engine, *sb.engine);
   return c;
+}
+
+std::vector<EngineTimingChange> compareEngineTiming(const EngineMetadata& a, const EngineMetadata& b) {
+  std::vector<EngineTimingChange> out;
+  for (const TimingSeries& ta : a.timing) {
+    const TimingSeries* tb = b.timingOf(ta.method);
+    if (!tb) continue;
+    // On the CPU neither CUDA events nor CUPTI kernels measure anything.
+    if ((ta.method == "events" || ta.method == "cupti") && (a.device == "cpu" || b.device == "cpu")) continue;
+    const std::vector<StepSpread> sa = ta.spread(), sb = tb->spread();
+    for (size_t k = 0; k < sa.size() && k < sb.size(); ++k) {
+      if (sa[k].n == 0 || sb[k].n == 0) continue;
+      EngineTimingChange ch;
+      ch.method = ta.method;
+      ch.step = k < a.stepNames.size() ? a.stepNames[k] : "step " + std::to_string(k + 1);
+      ch.a = sa[k];
+      ch.b = sb[k];
+      ch.deltaNs = ch.b.medianNs - ch.a.medianNs;
+      auto inside = [](double v, const StepSpread& s) { return v >= s.p10Ns && v <= s.p90Ns; };
+      if (ch.a.n < 2 || ch.b.n < 2)
+        ch.verdict = "one iteration";
+      else if (inside(ch.b.medianNs, ch.a) && inside(ch.a.medianNs, ch.b))
+        ch.verdict = "noise";
+      else
+        ch.verdict = "change";
+      out.push_back(std::move(ch));
+    }
+  }
+  return out;
 }
 
 std::string compareText(const Comparison& c, const CompareOutputOptions& opt) {
@@ -230,6 +260,25 @@ std::string compareText(const Comparison& c, const CompareOutputOptions& opt) {
   lines.push_back(
       "every difference is B - A; a change smaller than the step-to-step spread (p25-p75) inside both "
       "traces is called noise");
+  if (!c.engineTiming.empty()) {
+    lines.push_back("measured by the engine, per step: median [p10-p90] over the iterations, A -> B (B - A):");
+    for (const EngineTimingChange& t : c.engineTiming) {
+      auto fig = [](const StepSpread& s) {
+        return usText(std::llround(s.medianNs)) +
+               (s.n > 1 ? " [" + usText(std::llround(s.p10Ns)) + "-" + usText(std::llround(s.p90Ns)) + "]"
+                        : std::string(" [one iteration]"));
+      };
+      std::string l = "  " + t.method + " " + t.step + ": " + fig(t.a) + " -> " + fig(t.b) + " (" +
+                      signedUs(std::llround(t.deltaNs)) + ")";
+      if (t.verdict == "noise")
+        l += " noise: inside both runs' spreads";
+      else if (t.verdict == "one iteration")
+        l += " cannot tell from noise: one iteration has no spread (run with --iters 20)";
+      else
+        l += " change: a median outside the other run's spread";
+      lines.push_back(std::move(l));
+    }
+  }
   for (std::string& l : compare_detail::stepViewLines(c, opt.all)) lines.push_back(std::move(l));
   size_t noise = 0;
   for (const Change& ch : c.changes) noise += ch.noise;
@@ -301,6 +350,14 @@ std::string compareJson(const Comparison& c, const CompareOutputOptions& opt) {
            ", \"delta_ns\": " + std::to_string(std::llround(s.deltaNs)) +
            ", \"noise\": " + (s.noise ? "true" : "false") + "}";
   }
+  out += "], \"engine_timing\": [";
+  for (size_t i = 0; i < c.engineTiming.size(); ++i) {
+    const EngineTimingChange& t = c.engineTiming[i];
+    out += (i ? ", " : "") + std::string("{\"method\": ") + jsonString(t.method) + ", \"step\": " + jsonString(t.step) +
+           ", \"a\": " + attnscope::spreadJson(t.a) + ", \"b\": " + attnscope::spreadJson(t.b) +
+           ", \"delta_ns\": " + std::to_string(std::llround(t.deltaNs)) + ", \"verdict\": " + jsonString(t.verdict) +
+           "}";
+  }
   const size_t maxFindings = opt.all ? SIZE_MAX : kMaxJsonVerdicts;
   out += "], \"findings_total\": " + std::to_string(c.changes.size()) + ", \"findings\": [";
   for (size_t i = 0; i < c.changes.size() && i < maxFindings; ++i) {
@@ -339,6 +396,9 @@ std::string compareCsv(const Comparison& c) {
   for (const StepStat& st : c.stepStats)
     out += "step_median,\"" + st.label + "\"," + st.metric + "," + std::to_string(std::llround(st.a.median)) + "," +
            std::to_string(std::llround(st.b.median)) + "," + std::to_string(std::llround(st.deltaNs)) + "\n";
+  for (const EngineTimingChange& t : c.engineTiming)
+    out += "engine_timing,\"" + t.method + " " + t.step + "\",median_ns," + std::to_string(std::llround(t.a.medianNs)) +
+           "," + std::to_string(std::llround(t.b.medianNs)) + "," + std::to_string(std::llround(t.deltaNs)) + "\n";
   for (const Change& ch : c.changes) {
     std::string key = ch.kind + ": " + ch.key;
     for (char& q : key)

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/explain/explanation.h"
+#include "core/run/engine_metadata.h"
 #include "core/tables/key_averages.h"
 
 namespace attnscope {
@@ -51,6 +52,20 @@ struct StepStat {
   bool noise = false;  // |delta| below the p25-p75 spread of both traces
 };
 
+// Two engine runs: one step as one timing method measured it in both, the
+// median over the iterations with its p10-p90 spread. "noise": each run's
+// median lies inside the other's p10-p90, so the difference is inside both
+// runs' spreads; "change": it is not; "one iteration": a run has a single
+// iteration, so there is no spread to tell a change from noise.
+struct EngineTimingChange {
+  std::string method;  // cupti, events, host, host-sync, torch
+  std::string step;    // "QK MATMUL"
+  StepSpread a, b;
+  double deltaNs = 0;  // b.medianNs - a.medianNs
+  std::string verdict;
+};
+std::vector<EngineTimingChange> compareEngineTiming(const EngineMetadata& a, const EngineMetadata& b);
+
 // Something that changed between the traces, with its time per step.
 struct Change {
   std::string kind;         // "op" (Self CPU), "kernel" (GPU time, also copies and memsets), "sync_group" (wait time)
@@ -78,6 +93,8 @@ struct Comparison {
   std::string stepSourceA, stepSourceB;
   size_t stepsA = 0, stepsB = 0;
   std::vector<StepStat> stepStats;
+  // Both traces engine runs: each method's figure per step, A and B.
+  std::vector<EngineTimingChange> engineTiming;
   // Ops, kernels and sync groups that changed, ranked by |time per step|, largest first (all of them;
   // the outputs bound what they print).
   std::vector<Change> changes;

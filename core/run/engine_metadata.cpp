@@ -193,6 +193,15 @@ std::optional<EngineMetadata> parseEngineMetadata(std::string_view json) {
   return m;
 }
 
+std::string timingMethodLabel(std::string_view method) {
+  if (method == "cupti") return "CUPTI (its kernels' GPU time)";
+  if (method == "events") return "CUDA events around it (use_cuda=True's way)";
+  if (method == "host") return "host clock around it, no sync";
+  if (method == "host-sync") return "host clock with a sync at its end";
+  if (method == "torch") return "host clock under torch.profiler";
+  return std::string(method);
+}
+
 std::optional<EngineMetadata> readEngineMetadata(const EventStore& store) {
   return parseEngineMetadata(store.meta().attnscopeJson);
 }

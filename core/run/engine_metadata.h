@@ -59,6 +59,9 @@ struct EngineMetadata {
   const TimingSeries* timingOf(std::string_view method) const;
 };
 
+// A timing method in the user's words ("host clock around it, no sync").
+std::string timingMethodLabel(std::string_view method);
+
 // nullopt when `json` (the raw object) is empty or not a JSON object.
 std::optional<EngineMetadata> parseEngineMetadata(std::string_view json);
 // The store's object (EventStore::Meta::attnscopeJson), parsed.

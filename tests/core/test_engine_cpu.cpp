@@ -146,6 +146,55 @@ class EngineCpuTest : public QObject {
     QVERIFY(!QFile::exists(out));
   }
 
+  // compare on two engine runs: each method's median per step with its
+  // p10-p90, called noise when each median lies inside the other run's
+  // spread, a change when not, and "one iteration" when a run has no spread.
+  void compareCallsEngineDifferencesNoiseOrChange() {
+    QTemporaryDir dir;
+    auto run = [&](const char* name, const char* shape, const char* iters) {
+      const QString out = dir.filePath(name);
+      Run r = runCli({"--device", "cpu", "--shape", shape, "--iters", iters, "--timing", "cupti,host", "--out", out});
+      return r.code == 0 ? out : QString();
+    };
+    const QString small1 = run("s1.json", "1,2,16,8", "15"), small2 = run("s2.json", "1,2,16,8", "15");
+    const QString big = run("big.json", "2,8,256,64", "15");
+    const QString one1 = run("o1.json", "1,2,16,8", "1"), one2 = run("o2.json", "1,2,16,8", "1");
+    for (const QString& f : {small1, small2, big, one1, one2}) QVERIFY(!f.isEmpty());
+    auto timing = [](const QString& a, const QString& b) {
+      Run c = cli({"compare", a, b, "--format", "json"}, 60000);
+      return QJsonDocument::fromJson(c.out.toUtf8()).object()["engine_timing"].toArray();
+    };
+    auto inside = [](double v, const QJsonObject& s) {
+      return v >= s["p10_ns"].toDouble() && v <= s["p90_ns"].toDouble();
+    };
+    // Same run twice: whatever the machine did, each verdict follows from the two spreads.
+    const QJsonArray same = timing(small1, small2);
+    QCOMPARE(same.size(), 4);  // host, four steps (on the CPU CUPTI measures no GPU time: left out)
+    for (const auto& v : same) {
+      const QJsonObject t = v.toObject(), a = t["a"].toObject(), b = t["b"].toObject();
+      QCOMPARE(a["n"].toInt(), 15);
+      const bool noise = inside(b["median_ns"].toDouble(), a) && inside(a["median_ns"].toDouble(), b);
+      QCOMPARE(t["verdict"].toString(), QString(noise ? "noise" : "change"));
+      QCOMPARE(t["delta_ns"].toDouble(), std::round(b["median_ns"].toDouble() - a["median_ns"].toDouble()));
+    }
+    // A 256-long sequence's QK matmul against a 16-long one: a change, B slower.
+    bool seen = false;
+    for (const auto& v : timing(small1, big)) {
+      const QJsonObject t = v.toObject();
+      if (t["method"].toString() != "host" || t["step"].toString() != "QK MATMUL") continue;
+      seen = true;
+      QCOMPARE(t["verdict"].toString(), QString("change"));
+      QVERIFY(t["delta_ns"].toDouble() > 0);
+    }
+    QVERIFY(seen);
+    // One iteration each: no spread, so no verdict either way, and the text says so.
+    const QJsonArray ones = timing(one1, one2);
+    QVERIFY(!ones.isEmpty());
+    for (const auto& v : ones) QCOMPARE(v.toObject()["verdict"].toString(), QString("one iteration"));
+    Run text = cli({"compare", one1, one2}, 60000);
+    QVERIFY2(text.out.contains("cannot tell from noise: one iteration has no spread"), qPrintable(text.out));
+  }
+
   // A many-iteration run: every method's figures per iteration, and per step
   // their median and spread, the same as sorting the iterations' figures here.
   void manyIterationsCarryTheirSpread() {

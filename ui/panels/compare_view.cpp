@@ -16,6 +16,7 @@
 #include <functional>
 
 #include "core/tables/table_format.h"
+#include "core/text/duration.h"
 #include "ui/common/background.h"
 #include "ui/common/text.h"
 #include "ui/panels/timeline_diff.h"
@@ -323,6 +324,30 @@ void CompareView::recompute() {
     } else {
       html = tr("<b>What changed between A and B</b><ul style=\"margin-left:-20px\">");
       for (const std::string& s : c->perturbation) html += QStringLiteral("<li>%1</li>").arg(qs(s).toHtmlEscaped());
+      html += QStringLiteral("</ul>");
+    }
+    if (!c->engineTiming.empty()) {
+      // Both are engine runs: each method's median per step, with its spread; a difference
+      // inside both runs' spreads is noise, and one iteration cannot tell.
+      html +=
+          tr("<b>Measured by the engine</b> (median, p10–p90 over the iterations, A → B)<ul "
+             "style=\"margin-left:-20px\">");
+      auto fig = [](const StepSpread& s) {
+        const QString m = qs(usText(std::llround(s.medianNs)));
+        return s.n > 1 ? tr("%1 (%2–%3)").arg(m, qs(usText(std::llround(s.p10Ns))), qs(usText(std::llround(s.p90Ns))))
+                       : tr("%1 (one iteration)").arg(m);
+      };
+      for (const EngineTimingChange& t : c->engineTiming) {
+        const QString verdict = t.verdict == "noise"           ? tr("noise: inside both runs' spreads")
+                                : t.verdict == "one iteration" ? tr("cannot tell from noise: one iteration has no "
+                                                                    "spread (run with more iterations)")
+                                                               : tr("a change beyond both runs' spreads");
+        const double d = t.deltaNs;
+        html += QStringLiteral("<li>%1 · %2: %3 → %4 (%5%6) — %7</li>")
+                    .arg(qs(t.step).toHtmlEscaped(), qs(timingMethodLabel(t.method)).toHtmlEscaped(), fig(t.a),
+                         fig(t.b), d >= 0 ? QStringLiteral("+") : QStringLiteral("−"),
+                         qs(usText(std::llround(std::abs(d)))), verdict);
+      }
       html += QStringLiteral("</ul>");
     }
     int changedSteps = 0;

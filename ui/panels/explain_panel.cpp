@@ -209,12 +209,6 @@ QString ExplainPanel::answerHtml() const {
     cols.push_back({tr("torch's CUDA total for the step's own row (wrapped steps only)"), row, {}});
   }
   if (engine) {
-    static const std::map<std::string, QString> kMethod = {
-        {"cupti", tr("CUPTI (its kernels' GPU time)")},
-        {"events", tr("CUDA events around it (use_cuda=True's way)")},
-        {"host", tr("host clock around it, no sync")},
-        {"host-sync", tr("host clock with a sync at its end")},
-        {"torch", tr("torch.profiler's own (its kernels)")}};
     for (const TimingSeries& ts : engine->timing) {
       // A CPU run has no GPU: neither CUDA events nor CUPTI kernels measure anything there.
       if ((ts.method == "events" || ts.method == "cupti") && engine->device == "cpu") continue;
@@ -226,10 +220,9 @@ QString ExplainPanel::answerHtml() const {
         if (k < sp.size() && sp[k].n > 1)
           c.spread[k] = tr("p10–p90 %1–%2").arg(t(std::llround(sp[k].p10Ns)), t(std::llround(sp[k].p90Ns)));
       }
-      const auto name = kMethod.find(ts.method);
-      c.title = (name == kMethod.end() ? qs(ts.method) : name->second) +
-                (ts.steps.size() > 1 ? tr(", median of %1 iterations").arg(ts.steps.size())
-                                     : tr(", one iteration (no spread: run with more iterations)"));
+      c.title = qs(timingMethodLabel(ts.method)) + (ts.steps.size() > 1
+                                                        ? tr(", median of %1 iterations").arg(ts.steps.size())
+                                                        : tr(", one iteration (no spread: run with more iterations)"));
       cols.push_back(std::move(c));
     }
   } else {
