@@ -21,11 +21,14 @@ def main():
     ap.add_argument("runs", nargs="+")
     a = ap.parse_args()
     print(f"| run | host pass median (p10-p90) us | CUPTI pass it0 / median us | torch pass it0 / median us "
-          f"| CUPTI within 20% or 20 us | dropped | warm-up records left out | errors |")
-    print("|---|---|---|---|---|---|---|---|")
+          f"| CUPTI within 20% or 20 us | events / op-events median us | dropped | warm-up records left out "
+          f"| errors |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for path in a.runs:
         with open(path) as f:
-            m = json.load(f)["attnscope"]
+            m = json.load(f).get("attnscope")
+        if not m:
+            continue  # not an engine run (torch's own trace)
         names = [s["name"] for s in m["steps"]]
         k = names.index(a.step)
         t = m["timing"]
@@ -41,7 +44,9 @@ def main():
         hs = f"{us(host['median_ns'])} ({us(host['p10_ns'])}-{us(host['p90_ns'])})" if host else "-"
         cs = f"{us(win[0])} / {us(statistics.median(win))}" if win else "-"
         ts = f"{us(torch[0])} / {us(statistics.median(torch))}" if torch else "-"
-        print(f"| {path.rsplit('/', 1)[-1]} | {hs} | {cs} | {ts} | {ok} | {c['dropped_records']} "
+        ev = {x: t.get(x, {}).get("spread", {}).get(a.step, {}).get("median_ns") for x in ("events", "op-events")}
+        es = f"{us(ev['events'])} / {us(ev['op-events'])}"
+        print(f"| {path.rsplit('/', 1)[-1]} | {hs} | {cs} | {ts} | {ok} | {es} | {c['dropped_records']} "
               f"| {c.get('warmup_records_left_out', '-')} | {'; '.join(c.get('errors', [])) or 'none'} |")
 
 

@@ -401,7 +401,11 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
       } else {
         timing += stepsArray(r);
         const char* what = r.method == TimingMethod::Events
-                               ? "GPU-timeline distance between CUDA events recorded at the step's start and end"
+                               ? "GPU-timeline distance between CUDA events recorded at the step's start and end "
+                                 "(no other events in this pass)"
+                           : r.method == TimingMethod::OpEvents
+                               ? "the same step events while every op and scope also recorded a CUDA event pair "
+                                 "(use_cuda=True's way): the difference from events is their cost"
                            : r.method == TimingMethod::Host ? "host clock around the step, no sync (launch cost)"
                            : r.method == TimingMethod::HostSync
                                ? "host clock around the step with a device sync as its last statement"

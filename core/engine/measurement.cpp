@@ -81,9 +81,11 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
     const auto t0 = static_cast<int64_t>(nowNs());
     if (cupti) cupti->setWindowStart(t0);
     recorder->startWindow(t0);
-  } else if (method == TimingMethod::Events) {
-    // Per-op CUDA events, as use_cuda=True records them, from here on.
-    recorder = std::make_unique<OpRecorder>(RecordMode::Events, cuda, false);
+  } else if (method == TimingMethod::Events || method == TimingMethod::OpEvents) {
+    // op-events: a CUDA event pair around every op and scope too, as
+    // use_cuda=True records them, from events created here, before the loop.
+    if (method == TimingMethod::OpEvents)
+      recorder = std::make_unique<OpRecorder>(RecordMode::Events, cuda, false, cuda ? 256 * cfg.iters + 256 : 0);
     if (cuda) {
       stepEvents.resize(static_cast<size_t>(cfg.iters) * kStepCount);
       for (auto& p : stepEvents) {
@@ -106,14 +108,19 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
   for (int i = 0; i < cfg.iters; ++i) {
     {
       const CallExternalId id(callIds, static_cast<uint64_t>(i) + 1);
-      w.call(i, &r.spans, method == TimingMethod::Events ? &hooks : nullptr, method == TimingMethod::HostSync);
+      w.call(i, &r.spans, stepEvents.empty() ? nullptr : &hooks, method == TimingMethod::HostSync);
     }
     progress(cfg, "measure", i, std::string(timingName(method)) + " pass: iteration " + std::to_string(i + 1));
   }
   fillStepTimes(&r, cfg.iters);
 
-  if (method == TimingMethod::Events) {
-    r.eventOps = recorder->eventTimings();
+  if (method == TimingMethod::Events || method == TimingMethod::OpEvents) {
+    if (recorder) {
+      r.eventOps = recorder->eventTimings();
+      if (const uint64_t late = recorder->eventsCreatedLate())
+        r.notes.push_back("op-events: " + std::to_string(late) +
+                          " CUDA events were created while measuring (the pool made up front ran out)");
+    }
     if (cuda) {
       cudaDeviceSynchronize();
       for (int i = 0; i < cfg.iters; ++i)

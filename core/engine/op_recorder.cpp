@@ -88,7 +88,11 @@ struct State {
   std::vector<std::unique_ptr<ThreadBuf>> bufs;
   std::vector<EventPair> pairs;
   std::atomic<uint64_t> nvtxPushed{0};
-  int64_t windowStart = 0;  // ops and memory reports before it are the warm-up's
+  std::vector<cudaEvent_t> eventPool;  // events mode: created up front
+  std::atomic<size_t> eventNext{0};
+  std::atomic<uint64_t> eventsLate{0};
+  std::vector<cudaEvent_t> lateEvents;  // created while measuring (the pool ran out)
+  int64_t windowStart = 0;              // ops and memory reports before it are the warm-up's
 };
 State* g = nullptr;
 std::atomic<uint64_t> gGeneration{0};
@@ -107,6 +111,18 @@ struct OpFrame {
 };
 thread_local std::vector<OpFrame> tlFrames;
 thread_local uint64_t tlFramesGeneration = 0;
+
+// An event from the pool made up front; a new one only when it ran out.
+cudaEvent_t takeEvent() {
+  const size_t i = g->eventNext.fetch_add(1, std::memory_order_relaxed);
+  if (i < g->eventPool.size()) return g->eventPool[i];
+  g->eventsLate.fetch_add(1, std::memory_order_relaxed);
+  cudaEvent_t e = nullptr;
+  cudaEventCreate(&e);
+  std::lock_guard<std::mutex> lock(g->mu);
+  g->lateEvents.push_back(e);
+  return e;
+}
 
 ThreadBuf& threadBuf() {
   if (tlBuf && tlGeneration == g->generation) return *tlBuf;
@@ -250,7 +266,7 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
       g->nvtxPushed.fetch_add(1, std::memory_order_relaxed);
     }
   } else if (g->cuda) {
-    cudaEventCreate(&ctx->evStart);
+    ctx->evStart = takeEvent();
     cudaEventRecord(ctx->evStart, c10::cuda::getCurrentCUDAStream());
   }
   ctx->start = static_cast<int64_t>(nowNs());
@@ -314,7 +330,7 @@ void onExit(const at::RecordFunction& fn, at::ObserverContext* raw) {
     p.hostEnd = end;
     p.a = ctx->evStart;
     if (g->cuda) {
-      cudaEventCreate(&p.b);
+      p.b = takeEvent();
       cudaEventRecord(p.b, c10::cuda::getCurrentCUDAStream());
     }
     std::lock_guard<std::mutex> lock(g->mu);
@@ -353,8 +369,12 @@ struct MemoryReporter final : torch::profiler::impl::ProfilerStateBase {
 
 }  // namespace
 
-OpRecorder::OpRecorder(RecordMode mode, bool cuda, bool pushExternalIds) {
+OpRecorder::OpRecorder(RecordMode mode, bool cuda, bool pushExternalIds, size_t eventsUpFront) {
   g = new State();
+  if (mode == RecordMode::Events && cuda) {
+    g->eventPool.resize(eventsUpFront);
+    for (auto& e : g->eventPool) cudaEventCreate(&e);
+  }
   g->generation = gGeneration.fetch_add(1) + 1;
   g->mode = mode;
   g->cuda = cuda;
@@ -376,10 +396,9 @@ OpRecorder::~OpRecorder() {
   at::removeCallback(handle_);
   if (g && g->memory) c10::ThreadLocalDebugInfo::_pop(c10::DebugInfoKind::PROFILER_STATE);
   if (g) {
-    for (auto& p : g->pairs) {
-      if (p.a) cudaEventDestroy(p.a);
-      if (p.b) cudaEventDestroy(p.b);
-    }
+    // Every event the pairs took came from the pool or was created late.
+    for (auto& e : g->eventPool) cudaEventDestroy(e);
+    for (auto& e : g->lateEvents) cudaEventDestroy(e);
   }
   delete g;
   g = nullptr;
@@ -459,5 +478,6 @@ CallExternalId::~CallExternalId() {
 uint64_t CallExternalId::failures() { return gCallIdFailures.load(); }
 
 uint64_t OpRecorder::nvtxRangesPushed() const { return g ? g->nvtxPushed.load() : 0; }
+uint64_t OpRecorder::eventsCreatedLate() const { return g ? g->eventsLate.load() : 0; }
 
 }  // namespace attnscope::engine

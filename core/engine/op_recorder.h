@@ -26,8 +26,10 @@ struct EventTiming {
 
 class OpRecorder {
  public:
-  // `pushExternalIds`: CUPTI is active and wants External ids.
-  OpRecorder(RecordMode mode, bool cuda, bool pushExternalIds);
+  // `pushExternalIds`: CUPTI is active and wants External ids. Events mode:
+  // `eventsUpFront` CUDA events are created now, so the ops take theirs from
+  // a pool instead of calling cudaEventCreate (more are created if it runs out).
+  OpRecorder(RecordMode mode, bool cuda, bool pushExternalIds, size_t eventsUpFront = 0);
   ~OpRecorder();
   OpRecorder(const OpRecorder&) = delete;
   OpRecorder& operator=(const OpRecorder&) = delete;
@@ -40,6 +42,8 @@ class OpRecorder {
   // Events mode: elapsed per op/scope (device synchronized first).
   std::vector<EventTiming> eventTimings();
   uint64_t nvtxRangesPushed() const;
+  // Events mode: events the pool could not give (created while measuring).
+  uint64_t eventsCreatedLate() const;
   // Where External ids go to CUPTI (ATTNSCOPE_EXTID=call|outermost|every|none):
   // by default one id per call of the block (kind CUSTOM1, CallExternalId),
   // none per op; the assembler links API calls to ops by containment.

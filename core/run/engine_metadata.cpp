@@ -195,7 +195,8 @@ std::optional<EngineMetadata> parseEngineMetadata(std::string_view json) {
 
 std::string timingMethodLabel(std::string_view method) {
   if (method == "cupti") return "CUPTI (its kernels' GPU time)";
-  if (method == "events") return "CUDA events around it (use_cuda=True's way)";
+  if (method == "events") return "CUDA events around it, nothing else recorded";
+  if (method == "op-events") return "CUDA events around it while every op records a pair (use_cuda=True's way)";
   if (method == "host") return "host clock around it, no sync";
   if (method == "host-sync") return "host clock with a sync at its end";
   if (method == "torch") return "host clock under torch.profiler";

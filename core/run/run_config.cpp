@@ -8,8 +8,8 @@ namespace attnscope {
 
 namespace {
 
-constexpr std::array<std::string_view, kTimingMethodCount> kTimingNames = {"cupti", "events", "host", "host-sync",
-                                                                           "torch"};
+constexpr std::array<std::string_view, kTimingMethodCount> kTimingNames = {"cupti",     "events", "host",
+                                                                           "host-sync", "torch",  "op-events"};
 
 std::vector<std::string_view> splitList(std::string_view s, char sep) {
   std::vector<std::string_view> out;
@@ -203,16 +203,17 @@ std::optional<std::string> parseRunArgs(const std::vector<std::string>& args, Ru
       (iters ? c.iters : c.warmup) = static_cast<int>(x);
     } else if (opt == "--timing") {
       if (auto e = need()) return e;
-      c.timing = {false, false, false, false, false};
+      c.timing = {};
       const auto parts = splitList(val, ',');
-      if (parts.empty()) return "run: --timing needs at least one of cupti, events, host, host-sync, torch";
+      if (parts.empty()) return "run: --timing needs at least one of cupti, events, host, host-sync, torch, op-events";
       for (auto t : parts) {
         bool known = false;
         for (int k = 0; k < kTimingMethodCount; ++k)
           if (t == kTimingNames[k]) c.timing[k] = known = true;
         c.timingGiven = true;
         if (!known)
-          return "run: --timing takes a list of cupti, events, host, host-sync, torch, got '" + std::string(t) + "'";
+          return "run: --timing takes a list of cupti, events, host, host-sync, torch, op-events, got '" +
+                 std::string(t) + "'";
       }
     } else if (opt == "--out" || opt == "-o") {
       if (auto e = need()) return e;
@@ -234,7 +235,9 @@ std::optional<std::string> parseRunArgs(const std::vector<std::string>& args, Ru
   return std::nullopt;
 }
 
-bool timingNeedsGpu(TimingMethod m) { return m == TimingMethod::Events || m == TimingMethod::HostSync; }
+bool timingNeedsGpu(TimingMethod m) {
+  return m == TimingMethod::Events || m == TimingMethod::HostSync || m == TimingMethod::OpEvents;
+}
 
 std::optional<std::string> fitTimingToDevice(RunConfig* c, bool cuda) {
   if (cuda) return std::nullopt;
@@ -248,7 +251,7 @@ std::optional<std::string> fitTimingToDevice(RunConfig* c, bool cuda) {
     }
     refused +=
         std::string(refused.empty() ? "" : "; ") + std::string(kTimingNames[k]) +
-        (m == TimingMethod::Events ? " times the GPU's stream with CUDA events" : " ends every step with a GPU sync");
+        (m == TimingMethod::HostSync ? " ends every step with a GPU sync" : " times the GPU's stream with CUDA events");
   }
   if (!refused.empty())
     return "run: --timing asks for a GPU method on the CPU (" + refused +
@@ -334,8 +337,10 @@ const char* const kRunHelp =
     "                          stream sync), or a host scalar (no sync). Default device-tensor\n"
     "  --warmup N              untimed calls first (default 3; 0 = cold, a fresh child per method)\n"
     "  --iters N               timed iterations (default 1)\n"
-    "  --timing LIST           cupti,events,host,host-sync,torch (default cupti,events,host;\n"
-    "                          on the CPU cupti,host: events and host-sync need a GPU);\n"
+    "  --timing LIST           cupti,events,host,host-sync,torch,op-events (default\n"
+    "                          cupti,events,host; on the CPU cupti,host: events, host-sync and\n"
+    "                          op-events need a GPU); events: CUDA events at each step's ends only;\n"
+    "                          op-events: the same while every op records a pair (use_cuda=True);\n"
     "                          torch runs LibTorch's own profiler in a separate child process\n"
     "  --out FILE              default attnscope-run-<time>.json (written atomically)\n"
     "  --progress json         JSON lines on stdout: {\"phase\", \"iteration\", \"message\"}\n"

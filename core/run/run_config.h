@@ -16,7 +16,10 @@ enum class RunDevice { Auto, Cuda, Cpu };
 enum class RunDType { Float32, Float16, BFloat16 };
 enum class SyncMode { None, End, Step, Blocking };
 enum class ScaleMode { DeviceTensor, HostScalar };
-enum class TimingMethod { Cupti, Events, Host, HostSync, Torch, Count };
+// Events: CUDA events at each step's start and end, nothing else recorded.
+// OpEvents: the same step events while every op and scope also records a
+// pair (use_cuda=True's way), so its inflation of the steps shows.
+enum class TimingMethod { Cupti, Events, Host, HostSync, Torch, OpEvents, Count };
 inline constexpr int kTimingMethodCount = static_cast<int>(TimingMethod::Count);
 
 // The attention block's four steps, in order.
@@ -37,7 +40,7 @@ struct RunConfig {
   ScaleMode scale = ScaleMode::DeviceTensor;
   int warmup = 3;
   int iters = 1;
-  std::array<bool, kTimingMethodCount> timing = {true, true, true, false, false};
+  std::array<bool, kTimingMethodCount> timing = {true, true, true, false, false, false};
   bool timingGiven = false;  // --timing was on the command line (else the defaults, which follow the device)
   std::string out;           // empty: attnscope-run-<time>.json
   bool progressJson = false;

@@ -30,12 +30,14 @@ namespace {
 const char* kTimingHelp[kTimingMethodCount] = {
     "CUPTI activity + correlation (what torch.profiler with ProfilerActivity.CUDA does): the "
     "exact GPU time of the kernels each step launched. Always recorded: it is the trace.",
-    "CUDA events at each step's start and end (what use_cuda=True does): GPU-timeline distance, "
-    "which waits behind earlier queued work.",
+    "CUDA events at each step's start and end, nothing else: GPU-timeline distance, which waits "
+    "behind earlier queued work.",
     "Host clock around each step, no sync: launch cost only.",
     "Host clock around each step with a device sync as its last statement: queued-earlier work "
     "plus this step plus sync overhead.",
     "LibTorch's own profiler, in a separate child process (one CUPTI subscriber per process).",
+    "CUDA events at each step's start and end while every op and scope also records a pair (what "
+    "use_cuda=True does): the difference from events is what those pairs cost the steps.",
 };
 
 void setItemEnabled(QComboBox* box, int index, bool on, const QString& tip) {
