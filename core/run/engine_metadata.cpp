@@ -10,22 +10,6 @@
 
 namespace attnscope {
 
-std::vector<double> TimingSeries::meanNs() const {
-  std::vector<double> out(kStepCount, -1.0);
-  for (int k = 0; k < kStepCount; ++k) {
-    double sum = 0;
-    int n = 0;
-    for (const auto& it : steps) {
-      if (static_cast<size_t>(k) < it.size() && it[static_cast<size_t>(k)] >= 0) {
-        sum += static_cast<double>(it[static_cast<size_t>(k)]);
-        ++n;
-      }
-    }
-    if (n > 0) out[static_cast<size_t>(k)] = sum / n;
-  }
-  return out;
-}
-
 namespace {
 
 double percentile(const std::vector<int64_t>& sorted, double q) {

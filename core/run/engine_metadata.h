@@ -35,8 +35,6 @@ struct TimingSeries {
   std::string measures;                     // what the number means, in words
   std::string process;                      // "parent" or "child"
   std::vector<std::vector<int64_t>> steps;  // -1 where not measured
-  // The mean over iterations per step (-1 where no iteration has a value).
-  std::vector<double> meanNs() const;
   // Per step: the median over iterations and its spread.
   std::vector<StepSpread> spread() const;
 };

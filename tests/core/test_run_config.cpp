@@ -53,6 +53,17 @@ class RunConfigTest : public QObject {
     QVERIFY(err->find("host-sync") == std::string::npos);
     err = parseRunArgs({"--device", "cpu", "--timing", "host-sync"}, &c);
     QVERIFY(err && err->find("host-sync ends every step with a GPU sync") != std::string::npos);
+    err = parseRunArgs({"--device", "cpu", "--timing", "op-events"}, &c);
+    QVERIFY(err && err->find("op-events times the GPU's stream with CUDA events") != std::string::npos);
+    // On a GPU op-events is a method of its own, next to events, off by default.
+    RunConfig both;
+    QVERIFY(!parseRunArgs({"--device", "cuda", "--timing", "events,op-events"}, &both));
+    QVERIFY(both.timing[static_cast<int>(TimingMethod::Events)] &&
+            both.timing[static_cast<int>(TimingMethod::OpEvents)]);
+    QCOMPARE(toRunArgs(both).back(), std::string("events,op-events"));
+    RunConfig plain;
+    QVERIFY(!parseRunArgs({"--device", "cuda"}, &plain));
+    QVERIFY(!plain.timing[static_cast<int>(TimingMethod::OpEvents)]);
     QVERIFY(!parseRunArgs({"--device", "cpu"}, &c));
     QVERIFY(c.timing[static_cast<int>(TimingMethod::Cupti)] && c.timing[static_cast<int>(TimingMethod::Host)]);
     QVERIFY(!c.timing[static_cast<int>(TimingMethod::Events)] && !c.timing[static_cast<int>(TimingMethod::HostSync)]);
@@ -69,7 +80,7 @@ class RunConfigTest : public QObject {
     QVERIFY(!d.timing[static_cast<int>(TimingMethod::Events)] && d.timing[static_cast<int>(TimingMethod::Host)]);
     // Only GPU methods left to the defaults: host takes their place.
     RunConfig onlyGpu;
-    onlyGpu.timing = {false, true, false, true, false};
+    onlyGpu.timing = {false, true, false, true, false, true};
     QVERIFY(!fitTimingToDevice(&onlyGpu, false));
     QVERIFY(onlyGpu.timing[static_cast<int>(TimingMethod::Host)]);
   }

@@ -742,7 +742,11 @@ void TestWorkbench::engineMetadataParses() {
   QCOMPARE(meta->stepNames.size(), size_t{kStepCount});
   QVERIFY(!meta->timing.empty());
   QCOMPARE(meta->timing.front().method, std::string("cupti"));
-  for (const auto& t : meta->timing) QCOMPARE(t.meanNs().size(), size_t{kStepCount});
+  for (const auto& t : meta->timing) {
+    const std::vector<StepSpread> sp = t.spread();
+    QCOMPARE(sp.size(), size_t{kStepCount});
+    for (const StepSpread& s : sp) QVERIFY(s.n >= 1 && s.medianNs >= 0);
+  }
   QVERIFY(!parseEngineMetadata("not json"));
   QVERIFY(!parseEngineMetadata(""));
   if (PlotsPanel::chartsAvailable()) {
