@@ -70,8 +70,15 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
     recorder = std::make_unique<OpRecorder>(RecordMode::Trace, cuda, cupti && cupti->available());
   }
 
+  // The warm-up pushes its External ids too: CUPTI's first push of a kind
+  // sets up its per-thread stack (the first measured step paid ~60-120 us
+  // for it on the H200).
+  const bool callIds = recorder && recorder->pushesCallIds();
   for (int i = 0; i < cfg.warmup; ++i) {
-    w.call(-1, nullptr);
+    {
+      const CallExternalId id(callIds, 0);
+      w.call(-1, nullptr);
+    }
     progress(cfg, "warmup", i, std::string(timingName(method)) + " pass: warm-up call " + std::to_string(i + 1));
   }
   w.synchronize();
@@ -104,7 +111,6 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
     }
   }
 
-  const bool callIds = recorder && recorder->pushesCallIds();
   for (int i = 0; i < cfg.iters; ++i) {
     {
       const CallExternalId id(callIds, static_cast<uint64_t>(i) + 1);

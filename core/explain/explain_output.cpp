@@ -1,10 +1,12 @@
 // explain's text and JSON (schema: docs/explain-schema.md).
+#include <cmath>
 #include <cstdint>
 #include <set>
 #include <unordered_map>
 
 #include "core/explain/explanation.h"
 #include "core/explain/glossary.h"
+#include "core/run/engine_metadata.h"
 #include "core/text/json_out.h"
 
 namespace attnscope {
@@ -168,6 +170,13 @@ std::string explainJson(const EventStore& s, const Explanation& a, const Explain
   for (size_t i = 0; i < a.syncWaits.size(); ++i) out += (i ? ", " : "") + syncJson(s, a.syncWaits[i], cited);
   out += "], \"sync_groups\": [";
   for (size_t i = 0; i < a.syncGroups.size(); ++i) out += (i ? ", " : "") + groupJson(a.syncGroups[i]);
+  out += "], \"profiler_inflation\": [";
+  for (size_t i = 0; i < a.inflation.size(); ++i) {
+    const ProfilerInflation& p = a.inflation[i];
+    out += (i ? ", " : "") + std::string("{\"step\": ") + jsonString(p.step) +
+           ", \"no_profiler\": " + spreadJson(p.noProfiler) + ", \"collector\": " + spreadJson(p.collector) +
+           ", \"torch\": " + (p.torch.n ? spreadJson(p.torch) : std::string("null")) + "}";
+  }
   out += "], \"ledger\": " + ledgerJson(s, a.ledger, false);
   for (const auto& d : a.ledger.doubleCounting) cited.insert(d.evidence.begin(), d.evidence.end());
   cited.insert(a.ledger.unlinkedGpu.begin(), a.ledger.unlinkedGpu.end());
@@ -254,6 +263,25 @@ std::string explainText(const EventStore& s, const Explanation& a, const Explain
     }
   }
   if (a.steps.size() > maxSteps) line("  ... and " + std::to_string(a.steps.size() - maxSteps) + " more steps (--all)");
+  if (!a.inflation.empty()) {
+    // The step's cost is its time with no profiler; the rest of its host time in this trace is
+    // the collector's own work, and torch.profiler's next to it.
+    line(
+        "profiler inflation, each step's host time (median [p10-p90] over the iterations): no profiler | under "
+        "attnscope's collector (this trace) | under torch.profiler");
+    auto fig = [](const StepSpread& x) {
+      return usText(std::llround(x.medianNs)) +
+             (x.n > 1 ? " [" + usText(std::llround(x.p10Ns)) + "-" + usText(std::llround(x.p90Ns)) + "]" : "");
+    };
+    auto added = [](const StepSpread& x, const StepSpread& base) {
+      const int64_t d = std::llround(x.medianNs - base.medianNs);
+      return " (" + std::string(d >= 0 ? "+" : "-") + usText(d >= 0 ? d : -d) + ")";
+    };
+    for (const ProfilerInflation& p : a.inflation)
+      line("  " + p.step + ": " + fig(p.noProfiler) + " | " + fig(p.collector) + added(p.collector, p.noProfiler) +
+           " | " + (p.torch.n ? fig(p.torch) + added(p.torch, p.noProfiler) : std::string("not measured")));
+    line("  (a step costs its no-profiler time; what a profiler adds is the profiler's own work, not the step's)");
+  }
   line("sync waits: " + std::to_string(a.syncWaits.size()) + " in " + std::to_string(a.syncGroups.size()) +
        " group(s) by cause");
   for (size_t i = 0; i < a.syncGroups.size() && i < maxGroups; ++i) {

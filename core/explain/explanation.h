@@ -169,8 +169,26 @@ struct Verdict {
   std::vector<std::string> glossary;  // glossary keys it refers to
 };
 
+// How one step's figure moved over a run's iterations: the median and its
+// spread. Percentiles interpolate linearly between the sorted values (numpy's
+// default), so p10/p90 of 2 values lie between them.
+struct StepSpread {
+  int n = 0;  // iterations with a value (0: no figure)
+  double medianNs = -1, minNs = -1, maxNs = -1, p10Ns = -1, p90Ns = -1;
+};
+
+// Engine runs: one step's host time with no profiler (the host pass), under
+// our collector (this trace's windows) and under torch.profiler (the torch
+// pass), each a median with its spread over the iterations (n = 0: that pass
+// did not run). The difference from the first is the profiler's own work.
+struct ProfilerInflation {
+  std::string step;
+  StepSpread noProfiler, collector, torch;
+};
+
 struct Explanation {
   std::vector<StepReport> steps;
+  std::vector<ProfilerInflation> inflation;  // engine runs only
   std::vector<SyncWait> syncWaits;
   std::vector<SyncGroup> syncGroups;  // by total time, largest first
   Ledger ledger;

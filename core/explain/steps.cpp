@@ -446,6 +446,23 @@ Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep
       }
     }
   }
+  if (engineSteps) {
+    const TimingSeries* host = engine->timingOf("host");
+    const TimingSeries* torch = engine->timingOf("torch");
+    const std::vector<StepSpread> hs = host ? host->spread() : std::vector<StepSpread>{};
+    const std::vector<StepSpread> ts = torch ? torch->spread() : std::vector<StepSpread>{};
+    for (size_t k = 0; k < engine->stepNames.size() && k < kStepCount; ++k) {
+      ProfilerInflation p;
+      p.step = engine->stepNames[k];
+      std::vector<int64_t> windows;  // "QK MATMUL", "QK MATMUL #2", ...
+      for (const EngineStep& e : engine->steps)
+        if (e.name == p.step || e.name.starts_with(p.step + " #")) windows.push_back(e.hostEndNs - e.hostStartNs);
+      p.collector = spreadOf(std::move(windows));
+      if (k < hs.size()) p.noProfiler = hs[k];
+      if (k < ts.size()) p.torch = ts[k];
+      if (p.noProfiler.n > 0 && p.collector.n > 0) a.inflation.push_back(std::move(p));
+    }
+  }
   for (size_t i = 0; i < a.steps.size(); ++i) {
     // Steps are in start order; one that overlaps the next ends its scan there.
     StepReport& st = a.steps[i];

@@ -17,13 +17,7 @@
 
 namespace attnscope {
 
-// How one step's figure moved over a run's iterations: the median and its
-// spread. Percentiles interpolate linearly between the sorted values (numpy's
-// default), so p10/p90 of 2 values lie between them.
-struct StepSpread {
-  int n = 0;  // iterations with a value (0: no figure)
-  double medianNs = -1, minNs = -1, maxNs = -1, p10Ns = -1, p90Ns = -1;
-};
+// StepSpread (explanation.h): a step's median and spread over a run's iterations.
 // The spread of `values` (negative entries are "not measured" and skipped).
 StepSpread spreadOf(std::vector<int64_t> values);
 // {"n": .., "median_ns": .., "min_ns": .., "max_ns": .., "p10_ns": .., "p90_ns": ..}

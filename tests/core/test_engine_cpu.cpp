@@ -195,6 +195,48 @@ class EngineCpuTest : public QObject {
     QVERIFY2(text.out.contains("cannot tell from noise: one iteration has no spread"), qPrintable(text.out));
   }
 
+  // explain on a many-iteration run: per step its host time with no profiler
+  // (the host pass), under our collector (the trace's own windows) and under
+  // torch.profiler (the torch pass), medians with their spread, taken from
+  // the run's per-iteration figures here.
+  void explainShowsEachProfilersInflation() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("r.json");
+    Run r = runCli(
+        {"--device", "cpu", "--shape", "1,2,32,16", "--iters", "9", "--timing", "cupti,host,torch", "--out", out});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QFile f(out);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject meta = QJsonDocument::fromJson(f.readAll()).object()["attnscope"].toObject();
+    Run e = cli({"explain", out, "--format", "json"}, 60000);
+    QCOMPARE(e.code, 0);
+    const QJsonArray infl = QJsonDocument::fromJson(e.out.toUtf8()).object()["profiler_inflation"].toArray();
+    QCOMPARE(infl.size(), 4);
+    auto median = [](std::vector<qint64> v) {
+      std::sort(v.begin(), v.end());
+      return static_cast<double>(v[v.size() / 2]);  // 9 values: the 5th
+    };
+    const QJsonArray steps = meta["steps"].toArray();
+    const QJsonObject timing = meta["timing"].toObject();
+    for (int k = 0; k < 4; ++k) {
+      const QJsonObject p = infl[k].toObject();
+      QCOMPARE(p["step"].toString(), steps[k].toObject()["name"].toString());
+      std::vector<qint64> windows, host, torch;
+      for (const auto& it : steps[k].toObject()["iterations"].toArray())
+        windows.push_back(it.toObject()["host_end_ns"].toInteger() - it.toObject()["host_start_ns"].toInteger());
+      for (const auto& it : timing["host"].toObject()["steps"].toArray()) host.push_back(it.toArray()[k].toInteger());
+      for (const auto& it : timing["torch"].toObject()["steps"].toArray()) torch.push_back(it.toArray()[k].toInteger());
+      QCOMPARE(windows.size(), size_t(9));
+      QCOMPARE(p["collector"].toObject()["median_ns"].toDouble(), median(windows));
+      QCOMPARE(p["no_profiler"].toObject()["median_ns"].toDouble(), median(host));
+      QCOMPARE(p["torch"].toObject()["median_ns"].toDouble(), median(torch));
+      QCOMPARE(p["collector"].toObject()["n"].toInt(), 9);
+    }
+    Run text = cli({"explain", out}, 60000);
+    QVERIFY2(text.out.contains("profiler inflation") && text.out.contains("under torch.profiler"),
+             qPrintable(text.out));
+  }
+
   // A many-iteration run: every method's figures per iteration, and per step
   // their median and spread, the same as sorting the iterations' figures here.
   void manyIterationsCarryTheirSpread() {

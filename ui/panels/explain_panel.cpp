@@ -225,6 +225,18 @@ QString ExplainPanel::answerHtml() const {
                                                         : tr(", one iteration (no spread: run with more iterations)"));
       cols.push_back(std::move(c));
     }
+    if (an.inflation.size() == 4) {
+      // The trace's own windows: the steps' host time with our collector running, next to the
+      // host pass (no profiler): the difference is the collector's work, not the step's cost.
+      Col c;
+      for (size_t k = 0; k < 4; ++k) {
+        const StepSpread& sp = an.inflation[k].collector;
+        c.v[k] = std::llround(sp.medianNs);
+        if (sp.n > 1) c.spread[k] = tr("p10–p90 %1–%2").arg(t(std::llround(sp.p10Ns)), t(std::llround(sp.p90Ns)));
+      }
+      c.title = tr("host clock under attnscope's collector (this trace)");
+      cols.push_back(std::move(c));
+    }
   } else {
     std::array<int64_t, 4> v{};
     for (size_t k = 0; k < 4; ++k) v[k] = an.steps[k].hostNs();
@@ -255,6 +267,11 @@ QString ExplainPanel::answerHtml() const {
     html += QStringLiteral("</tr>");
   }
   html += QStringLiteral("</table>");
+  if (an.inflation.size() == 4)
+    html +=
+        tr("<p><small>A step costs its host time with no profiler (the host clock column). What the same step "
+           "takes under a profiler on top of that is the profiler's own work (recording ops, timestamps, "
+           "buffers), not the step's cost.</small></p>");
 
   // The four questions, with this trace's numbers.
   const StepReport& qk = an.steps[0];
