@@ -114,7 +114,11 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
   for (int i = 0; i < cfg.iters; ++i) {
     {
       const CallExternalId id(callIds, static_cast<uint64_t>(i) + 1);
-      w.call(i, &r.spans, stepEvents.empty() ? nullptr : &hooks, method == TimingMethod::HostSync);
+      // The trace pass marks its iterations as torch.profiler's step() does,
+      // so other tools (HTA, Perfetto's queries) find the steps too.
+      const std::string stepName = "ProfilerStep#" + std::to_string(i);
+      w.call(i, &r.spans, stepEvents.empty() ? nullptr : &hooks, method == TimingMethod::HostSync,
+             method == TimingMethod::Cupti ? &stepName : nullptr);
     }
     progress(cfg, "measure", i, std::string(timingName(method)) + " pass: iteration " + std::to_string(i + 1));
   }

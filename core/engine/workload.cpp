@@ -56,9 +56,12 @@ void Workload::synchronize() {
   if (device_.is_cuda()) torch::cuda::synchronize();
 }
 
-at::Tensor Workload::call(int iteration, std::vector<StepSpan>* spans, const StepHooks* hooks, bool extraSync) {
+at::Tensor Workload::call(int iteration, std::vector<StepSpan>* spans, const StepHooks* hooks, bool extraSync,
+                          const std::string* iterationScope) {
   const int64_t d = cfg_.shape[3];
   const bool stepSync = cfg_.sync == SyncMode::Step || extraSync;
+  std::optional<UserScope> whole;
+  if (iterationScope) whole.emplace(*iterationScope);
   std::optional<UserScope> full;
   if (cfg_.wrapFull) full.emplace(kFullScopeName);
 
@@ -94,6 +97,7 @@ at::Tensor Workload::call(int iteration, std::vector<StepSpan>* spans, const Ste
   step(3, [&] { o = at::matmul(w, v_); });
   full.reset();
   if (cfg_.sync == SyncMode::End) synchronize();
+  whole.reset();
   return o;
 }
 

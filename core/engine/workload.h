@@ -7,6 +7,7 @@
 
 #include <array>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "core/run/run_config.h"
@@ -32,8 +33,10 @@ class Workload {
   Workload(const RunConfig& cfg, at::Device device);
   // One call of the block. `spans` (may be null) gets the 4 steps' host spans;
   // `extraSync` adds a device sync as each step's last statement (host-sync).
-  at::Tensor call(int iteration, std::vector<StepSpan>* spans, const StepHooks* hooks = nullptr,
-                  bool extraSync = false);
+  // `iterationScope`: the call inside a record_function of that name (the
+  // trace pass's "ProfilerStep#N", as torch.profiler's step() marks them).
+  at::Tensor call(int iteration, std::vector<StepSpan>* spans, const StepHooks* hooks = nullptr, bool extraSync = false,
+                  const std::string* iterationScope = nullptr);
   void synchronize();
   bool cuda() const { return device_.is_cuda(); }
 

@@ -336,7 +336,7 @@ const char* const kRunHelp =
     "                          qk / sqrt(torch.tensor(d, device=...)) (a hidden H2D copy and\n"
     "                          stream sync), or a host scalar (no sync). Default device-tensor\n"
     "  --warmup N              untimed calls first (default 3; 0 = cold, a fresh child per method)\n"
-    "  --iters N               timed iterations (default 1)\n"
+    "  --iters N               timed iterations per method (default 20: medians with p10-p90)\n"
     "  --timing LIST           cupti,events,host,host-sync,torch,op-events (default\n"
     "                          cupti,events,host; on the CPU cupti,host: events, host-sync and\n"
     "                          op-events need a GPU); events: CUDA events at each step's ends only;\n"

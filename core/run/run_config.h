@@ -39,7 +39,7 @@ struct RunConfig {
   SyncMode sync = SyncMode::None;
   ScaleMode scale = ScaleMode::DeviceTensor;
   int warmup = 3;
-  int iters = 1;
+  int iters = 20;  // enough for a median and its p10-p90 (issue 17)
   std::array<bool, kTimingMethodCount> timing = {true, true, true, false, false, false};
   bool timingGiven = false;  // --timing was on the command line (else the defaults, which follow the device)
   std::string out;           // empty: attnscope-run-<time>.json

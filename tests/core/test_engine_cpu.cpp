@@ -146,6 +146,38 @@ class EngineCpuTest : public QObject {
     QVERIFY(!QFile::exists(out));
   }
 
+  // By default a run measures 20 iterations per method, and the trace marks
+  // each one as torch.profiler's step() does (ProfilerStep#N around the
+  // iteration's four step windows), so other tools find the steps too.
+  void defaultRunMarksTwentyIterations() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("r.json");
+    Run r = runCli({"--device", "cpu", "--shape", "1,2,16,8", "--out", out});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    LoadResult lr = loadTrace(out.toStdString());
+    QVERIFY(lr.ok());
+    const EventStore& s = *lr.store;
+    const auto meta = readEngineMetadata(s);
+    QVERIFY(meta && meta->config);
+    QCOMPARE(meta->config->iters, 20);
+    for (const TimingSeries& t : meta->timing) QCOMPARE(t.steps.size(), size_t(20));
+    std::vector<const Event*> marks(20, nullptr);
+    for (const Event& e : s.events()) {
+      const std::string_view n = s.name(e);
+      if (!n.starts_with("ProfilerStep#")) continue;
+      const int i = std::stoi(std::string(n.substr(13)));
+      QVERIFY(i >= 0 && i < 20 && !marks[static_cast<size_t>(i)]);
+      QCOMPARE(int(e.family), int(Family::UserAnnotation));
+      marks[static_cast<size_t>(i)] = &e;
+    }
+    QCOMPARE(meta->steps.size(), size_t(80));
+    for (size_t k = 0; k < meta->steps.size(); ++k) {
+      const Event* m = marks[k / 4];
+      QVERIFY2(m, qPrintable(QString("no ProfilerStep#%1").arg(k / 4)));
+      QVERIFY(m->start <= meta->steps[k].hostStartNs && meta->steps[k].hostEndNs <= m->end());
+    }
+  }
+
   // compare on two engine runs: each method's median per step with its
   // p10-p90, called noise when each median lies inside the other run's
   // spread, a change when not, and "one iteration" when a run has no spread.

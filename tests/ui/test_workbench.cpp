@@ -287,7 +287,7 @@ void TestWorkbench::runPanelCommandLine() {
   RunPanel fresh;
   QCOMPARE(fresh.commandArguments(QStringLiteral("o.json")).join(QLatin1Char(' ')),
            QStringLiteral("run --shape 1,8,64,64 --dtype float32 --seed 0 --wrap none --sync none "
-                          "--scale device-tensor --warmup 3 --iters 1 --timing cupti,events,host "
+                          "--scale device-tensor --warmup 3 --iters 20 --timing cupti,events,host "
                           "--out o.json --progress json"));
 }
 
