@@ -1,12 +1,19 @@
 // P5: per-op profiling overhead of our collector vs LibTorch's own profiler
 // vs no profiler, on the same workload, in one run. Each profiler runs in a
 // child process of this one (one CUPTI subscriber per process) that measures
-// its own no-profiler baseline first; the children are interleaved in rounds
-// and the per-op overhead of each is the median over rounds.
+// its own no-profiler baseline first; the children are interleaved in rounds,
+// which profiler goes first alternating from round to round. The lead figure
+// is the baseline-normalised ratio (each profiler's overhead as a fraction of
+// its own process's baseline, ours over torch's) per round: its median over
+// the rounds with a bootstrap 95% confidence interval.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -31,6 +38,21 @@ std::pair<double, double> spread(const std::vector<double>& v) {
   return {*lo, *hi};
 }
 
+// The 95% interval of the median of `v` by bootstrap: 5,000 resamples with
+// replacement (a fixed seed: the same rounds give the same interval).
+std::pair<double, double> bootstrapMedianCi(const std::vector<double>& v) {
+  if (v.size() < 2) return {v.empty() ? 0 : v[0], v.empty() ? 0 : v[0]};
+  std::mt19937_64 rng(12345);
+  std::uniform_int_distribution<size_t> pick(0, v.size() - 1);
+  std::vector<double> meds, sample(v.size());
+  for (int b = 0; b < 5000; ++b) {
+    for (double& x : sample) x = v[pick(rng)];
+    meds.push_back(median(sample));
+  }
+  std::sort(meds.begin(), meds.end());
+  return {meds[static_cast<size_t>(0.025 * 4999)], meds[static_cast<size_t>(0.975 * 4999)]};
+}
+
 struct Variant {
   std::string label, profiler, env;  // env: "NAME=1" set for the child, or empty
 };
@@ -46,7 +68,7 @@ int benchOverhead(const std::vector<std::string>& args, const std::string& self)
 #else
   using namespace attnscope;
   std::string profiler, shape = "1,8,64,64", device = "cuda", wrap = "all";
-  int calls = 300, batches = 9, rounds = 3;
+  int calls = 300, batches = 9, rounds = 30;
   bool ablations = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const bool hasValue = i + 1 < args.size();
@@ -101,12 +123,15 @@ int benchOverhead(const std::vector<std::string>& args, const std::string& self)
   }
   std::vector<std::vector<double>> perCall(variants.size()), base(variants.size()), prof(variants.size());
   int ops = 0;
+  const std::string errFile = "/tmp/attnscope-bench-overhead-" + std::to_string(::getpid()) + ".err";
   for (int r = 0; r < rounds; ++r) {
-    for (size_t v = 0; v < variants.size(); ++v) {
+    for (size_t step = 0; step < variants.size(); ++step) {
+      // Odd rounds run the variants in reverse: neither profiler always goes first.
+      const size_t v = r % 2 ? variants.size() - 1 - step : step;
       const std::string cmd = (variants[v].env.empty() ? "" : "env " + variants[v].env + " ") + self +
                               " overhead --profiler " + variants[v].profiler + " --shape " + shape + " --wrap " + wrap +
                               " --device " + device + " --calls " + std::to_string(calls) + " --batches " +
-                              std::to_string(batches) + " 2>/dev/null";
+                              std::to_string(batches) + " 2>" + errFile;
       FILE* f = popen(cmd.c_str(), "r");
       std::string text;
       char buf[4096];
@@ -128,7 +153,11 @@ int benchOverhead(const std::vector<std::string>& args, const std::string& self)
         }
       }
       if (rc != 0 || o < 0 || b.empty() || p.empty()) {
-        std::cerr << "attnscope-bench overhead: the '" << variants[v].label << "' child failed (" << cmd << ")\n";
+        std::cerr << "attnscope-bench overhead: the '" << variants[v].label << "' child failed (" << cmd
+                  << "); its stderr:\n";
+        std::ifstream err(errFile);
+        std::cerr << err.rdbuf() << "\n";
+        std::remove(errFile.c_str());
         return 1;
       }
       if (variants[v].profiler == "ours" && variants[v].env.empty()) ops = o;
@@ -139,10 +168,18 @@ int benchOverhead(const std::vector<std::string>& args, const std::string& self)
       perCall[v].push_back(median(diff));
     }
   }
+  std::remove(errFile.c_str());
   std::printf(
       "workload: attention %s on %s, --wrap %s; per profiler and round one process: %d pairs of batches of %d "
-      "calls without and with it; %d rounds; %d ops per call\n",
+      "calls without and with it; %d rounds, which profiler runs first alternating; %d ops per call\n",
       shape.c_str(), device.c_str(), wrap.c_str(), batches, calls, rounds, ops);
+  std::printf(
+      "what each records: ours = every op and scope with input shapes and memory reports (RecordFunction), and "
+      "from CUPTI kernels, copies, memsets, runtime and driver calls (without %s), synchronization, NVTX "
+      "markers, external correlation, overhead; torch = the same ops with shapes and memory (KINETO), and from "
+      "CUPTI kernels, copies, memsets, runtime and driver calls (all of them), external correlation, overhead "
+      "(no synchronization, no NVTX markers)\n",
+      "54 query-only APIs such as cudaGetDevice");
   std::printf("%-34s %12s %12s %14s %22s\n", "profiler", "base us/call", "prof us/call", "overhead ns/op",
               "spread over rounds");
   std::vector<double> perOp(variants.size());
@@ -173,14 +210,16 @@ int benchOverhead(const std::vector<std::string>& args, const std::string& self)
   }
   const auto [pl, ph] = spread(paired);
   const auto [nl, nh] = spread(normalized);
+  const auto [cl, ch] = bootstrapMedianCi(normalized);
   std::printf(
-      "per round, ours/torch: median %.3f (%.3f..%.3f); as fractions of each process's baseline: median "
-      "%.3f (%.3f..%.3f)\n",
-      median(paired), pl, ph, median(normalized), nl, nh);
+      "ours/torch, each overhead as a fraction of its own process's baseline: median %.3f over %zu rounds, 95%% CI "
+      "%.3f..%.3f (bootstrap), range %.3f..%.3f; raw per round ours/torch: median %.3f (%.3f..%.3f)\n",
+      median(normalized), normalized.size(), cl, ch, nl, nh, median(paired), pl, ph);
   std::printf(
       "ours_ns_per_op=%.0f torch_ns_per_op=%.0f ratio_ours_vs_torch=%.3f paired_ratio=%.3f "
-      "baseline_normalized_ratio=%.3f ops_per_call=%d rounds=%d\n",
-      perOp[0], perOp[1], perOp[1] > 0 ? perOp[0] / perOp[1] : 0.0, median(paired), median(normalized), ops, rounds);
+      "baseline_normalized_ratio=%.3f ci95_low=%.3f ci95_high=%.3f ops_per_call=%d rounds=%d\n",
+      perOp[0], perOp[1], perOp[1] > 0 ? perOp[0] / perOp[1] : 0.0, median(paired), median(normalized), cl, ch, ops,
+      rounds);
   return 0;
 #endif
 }
