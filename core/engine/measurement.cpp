@@ -168,6 +168,10 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
                                       "iteration)");
     }
     r.collection.nvtxRangesPushed = recorder->nvtxRangesPushed();
+    if (const uint64_t open = recorder->nvtxRangesLeftOpen())
+      r.notes.push_back(std::to_string(open) +
+                        " record_function scope(s) ended on another thread than they began: each is filed under the "
+                        "thread that began it, and its NVTX range is left open there");
     const ClockCheck ck = checkClock();
     r.collection.clock = gTscClock.enabled ? "tsc" : "monotonic";
     r.collection.clockDriftNs = ck.driftNs;

@@ -31,6 +31,8 @@ int64_t threadId() {
 struct OpContext : at::ObserverContext {
   int64_t start = 0;
   int64_t extId = 0;
+  int64_t tid = 0;  // the thread that began it (a scope may end on another)
+  bool nvtxPushed = false;
   bool user = false;
   cudaEvent_t evStart = nullptr;
 };
@@ -48,6 +50,7 @@ struct RawOp {
   const char* name = nullptr;  // operator names live as long as the process
   int64_t start = 0, end = 0, extId = 0, seq = -1;
   uint32_t ownedName = UINT32_MAX;  // user scopes: index into ThreadBuf::names
+  int64_t tid = 0;                  // user scopes: the thread that began it (0: the buffer's)
   uint32_t encBegin = 0, encEnd = 0;
   bool user = false;
 };
@@ -88,7 +91,8 @@ struct State {
   std::vector<std::unique_ptr<ThreadBuf>> bufs;
   std::vector<EventPair> pairs;
   std::atomic<uint64_t> nvtxPushed{0};
-  std::vector<cudaEvent_t> eventPool;  // events mode: created up front
+  std::atomic<uint64_t> nvtxLeftOpen{0};  // scopes that ended on another thread than they began
+  std::vector<cudaEvent_t> eventPool;     // events mode: created up front
   std::atomic<size_t> eventNext{0};
   std::atomic<uint64_t> eventsLate{0};
   std::vector<cudaEvent_t> lateEvents;  // created while measuring (the pool ran out)
@@ -254,6 +258,7 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
   }
   auto ctx = std::make_unique<OpContext>();
   ctx->user = user;
+  ctx->tid = threadId();
   if (g->mode == RecordMode::Trace) {
     // A scope's id is not pushed to CUPTI: the assembler finds the calls made
     // directly inside it by containment, like those of nested ops.
@@ -263,6 +268,7 @@ std::unique_ptr<at::ObserverContext> onEnter(const at::RecordFunction& fn) {
                                              static_cast<uint64_t>(ctx->extId));
     if (g->nvtx) {
       nvtxRangePushA(fn.name());
+      ctx->nvtxPushed = true;
       g->nvtxPushed.fetch_add(1, std::memory_order_relaxed);
     }
   } else if (g->cuda) {
@@ -319,8 +325,14 @@ void onExit(const at::RecordFunction& fn, at::ObserverContext* raw) {
     r.seq = fn.seqNr();
     r.user = true;
     r.ownedName = static_cast<uint32_t>(tb.names.size());
+    r.tid = ctx->tid;  // filed under the thread that began it
     tb.names.emplace_back(fn.name());
-    if (g->nvtx) nvtxRangePop();
+    // NVTX ranges are per-thread stacks: a scope that ends on another thread
+    // must not pop that thread's range (its own stays open, and is counted).
+    if (ctx->nvtxPushed && threadId() == ctx->tid)
+      nvtxRangePop();
+    else if (ctx->nvtxPushed)
+      g->nvtxLeftOpen.fetch_add(1, std::memory_order_relaxed);
     tb.ops.push_back(r);
   } else {
     EventPair p;
@@ -418,7 +430,7 @@ void OpRecorder::takeInto(RunCapture* cap) {
       o.name = r.ownedName != UINT32_MAX ? tb->names[r.ownedName] : std::string(r.name ? r.name : "?");
       o.startNs = r.start;
       o.endNs = r.end;
-      o.tid = tb->tid;
+      o.tid = r.tid ? r.tid : tb->tid;
       o.externalId = r.extId;
       o.userScope = r.user;
       o.sequenceNumber = r.seq;
@@ -478,6 +490,7 @@ CallExternalId::~CallExternalId() {
 uint64_t CallExternalId::failures() { return gCallIdFailures.load(); }
 
 uint64_t OpRecorder::nvtxRangesPushed() const { return g ? g->nvtxPushed.load() : 0; }
+uint64_t OpRecorder::nvtxRangesLeftOpen() const { return g ? g->nvtxLeftOpen.load() : 0; }
 uint64_t OpRecorder::eventsCreatedLate() const { return g ? g->eventsLate.load() : 0; }
 
 }  // namespace attnscope::engine

@@ -42,6 +42,9 @@ class OpRecorder {
   // Events mode: elapsed per op/scope (device synchronized first).
   std::vector<EventTiming> eventTimings();
   uint64_t nvtxRangesPushed() const;
+  // Scopes that ended on another thread than they began: their NVTX range is
+  // left open rather than popping the other thread's.
+  uint64_t nvtxRangesLeftOpen() const;
   // Events mode: events the pool could not give (created while measuring).
   uint64_t eventsCreatedLate() const;
   // Where External ids go to CUPTI (ATTNSCOPE_EXTID=call|outermost|every|none):
