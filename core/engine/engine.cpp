@@ -229,7 +229,23 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
       std::cerr << "attnscope-cli: " << *e << "\n";
       return kExitBad;
     }
-    const at::Device device(cfg.device == RunDevice::Cuda ? at::kCUDA : at::kCPU, 0);
+    const int gpuIndex = cfg.device == RunDevice::Cuda ? cfg.deviceIndex : 0;
+    if (cfg.device == RunDevice::Cuda) {
+      const auto count = static_cast<int>(torch::cuda::device_count());
+      if (gpuIndex >= count) {
+        std::cerr << "attnscope-cli: run: --device cuda:" << gpuIndex << ", but this machine has " << count
+                  << " CUDA device(s) (0 to " << count - 1 << ")\n";
+        return kExitBad;
+      }
+      // Everything of the run on that GPU: the workload, the streams, the
+      // events, the syncs, the free-memory check.
+      if (const cudaError_t e = cudaSetDevice(gpuIndex); e != cudaSuccess) {
+        std::cerr << "attnscope-cli: run: cannot use CUDA device " << gpuIndex << ": " << cudaGetErrorString(e) << "\n";
+        return kExitBad;
+      }
+    }
+    const at::Device device(cfg.device == RunDevice::Cuda ? at::kCUDA : at::kCPU,
+                            static_cast<c10::DeviceIndex>(gpuIndex));
     if (!cfg.pass.empty()) return childMain(cfg, device);
 
     // Refuse shapes that clearly cannot fit, before allocating anything.
@@ -331,9 +347,9 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
       cudaRuntimeGetVersion(&runtimeVersion);
       cudaDriverGetVersion(&driverVersion);
       cudaDeviceProp p{};
-      if (cudaGetDeviceProperties(&p, 0) == cudaSuccess) {
+      if (cudaGetDeviceProperties(&p, gpuIndex) == cudaSuccess) {
         DeviceProperties d;
-        d.id = 0;
+        d.id = gpuIndex;
         d.name = p.name;
         d.totalGlobalMem = static_cast<int64_t>(p.totalGlobalMem);
         d.computeMajor = p.major;
@@ -422,6 +438,9 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
         timing += "]";
       }
       if (!r.tracePath.empty()) timing += ", \"trace\": " + jsonString(r.tracePath);
+      if (r.eventStream >= 0)
+        timing += ", \"stream\": {\"device\": " + std::to_string(r.eventDevice) +
+                  ", \"id\": " + std::to_string(r.eventStream) + "}";
       timing += "}";
       for (const auto& n : r.notes) notes.push_back(n);
     }
@@ -433,7 +452,7 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
             ", \"cuda_runtime\": " + std::to_string(runtimeVersion) +
             ", \"cuda_driver\": " + std::to_string(driverVersion) +
             ", \"cupti\": " + std::to_string(store.meta().cuptiVersion) + "}";
-    meta += ", \"device\": " + (device.is_cuda() ? deviceJson(0) : std::string("\"cpu\""));
+    meta += ", \"device\": " + (device.is_cuda() ? deviceJson(gpuIndex) : std::string("\"cpu\""));
     meta += ", \"steps\": " + steps + ", \"timing\": " + timing;
     meta += ", \"collection\": {\"cupti\": " + jsonString(ci.cupti) +
             ", \"dropped_records\": " + std::to_string(ci.droppedRecords) +

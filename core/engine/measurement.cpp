@@ -99,6 +99,11 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
         cudaEventCreate(&p[0]);
         cudaEventCreate(&p[1]);
       }
+      // The stream the workload runs on (the current one): the step events
+      // time that stream only, and the trace says which it was.
+      const c10::cuda::CUDAStream stream = c10::cuda::getCurrentCUDAStream();
+      r.eventStream = stream.id();
+      r.eventDevice = stream.device_index();
       hooks.onStepStart = [&](int s) {
         cudaEventRecord(stepEvents[static_cast<size_t>(eventIteration) * kStepCount + s][0],
                         c10::cuda::getCurrentCUDAStream());
@@ -224,6 +229,7 @@ std::string measurementResultJson(const MeasurementResult& r) {
        ", \"gpu_linked_to_op\": " + std::to_string(r.collection.assembled.gpuLinkedToOp) +
        ", \"gpu_unlinked\": " + std::to_string(r.collection.assembled.gpuUnlinked) +
        ", \"markers\": " + std::to_string(r.collection.assembled.markers) +
+       ", \"event_stream\": " + std::to_string(r.eventStream) + ", \"event_device\": " + std::to_string(r.eventDevice) +
        ", \"driver_work\": " + std::to_string(r.collection.assembled.driverWorkRecords) + "}";
   s += ", \"trace\": " + jsonString(r.tracePath) + ", \"notes\": [";
   for (size_t i = 0; i < r.notes.size(); ++i) s += (i ? ", " : "") + jsonString(r.notes[i]);
@@ -291,6 +297,8 @@ bool parseMeasurementResult(const std::string& json, MeasurementResult* r, std::
     st.gpuUnlinked = uint64_t(int64_t(c["gpu_unlinked"]));
     st.markers = uint64_t(int64_t(c["markers"]));
     st.driverWorkRecords = uint64_t(int64_t(c["driver_work"]));
+    r->eventStream = c["event_stream"];
+    r->eventDevice = static_cast<int>(int64_t(c["event_device"]));
     r->tracePath = std::string(std::string_view(doc["trace"]));
     for (auto n : doc["notes"].get_array()) r->notes.emplace_back(std::string_view(n));
   } catch (const simdjson::simdjson_error& e) {

@@ -41,7 +41,9 @@ struct MeasurementResult {
   std::vector<StepSpan> spans;
   std::vector<EventTiming> eventOps;  // events pass: per op/scope
   CollectionInfo collection;
-  std::string tracePath;  // torch pass: torch's own trace
+  std::string tracePath;     // torch pass: torch's own trace
+  int64_t eventStream = -1;  // events passes: the CUDA stream the step events were recorded on
+  int eventDevice = -1;      // ... and its device
   std::vector<std::string> notes;
 };
 

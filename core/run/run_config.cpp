@@ -123,14 +123,20 @@ std::optional<std::string> parseRunArgs(const std::vector<std::string>& args, Ru
       c.progressJson = true;
     } else if (opt == "--device") {
       if (auto e = need()) return e;
-      if (val == "cuda")
+      int64_t index = 0;
+      if (val == "cuda") {
         c.device = RunDevice::Cuda;
-      else if (val == "cpu")
+        c.deviceIndex = 0;
+      } else if (val.starts_with("cuda:") && parseInt(std::string_view(val).substr(5), &index) && index >= 0 &&
+                 index < 1024) {
+        c.device = RunDevice::Cuda;
+        c.deviceIndex = static_cast<int>(index);
+      } else if (val == "cpu")
         c.device = RunDevice::Cpu;
       else if (val == "auto")
         c.device = RunDevice::Auto;
       else
-        return "run: --device takes cuda or cpu, got '" + val + "'";
+        return "run: --device takes cuda, cuda:N (the GPU's index) or cpu, got '" + val + "'";
     } else if (opt == "--shape") {
       if (auto e = need()) return e;
       const auto parts = splitList(val, ',');
@@ -264,7 +270,10 @@ std::optional<std::string> fitTimingToDevice(RunConfig* c, bool cuda) {
 
 std::vector<std::string> toRunArgs(const RunConfig& c) {
   std::vector<std::string> a;
-  if (c.device != RunDevice::Auto) a.insert(a.end(), {"--device", std::string(deviceName(c.device))});
+  if (c.device != RunDevice::Auto)
+    a.insert(a.end(), {"--device", std::string(deviceName(c.device)) + (c.device == RunDevice::Cuda && c.deviceIndex
+                                                                            ? ":" + std::to_string(c.deviceIndex)
+                                                                            : std::string())});
   a.insert(a.end(), {"--shape", std::to_string(c.shape[0]) + "," + std::to_string(c.shape[1]) + "," +
                                     std::to_string(c.shape[2]) + "," + std::to_string(c.shape[3])});
   a.insert(a.end(), {"--dtype", std::string(dtypeName(c.dtype))});
@@ -281,7 +290,8 @@ std::vector<std::string> toRunArgs(const RunConfig& c) {
 }
 
 std::string runConfigJson(const RunConfig& c) {
-  std::string s = "{\"device\": " + jsonString(deviceName(c.device));
+  std::string s =
+      "{\"device\": " + jsonString(deviceName(c.device)) + ", \"device_index\": " + std::to_string(c.deviceIndex);
   s += ", \"shape\": [" + std::to_string(c.shape[0]) + ", " + std::to_string(c.shape[1]) + ", " +
        std::to_string(c.shape[2]) + ", " + std::to_string(c.shape[3]) + "]";
   s += ", \"dtype\": " + jsonString(dtypeName(c.dtype));
@@ -323,7 +333,8 @@ const char* const kRunHelp =
     "LibTorch and records what really happened: ops via RecordFunction, CUDA activity via CUPTI,\n"
     "NVTX ranges. Each timing method is measured in its own pass after the same warm-up.\n"
     "\n"
-    "  --device cuda|cpu       default: cuda when a GPU is present, else cpu (with a notice)\n"
+    "  --device cuda|cuda:N|cpu  default: cuda (GPU 0) when a GPU is present, else cpu (with a\n"
+    "                          notice); cuda:N runs on GPU N\n"
     "  --shape B,H,S,D         default 1,8,64,64 (small: launch-bound)\n"
     "  --dtype float32|float16|bfloat16   default float32\n"
     "  --seed N                default 0\n"

@@ -31,6 +31,7 @@ inline constexpr std::string_view kFullScopeName = "MULTIHEAD_ATTENTION_FULL";
 
 struct RunConfig {
   RunDevice device = RunDevice::Auto;
+  int deviceIndex = 0;                            // which GPU (--device cuda:N)
   std::array<int64_t, 4> shape = {1, 8, 64, 64};  // B, H, S, D
   RunDType dtype = RunDType::Float32;
   uint64_t seed = 0;

@@ -1,6 +1,8 @@
 // `attnscope-cli run` options: parsed and refused before any allocation.
 #include <QtTest>
 
+#include <algorithm>
+
 #include "core/run/engine_metadata.h"
 #include "core/run/run_config.h"
 
@@ -45,6 +47,30 @@ class RunConfigTest : public QObject {
 
   // Methods that cannot exist on the CPU: refused by name, dropped from the
   // defaults; on a GPU nothing changes.
+  // --device cuda:N picks the GPU; it survives the round trip to the child
+  // passes' arguments and is in the trace's config.
+  void deviceIndex() {
+    RunConfig c;
+    QVERIFY(!parseRunArgs({"--device", "cuda:1"}, &c));
+    QVERIFY(c.device == RunDevice::Cuda);
+    QCOMPARE(c.deviceIndex, 1);
+    const std::vector<std::string> args = toRunArgs(c);
+    const auto it = std::find(args.begin(), args.end(), std::string("--device"));
+    QVERIFY(it != args.end() && std::next(it) != args.end());
+    QCOMPARE(*std::next(it), std::string("cuda:1"));
+    RunConfig back;
+    QVERIFY(!parseRunArgs(args, &back));
+    QCOMPARE(back.deviceIndex, 1);
+    QVERIFY(runConfigJson(c).find("\"device_index\": 1") != std::string::npos);
+    RunConfig zero;
+    QVERIFY(!parseRunArgs({"--device", "cuda"}, &zero));
+    QCOMPARE(zero.deviceIndex, 0);
+    for (const char* bad : {"cuda:", "cuda:x", "cuda:-1", "gpu1"}) {
+      const auto err = parseRunArgs({"--device", bad}, &c);
+      QVERIFY2(err && err->find("cuda:N") != std::string::npos, bad);
+    }
+  }
+
   void timingFollowsTheDevice() {
     RunConfig c;
     auto err = parseRunArgs({"--device", "cpu", "--timing", "events,host"}, &c);
