@@ -90,7 +90,13 @@ int main() {
   check(s.familyCount(Family::Kernel) >= 5, "kernels recorded: " + std::to_string(s.familyCount(Family::Kernel)));
   check(s.familyCount(Family::GpuMemcpy) >= 1, "the hidden H2D copy of the scale tensor is recorded");
   check(s.familyCount(Family::CudaRuntime) >= 5, "runtime calls recorded");
-  check(count(s, "cudaStreamSynchronize") == 1, "one cudaStreamSynchronize (the scale's copy)");
+  // One per iteration of the block (the run's default: 20 iterations, each marked ProfilerStep#N).
+  size_t iterations = 0;
+  for (const auto& e : s.events()) iterations += s.name(e).starts_with("ProfilerStep#");
+  check(iterations == 20, "20 iterations, each marked ProfilerStep#N (" + std::to_string(iterations) + ")");
+  check(count(s, "cudaStreamSynchronize") == iterations,
+        "one cudaStreamSynchronize per iteration (the scale's copy): " +
+            std::to_string(count(s, "cudaStreamSynchronize")));
   uint64_t linked = 0, gpu = 0;
   for (const auto& e : s.events()) {
     if (e.family != Family::Kernel && e.family != Family::GpuMemcpy) continue;
