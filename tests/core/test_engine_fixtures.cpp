@@ -1,6 +1,9 @@
 // The engine's real H200 captures (tests/data/h200/, made with the device
 // tool): CI checks what they prove without a GPU.
 #include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QtTest>
 
 #include "core/explain/explanation.h"
@@ -62,7 +65,8 @@ class EngineFixturesTest : public QObject {
     QCOMPARE(m->cupti, std::string("ok"));
     QCOMPARE(m->droppedRecords, uint64_t{0});
     QVERIFY(m->nvtxSeen == m->nvtxPushed);  // NVTX came back through CUPTI
-    QCOMPARE(m->steps.size(), size_t{4});
+    QVERIFY(m->config.has_value());
+    QCOMPARE(m->steps.size(), size_t(4 * m->config->iters));  // four steps per iteration
     // Every kernel and copy links to its launch (correlation) and its op (External id).
     uint64_t gpu = 0, linked = 0;
     for (const Event& e : s.events()) {
@@ -75,6 +79,47 @@ class EngineFixturesTest : public QObject {
     }
     QVERIFY(gpu >= 4);  // 2 GEMMs, scale, softmax (+ sqrt and the H2D copy with a device tensor)
     QCOMPARE(linked, gpu);
+  }
+
+  // A capture made after issue 17 (3 iterations, the collector started before
+  // the warm-up): the warm-up's records were left out, no profiler overhead
+  // record falls inside a step (before, a 2-3 ms Activity Buffer Request sat
+  // in the first one), each iteration is marked ProfilerStep#N around its four
+  // steps, and explain sets the steps' host time under the collector next to
+  // the host pass's.
+  void collectorLeavesNoArtefactInTheSteps() {
+    LOAD(s, "softmax_none_iters3_1x8x64x64.json");
+    const auto m = readEngineMetadata(s);
+    QVERIFY(m && m->config);
+    QCOMPARE(m->config->iters, 3);
+    const QJsonObject c =
+        QJsonDocument::fromJson(QByteArray::fromStdString(s.meta().attnscopeJson)).object()["collection"].toObject();
+    QVERIFY(c["warmup_records_left_out"].toInt() > 0);
+    QCOMPARE(c["buffers_added"].toInt(), 0);
+    QCOMPARE(c["records_without_timestamps"].toInt(), 0);
+    QVERIFY(c["errors"].toArray().isEmpty());
+    QCOMPARE(c["clock"].toObject()["source"].toString(), QString("tsc"));
+    std::vector<const Event*> marks;
+    for (const Event& e : s.events()) {
+      if (e.family == Family::UserAnnotation && s.name(e).starts_with("ProfilerStep#")) marks.push_back(&e);
+      if (e.family != Family::Overhead) continue;
+      for (const EngineStep& st : m->steps)
+        QVERIFY2(e.end() <= st.hostStartNs || e.start >= st.hostEndNs,
+                 qPrintable(QString("%1 inside %2")
+                                .arg(QString::fromStdString(std::string(s.name(e))), QString::fromStdString(st.name))));
+    }
+    QCOMPARE(marks.size(), size_t{3});
+    for (size_t k = 0; k < m->steps.size(); ++k) {
+      const Event& mark = *marks[k / 4];
+      QVERIFY(mark.start <= m->steps[k].hostStartNs && m->steps[k].hostEndNs <= mark.end());
+    }
+    const Explanation an = *snapshotOf(s)->explanation;
+    QCOMPARE(an.inflation.size(), size_t{4});
+    for (const ProfilerInflation& p : an.inflation) {
+      QCOMPARE(p.collector.n, 3);
+      QCOMPARE(p.noProfiler.n, 3);
+      QCOMPARE(p.torch.n, 0);  // no torch pass in this run
+    }
   }
 
   // record_function adds no synchronization: the same syncs whatever is wrapped.
