@@ -440,7 +440,16 @@ CuptiCollector::CuptiCollector(CuptiApi& api, size_t poolBuffers, size_t bufferB
     reason_ = "another collector is active in this process";
     return;
   }
-  g = new Shared();  // a closed one still holding buffers is left to CUPTI
+  if (g) {
+    // A closed collector's state: gone if CUPTI gave every buffer back, else
+    // kept (reachable) for the buffers CUPTI may still return.
+    static std::vector<Shared*> retired;
+    if (g->handedOut == 0)
+      delete g;
+    else
+      retired.push_back(g);
+  }
+  g = new Shared();
   owns_ = true;
   struct ReleaseIfFailed {
     CuptiCollector* c;
