@@ -158,6 +158,24 @@ std::string deviceJson(int dev) {
          ", \"total_global_mem\": " + std::to_string(p.totalGlobalMem) + "}";
 }
 
+// The trace's deviceProperties and CUDA versions (Kineto's), for whichever
+// process assembles the trace pass.
+void fillDeviceInfo(RunCapture* cap, at::Device device) {
+  if (!device.is_cuda()) return;
+  cudaRuntimeGetVersion(&cap->cudaRuntimeVersion);
+  cudaDriverGetVersion(&cap->cudaDriverVersion);
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, device.index()) != cudaSuccess) return;
+  DeviceProperties d;
+  d.id = device.index();
+  d.name = p.name;
+  d.totalGlobalMem = static_cast<int64_t>(p.totalGlobalMem);
+  d.computeMajor = p.major;
+  d.computeMinor = p.minor;
+  d.numSms = p.multiProcessorCount;
+  cap->devices.push_back(d);
+}
+
 int childMain(const RunConfig& cfg, at::Device device) {
   RunCapture cap;
   MeasurementResult r;
@@ -173,6 +191,7 @@ int childMain(const RunConfig& cfg, at::Device device) {
   std::string err;
   if (m == TimingMethod::Cupti) {
     cap.pid = ::getpid();
+    fillDeviceInfo(&cap, device);  // a cold or blocking run's trace keeps them too
     const EventStore store = assembleRunStore(cap, &r.collection.assembled);
     r.tracePath = cfg.passOut + ".trace.json";
     if (!writeFileAtomic(r.tracePath, chromeTraceJson(store), &err)) {
@@ -342,24 +361,8 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
 
     // The trace pass becomes the store.
     cap.pid = ::getpid();
-    int runtimeVersion = 0, driverVersion = 0;
-    if (device.is_cuda()) {
-      cudaRuntimeGetVersion(&runtimeVersion);
-      cudaDriverGetVersion(&driverVersion);
-      cudaDeviceProp p{};
-      if (cudaGetDeviceProperties(&p, gpuIndex) == cudaSuccess) {
-        DeviceProperties d;
-        d.id = gpuIndex;
-        d.name = p.name;
-        d.totalGlobalMem = static_cast<int64_t>(p.totalGlobalMem);
-        d.computeMajor = p.major;
-        d.computeMinor = p.minor;
-        d.numSms = p.multiProcessorCount;
-        cap.devices.push_back(d);
-      }
-    }
-    cap.cudaRuntimeVersion = runtimeVersion;
-    cap.cudaDriverVersion = driverVersion;
+    fillDeviceInfo(&cap, device);
+    const int runtimeVersion = cap.cudaRuntimeVersion, driverVersion = cap.cudaDriverVersion;
     // A child's trace pass counted its correlations when it assembled them.
     EventStore store =
         childStore ? std::move(*childStore) : assembleRunStore(cap, &results.front().collection.assembled);
