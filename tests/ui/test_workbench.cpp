@@ -115,6 +115,7 @@ class TestWorkbench : public QObject {
   void explainPanelCards();
   void whyPanelForARow();
   void compareTwoCaptures();
+  void compareEngineRunsSaysNoiseOrChange();
   void glossaryCoversColumnsAndFamilies();
   void kernelHistogramCountsKernels();
   void engineMetadataParses();
@@ -687,6 +688,35 @@ void TestWorkbench::compareTwoCaptures() {
   QVERIFY(w.compareView()->stepsModel()->rowCount() > 0);
   QVERIFY(!w.compareView()->perturbationText().isEmpty());
   QVERIFY(!w.compareRows(0, 7, &err));
+}
+
+// Two engine captures from the H200: the Compare summary sets each method's
+// median per step side by side with its spread, and a run of one iteration
+// is said to have none (so no verdict either way).
+void TestWorkbench::compareEngineRunsSaysNoiseOrChange() {
+  MainWindow w({false, false, false});
+  QSignalSpy shown(&w, &MainWindow::traceShown);
+  w.openTrace(QStringLiteral(ATTNSCOPE_TEST_DATA "/h200/softmax_none_iters3_1x8x64x64.json"));
+  QVERIFY(shown.wait(30000));
+  w.openTrace(QStringLiteral(ATTNSCOPE_TEST_DATA "/h200/softmax_none_1x8x64x64.json"));
+  QVERIFY(shown.wait(30000));
+  QSignalSpy compared(w.compareView(), &CompareView::compared);
+  QString err;
+  QVERIFY2(w.compareRows(0, 1, &err), qPrintable(err));
+  QVERIFY(compared.wait(30000));
+  const auto c = w.compareView()->comparison();
+  QVERIFY(c);
+  QVERIFY(!c->engineTiming.empty());
+  for (const EngineTimingChange& t : c->engineTiming) {
+    QCOMPARE(t.a.n, 3);
+    QCOMPARE(t.b.n, 1);
+    QCOMPARE(t.verdict, std::string("one iteration"));
+  }
+  const QString summary = w.compareView()->perturbationText();
+  QVERIFY2(summary.contains(QStringLiteral("Measured by the engine")), qPrintable(summary));
+  QVERIFY2(summary.contains(QStringLiteral("cannot tell from noise: one iteration has no spread")),
+           qPrintable(summary));
+  QVERIFY2(summary.contains(QStringLiteral("host clock around it, no sync")), qPrintable(summary));
 }
 
 void TestWorkbench::glossaryCoversColumnsAndFamilies() {

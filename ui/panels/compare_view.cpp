@@ -338,10 +338,11 @@ void CompareView::recompute() {
                        : tr("%1 (one iteration)").arg(m);
       };
       for (const EngineTimingChange& t : c->engineTiming) {
-        const QString verdict = t.verdict == "noise"           ? tr("noise: inside both runs' spreads")
-                                : t.verdict == "one iteration" ? tr("cannot tell from noise: one iteration has no "
-                                                                    "spread (run with more iterations)")
-                                                               : tr("a change beyond both runs' spreads");
+        const QString verdict = t.verdict == "noise" ? tr("noise: inside both runs' spreads")
+                                : t.verdict == "one iteration"
+                                    ? tr("cannot tell from noise: one iteration has no "
+                                         "spread (run with more iterations)")
+                                    : tr("a change: a median outside the other run's spread");
         const double d = t.deltaNs;
         html += QStringLiteral("<li>%1 · %2: %3 → %4 (%5%6) — %7</li>")
                     .arg(qs(t.step).toHtmlEscaped(), qs(timingMethodLabel(t.method)).toHtmlEscaped(), fig(t.a),
