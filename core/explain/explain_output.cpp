@@ -220,6 +220,27 @@ std::string explainText(const EventStore& s, const Explanation& a, const Explain
   const size_t maxGroups = opt.all ? SIZE_MAX : 10;
   line("trace: " + s.meta().sourcePath);
   if (!a.partial.empty()) line("PARTIAL TRACE: " + a.partial + " (work recorded after the cut is missing)");
+  if (!a.inflation.empty()) {  // engine runs: first, what each step costs
+    // The step's cost is its time with no profiler; the rest of its host time in this trace is
+    // the collector's own work, and torch.profiler's next to it.
+    line(
+        "profiler inflation, each step's host time (median [p10-p90] over the iterations): no profiler | under "
+        "attnscope's collector (this trace) | under torch.profiler");
+    auto fig = [](const StepSpread& x) {
+      return usText(std::llround(x.medianNs)) +
+             (x.n > 1 ? " [" + usText(std::llround(x.p10Ns)) + "-" + usText(std::llround(x.p90Ns)) + "]" : "");
+    };
+    auto added = [](const StepSpread& x, const StepSpread& base) {
+      const int64_t d = std::llround(x.medianNs - base.medianNs);
+      const bool inside = base.n > 1 && x.medianNs >= base.p10Ns && x.medianNs <= base.p90Ns;
+      return " (" + std::string(d >= 0 ? "+" : "-") + usText(d >= 0 ? d : -d) +
+             (inside ? ", within the no-profiler spread" : "") + ")";
+    };
+    for (const ProfilerInflation& p : a.inflation)
+      line("  " + p.step + ": " + fig(p.noProfiler) + " | " + fig(p.collector) + added(p.collector, p.noProfiler) +
+           " | " + (p.torch.n ? fig(p.torch) + added(p.torch, p.noProfiler) : std::string("not measured")));
+    line("  (a step costs its no-profiler time; what a profiler adds is the profiler's own work, not the step's)");
+  }
   line("steps (" + a.stepSource + "): " + std::to_string(a.steps.size()));
   if (!a.steps.empty())
     line(
@@ -263,25 +284,6 @@ std::string explainText(const EventStore& s, const Explanation& a, const Explain
     }
   }
   if (a.steps.size() > maxSteps) line("  ... and " + std::to_string(a.steps.size() - maxSteps) + " more steps (--all)");
-  if (!a.inflation.empty()) {
-    // The step's cost is its time with no profiler; the rest of its host time in this trace is
-    // the collector's own work, and torch.profiler's next to it.
-    line(
-        "profiler inflation, each step's host time (median [p10-p90] over the iterations): no profiler | under "
-        "attnscope's collector (this trace) | under torch.profiler");
-    auto fig = [](const StepSpread& x) {
-      return usText(std::llround(x.medianNs)) +
-             (x.n > 1 ? " [" + usText(std::llround(x.p10Ns)) + "-" + usText(std::llround(x.p90Ns)) + "]" : "");
-    };
-    auto added = [](const StepSpread& x, const StepSpread& base) {
-      const int64_t d = std::llround(x.medianNs - base.medianNs);
-      return " (" + std::string(d >= 0 ? "+" : "-") + usText(d >= 0 ? d : -d) + ")";
-    };
-    for (const ProfilerInflation& p : a.inflation)
-      line("  " + p.step + ": " + fig(p.noProfiler) + " | " + fig(p.collector) + added(p.collector, p.noProfiler) +
-           " | " + (p.torch.n ? fig(p.torch) + added(p.torch, p.noProfiler) : std::string("not measured")));
-    line("  (a step costs its no-profiler time; what a profiler adds is the profiler's own work, not the step's)");
-  }
   line("sync waits: " + std::to_string(a.syncWaits.size()) + " in " + std::to_string(a.syncGroups.size()) +
        " group(s) by cause");
   for (size_t i = 0; i < a.syncGroups.size() && i < maxGroups; ++i) {
