@@ -167,10 +167,12 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
       r.collection.recordsWithoutTimestamps = st.recordsWithoutTimestamps;
       r.collection.recordsBeforeWindow = st.recordsBeforeWindow;
       r.collection.errors = st.errors;
-      if (const uint64_t bad = CallExternalId::failures())
+      if (const uint64_t bad = CallExternalId::failures()) {
         r.collection.errors.push_back(std::to_string(bad) +
                                       " External-id pushes or pops failed (some API calls may carry the wrong "
                                       "iteration)");
+        if (r.collection.cupti == "ok") r.collection.cupti = "error: " + r.collection.errors.back();
+      }
     }
     r.collection.nvtxRangesPushed = recorder->nvtxRangesPushed();
     if (const uint64_t open = recorder->nvtxRangesLeftOpen())
