@@ -215,8 +215,17 @@ class EngineCpuTest : public QObject {
       const QJsonObject t = v.toObject();
       if (t["method"].toString() != "host" || t["step"].toString() != "QK MATMUL") continue;
       seen = true;
-      QCOMPARE(t["verdict"].toString(), QString("change"));
-      QVERIFY(t["delta_ns"].toDouble() > 0);
+      const double am = t["a"].toObject()["median_ns"].toDouble(), bm = t["b"].toObject()["median_ns"].toDouble();
+      const QString figures = QString("A %1 ns [%2-%3], B %4 ns [%5-%6], delta %7")
+                                  .arg(am)
+                                  .arg(t["a"].toObject()["p10_ns"].toDouble())
+                                  .arg(t["a"].toObject()["p90_ns"].toDouble())
+                                  .arg(bm)
+                                  .arg(t["b"].toObject()["p10_ns"].toDouble())
+                                  .arg(t["b"].toObject()["p90_ns"].toDouble())
+                                  .arg(t["delta_ns"].toDouble());
+      QVERIFY2(t["verdict"].toString() == "change", qPrintable(figures));
+      QVERIFY2(t["delta_ns"].toDouble() > 0, qPrintable(figures));
     }
     QVERIFY(seen);
     // One iteration each: no spread, so no verdict either way, and the text says so.
