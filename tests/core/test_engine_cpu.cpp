@@ -182,6 +182,15 @@ class EngineCpuTest : public QObject {
   // p10-p90, called noise when each median lies inside the other run's
   // spread, a change when not, and "one iteration" when a run has no spread.
   void compareCallsEngineDifferencesNoiseOrChange() {
+    // One CPU thread for LibTorch: with two, a tiny matmul's parallel region waits for a worker
+    // thread that another test process holds off the CPU (CI runs two tests at once), and the
+    // 16-long run read 8 ms a step against 1.2 ms for the 256-long one (the noise issue 17 shows).
+    qputenv("OMP_NUM_THREADS", "1");
+    qputenv("MKL_NUM_THREADS", "1");
+    const auto restore = qScopeGuard([] {
+      qunsetenv("OMP_NUM_THREADS");
+      qunsetenv("MKL_NUM_THREADS");
+    });
     QTemporaryDir dir;
     auto run = [&](const char* name, const char* shape, const char* iters) {
       const QString out = dir.filePath(name);
