@@ -240,10 +240,9 @@ std::vector<EngineTimingChange> compareEngineTiming(const EngineMetadata& a, con
       ch.a = sa[k];
       ch.b = sb[k];
       ch.deltaNs = ch.b.medianNs - ch.a.medianNs;
-      auto inside = [](double v, const StepSpread& s) { return v >= s.p10Ns && v <= s.p90Ns; };
       if (ch.a.n < 2 || ch.b.n < 2)
         ch.verdict = "one iteration";
-      else if (inside(ch.b.medianNs, ch.a) && inside(ch.a.medianNs, ch.b))
+      else if (insideSpread(ch.b.medianNs, ch.a) && insideSpread(ch.a.medianNs, ch.b))
         ch.verdict = "noise";
       else
         ch.verdict = "change";
@@ -263,11 +262,7 @@ std::string compareText(const Comparison& c, const CompareOutputOptions& opt) {
   if (!c.engineTiming.empty()) {
     lines.push_back("measured by the engine, per step: median [p10-p90] over the iterations, A -> B (B - A):");
     for (const EngineTimingChange& t : c.engineTiming) {
-      auto fig = [](const StepSpread& s) {
-        return usText(std::llround(s.medianNs)) +
-               (s.n > 1 ? " [" + usText(std::llround(s.p10Ns)) + "-" + usText(std::llround(s.p90Ns)) + "]"
-                        : std::string(" [one iteration]"));
-      };
+      auto fig = [](const StepSpread& s) { return spreadText(s, " [one iteration]"); };
       std::string l = "  " + t.method + " " + t.step + ": " + fig(t.a) + " -> " + fig(t.b) + " (" +
                       signedUs(std::llround(t.deltaNs)) + ")";
       if (t.verdict == "noise")

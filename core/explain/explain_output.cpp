@@ -226,19 +226,15 @@ std::string explainText(const EventStore& s, const Explanation& a, const Explain
     line(
         "profiler inflation, each step's host time (median [p10-p90] over the iterations): no profiler | under "
         "attnscope's collector (this trace) | under torch.profiler");
-    auto fig = [](const StepSpread& x) {
-      return usText(std::llround(x.medianNs)) +
-             (x.n > 1 ? " [" + usText(std::llround(x.p10Ns)) + "-" + usText(std::llround(x.p90Ns)) + "]" : "");
-    };
     auto added = [](const StepSpread& x, const StepSpread& base) {
       const int64_t d = std::llround(x.medianNs - base.medianNs);
-      const bool inside = base.n > 1 && x.medianNs >= base.p10Ns && x.medianNs <= base.p90Ns;
       return " (" + std::string(d >= 0 ? "+" : "-") + usText(d >= 0 ? d : -d) +
-             (inside ? ", within the no-profiler spread" : "") + ")";
+             (insideSpread(x.medianNs, base) ? ", within the no-profiler spread" : "") + ")";
     };
     for (const ProfilerInflation& p : a.inflation)
-      line("  " + p.step + ": " + fig(p.noProfiler) + " | " + fig(p.collector) + added(p.collector, p.noProfiler) +
-           " | " + (p.torch.n ? fig(p.torch) + added(p.torch, p.noProfiler) : std::string("not measured")));
+      line("  " + p.step + ": " + spreadText(p.noProfiler) + " | " + spreadText(p.collector) +
+           added(p.collector, p.noProfiler) + " | " +
+           (p.torch.n ? spreadText(p.torch) + added(p.torch, p.noProfiler) : std::string("not measured")));
     line("  (a step costs its no-profiler time; what a profiler adds is the profiler's own work, not the step's)");
   }
   line("steps (" + a.stepSource + "): " + std::to_string(a.steps.size()));

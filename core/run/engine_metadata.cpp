@@ -3,10 +3,12 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <utility>
 
 #include "core/store/work_counters.h"
+#include "core/text/duration.h"
 
 namespace attnscope {
 
@@ -41,6 +43,14 @@ StepSpread spreadOf(std::vector<int64_t> values) {
   s.p90Ns = percentile(values, 0.9);
   return s;
 }
+
+std::string spreadText(const StepSpread& s, std::string_view single) {
+  std::string t = usText(std::llround(s.medianNs));
+  if (s.n > 1) return t + " [" + usText(std::llround(s.p10Ns)) + "-" + usText(std::llround(s.p90Ns)) + "]";
+  return t + std::string(single);
+}
+
+bool insideSpread(double ns, const StepSpread& s) { return s.n > 1 && ns >= s.p10Ns && ns <= s.p90Ns; }
 
 std::string spreadJson(const StepSpread& s) {
   return "{\"n\": " + std::to_string(s.n) + ", \"median_ns\": " + fixed3(s.medianNs) +

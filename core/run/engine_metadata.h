@@ -22,6 +22,11 @@ namespace attnscope {
 StepSpread spreadOf(std::vector<int64_t> values);
 // {"n": .., "median_ns": .., "min_ns": .., "max_ns": .., "p10_ns": .., "p90_ns": ..}
 std::string spreadJson(const StepSpread& s);
+// "60.812 us [57.080 us-67.003 us]": the median, then p10-p90 when there are
+// several iterations, else `single` after the median.
+std::string spreadText(const StepSpread& s, std::string_view single = "");
+// Whether `ns` lies inside the p10-p90 of `s` (false with fewer than two iterations).
+bool insideSpread(double ns, const StepSpread& s);
 
 // One timing method's figures: per iteration, per step (kStepCount), in ns.
 struct TimingSeries {
