@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Issue 17's remaining inflation (the device tool, carry [".devdeps"]): which
+# part of our collector lengthens QK MATMUL's window in the trace pass, and
+# does the order of the passes matter. Builds the engine and the CLI, runs the
+# gpu-labelled tests, then `run --timing host,cupti` with 50 iterations under
+# each ablation knob (op_recorder.cpp, cupti_collector.cpp, engine.cpp),
+# repeated and interleaved, and prints per-run host vs trace-window medians.
+#   scripts/gpu-ablate.sh [REPEATS] [WRAP/SYNC...]
+set -uo pipefail
+REPS=${1:-3}
+shift || true
+CASES=${*:-all/end none/end all/none}
+OUT=${OUT:-/tmp/attnscope-out}
+R=$OUT/ablate
+mkdir -p "$R"
+t0=$(date +%s)
+TP=$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNSCOPE_GUI=OFF -DATTNSCOPE_BENCH=OFF \
+  -DATTNSCOPE_ENGINE=ON -DCMAKE_PREFIX_PATH="$TP" -DATTNSCOPE_DEPS_DIR="$PWD/.devdeps" >"$OUT/build.log" 2>&1 &&
+  cmake --build build-gpu -j16 --target attnscope-cli attnscope-engine test_gpu_run >>"$OUT/build.log" 2>&1 ||
+  { tail -40 "$OUT/build.log"; exit 1; }
+echo "built in $(($(date +%s) - t0)) s"
+(cd build-gpu && timeout 200 ctest -L gpu --output-on-failure) 2>&1 | tail -25 >"$OUT/gpu-tests.log"
+tail -3 "$OUT/gpu-tests.log"
+CLI=build-gpu/bin/attnscope-cli
+variants="base NO_SHAPES NO_NVTX NO_MEMORY RECORDER_OFF DISABLE_CUPTI CUPTI_MINIMAL HOST_FIRST"
+for rep in $(seq 1 "$REPS"); do
+  for c in $CASES; do
+    wrap=${c%/*} sync=${c#*/}
+    for v in $variants; do
+      env=()
+      case $v in
+        base) ;;
+        RECORDER_OFF) env=(ATTNSCOPE_NO_SHAPES=1 ATTNSCOPE_NO_NVTX=1 ATTNSCOPE_NO_MEMORY=1 ATTNSCOPE_NO_EXTID=1) ;;
+        *) env=("ATTNSCOPE_$v=1") ;;
+      esac
+      f="$R/${wrap}_${sync}.$v.$rep.json"
+      env "${env[@]}" timeout 60 $CLI run --device cuda --shape 8,16,1024,64 --wrap "$wrap" --sync "$sync" \
+        --iters 50 --timing host,cupti --out "$f" >/dev/null 2>"$f.err" || echo "FAILED $f: $(tail -2 "$f.err")"
+    done
+  done
+done
+echo "runs done at $(($(date +%s) - t0)) s"
+python3 - "$R" <<'PY' | tee "$OUT/ablate.txt"
+import glob, json, statistics, sys, collections
+rows = collections.defaultdict(list)
+for p in sorted(glob.glob(sys.argv[1] + "/*.json")):
+    case, v, rep, _ = p.rsplit("/", 1)[-1].split(".")
+    m = json.load(open(p))["attnscope"]
+    for k, s in enumerate(m["steps"]):
+        win = [it["host_end_ns"] - it["host_start_ns"] for it in s["iterations"]]
+        host = m["timing"]["host"]["spread"][s["name"]]["median_ns"]
+        host0 = m["timing"]["host"]["steps"][0][k]
+        rows[(case, s["name"], v)].append((host0, host, win[0], statistics.median(win)))
+print("case | step | variant | host it0 / median us (per repeat) | trace it0 / median us | median excess us")
+for (case, step, v), rs in sorted(rows.items()):
+    ex = [r[3] - r[1] for r in rs]
+    print(f"{case} | {step} | {v} | " + " ".join(f"{r[0]/1e3:.0f}/{r[1]/1e3:.1f}" for r in rs) + " | "
+          + " ".join(f"{r[2]/1e3:.0f}/{r[3]/1e3:.1f}" for r in rs) + f" | {statistics.median(ex)/1e3:+.1f}")
+PY
+# Two traces of the base case back for the per-op breakdown.
+tar -C "$R" -czf "$OUT/ablate-traces.tgz" $(cd "$R" && ls all_end.base.1.json none_end.base.1.json 2>/dev/null)
+echo "total $(($(date +%s) - t0)) s"
