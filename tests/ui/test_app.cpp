@@ -459,12 +459,25 @@ class AppTest : public QObject {
     }
     // The timing boxes follow the device: a CPU run cannot time CUDA events or sync a GPU.
     auto* device = panel->findChild<QComboBox*>(QStringLiteral("device"));
-    auto* events = panel->findChild<QCheckBox*>(QStringLiteral("timing_events"));
     pickComboItem(device, device->findData(static_cast<int>(RunDevice::Cpu)));
-    QVERIFY(!events->isChecked() && !events->isEnabled());
-    clickWidget(events);
-    QVERIFY(!events->isChecked());
+    for (const char* gpuOnly : {"events", "host-sync", "op-events"}) {
+      auto* box = panel->findChild<QCheckBox*>(QStringLiteral("timing_") + QLatin1String(gpuOnly));
+      QVERIFY2(box, gpuOnly);
+      QVERIFY2(!box->isChecked() && !box->isEnabled(), gpuOnly);
+      clickWidget(box);
+      QVERIFY2(!box->isChecked(), gpuOnly);
+    }
     QVERIFY2(!preview->toPlainText().contains(QStringLiteral("events")), qPrintable(preview->toPlainText()));
+    QVERIFY2(!preview->toPlainText().contains(QStringLiteral("host-sync")), qPrintable(preview->toPlainText()));
+    // The host clock needs no GPU: its box stays live and follows a click.
+    auto* host = panel->findChild<QCheckBox*>(QStringLiteral("timing_host"));
+    QVERIFY(host && host->isEnabled());
+    const bool hostWas = host->isChecked();
+    clickWidget(host);
+    QCOMPARE(host->isChecked(), !hostWas);
+    QCOMPARE(preview->toPlainText().contains(QStringLiteral("host")), !hostWas);
+    clickWidget(host);
+    QCOMPARE(host->isChecked(), hostWas);
     if (!runner->availability().engineBuilt) QSKIP("attnscope-cli was built without the engine: Run cannot start");
     // All four steps wrapped, through the boxes.
     for (const char* key : {"qk", "scale", "softmax", "av"}) {
