@@ -88,7 +88,7 @@ struct Options {
                              QStringLiteral("B")};
   QCommandLineOption view{
       QStringLiteral("view"),
-      QStringLiteral("Open on a view: operators (default), overview, kernels, memory, modules or run; "
+      QStringLiteral("Open on a view: operators (default), overview, kernels, memory, modules, run or plots; "
                      "with --screenshot, shoot once it is filled. With --compare B, 'compare' "
                      "shows the Compare dock instead of the two timelines."),
       QStringLiteral("VIEW")};
@@ -218,10 +218,13 @@ int main(int argc, char* argv[]) {
   const bool compareDock = parser.value(viewOpt) == QLatin1String("compare");
   // --view run: the Run panel in front, as it is once the engine has said what it can do here.
   const bool runDock = parser.value(viewOpt) == QLatin1String("run");
-  const int viewIndex =
-      parser.isSet(viewOpt) && !compareDock && !runDock ? static_cast<int>(views.indexOf(parser.value(viewOpt))) : 0;
+  // --view plots: the Plots panel in front (an engine run's steps by timing method).
+  const bool plotsDock = parser.value(viewOpt) == QLatin1String("plots");
+  const int viewIndex = parser.isSet(viewOpt) && !compareDock && !runDock && !plotsDock
+                            ? static_cast<int>(views.indexOf(parser.value(viewOpt)))
+                            : 0;
   if (viewIndex < 0 || (compareDock && compareWith.isEmpty())) {
-    fail(QStringLiteral("--view takes one of %1, run or compare, got '%2'")
+    fail(QStringLiteral("--view takes one of %1, run, plots or compare, got '%2'")
              .arg(views.join(QStringLiteral(", ")), parser.value(viewOpt)));
     return 1;
   }
@@ -231,6 +234,17 @@ int main(int argc, char* argv[]) {
     QObject::connect(
         &window, &attnscope::ui::MainWindow::traceShown, &app,
         [&window, viewIndex] { window.viewTabs()->setCurrentIndex(viewIndex); }, Qt::SingleShotConnection);
+  }
+  if (runDock || plotsDock) {
+    // Connected before the screenshot's handler, so the dock is in front when it shoots.
+    const QString dockName = runDock ? QStringLiteral("runDock") : QStringLiteral("plotsDock");
+    QObject::connect(
+        &window, &attnscope::ui::MainWindow::traceShown, &app,
+        [&window, dockName] {
+          window.dock(dockName)->show();
+          window.dock(dockName)->raise();
+        },
+        Qt::SingleShotConnection);
   }
   if (!compareWith.isEmpty()) {
     if (positional.isEmpty()) {
@@ -278,8 +292,6 @@ int main(int argc, char* argv[]) {
       QObject::connect(
           &window, &attnscope::ui::MainWindow::traceShown, &app,
           [&window, shoot] {
-            window.dock(QStringLiteral("runDock"))->show();
-            window.dock(QStringLiteral("runDock"))->raise();
             auto* runner = window.runPanel()->runner();
             if (runner->availability().probed) {
               shoot(&window);
@@ -290,6 +302,8 @@ int main(int argc, char* argv[]) {
             }
           },
           Qt::SingleShotConnection);
+    } else if (plotsDock) {
+      QObject::connect(&window, &attnscope::ui::MainWindow::traceShown, &app, [&window, shoot] { shoot(&window); });
     } else if (viewPanel) {
       // Shoot once the view is filled.
       QObject::connect(viewPanel, &attnscope::ui::ViewPanel::ready, &app, [&window, shoot] { shoot(&window); });

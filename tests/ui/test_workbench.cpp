@@ -22,6 +22,12 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
+#if __has_include(<QtCharts/QChartView>)
+#include <QToolTip>
+#include <QtCharts/QBoxPlotSeries>
+#include <QtCharts/QBoxSet>
+#include <QtCharts/QChartView>
+#endif
 
 #include "core/read/trace_reader.h"
 #include "core/run/engine_metadata.h"
@@ -119,6 +125,7 @@ class TestWorkbench : public QObject {
   void glossaryCoversColumnsAndFamilies();
   void kernelHistogramCountsKernels();
   void engineMetadataParses();
+  void plotsShowEachStepsSpread();
   void copySelection();
 
  private:
@@ -784,6 +791,68 @@ void TestWorkbench::engineMetadataParses() {
     p.setTrace(loadedTraceOf(store));
     QCOMPARE(static_cast<size_t>(p.stepSeries().size()), meta->timing.size());
   }
+}
+
+// The Plots panel draws every step of every method as a box: p10-p90, min-max
+// whiskers, the median line; the figures here are computed from the run's
+// per-iteration values, sorted in the test.
+void TestWorkbench::plotsShowEachStepsSpread() {
+  if (!PlotsPanel::chartsAvailable()) QSKIP("this build has no Qt Charts");
+  auto store = load(QStringLiteral(ATTNSCOPE_TEST_DATA "/h200/softmax_none_iters3_1x8x64x64.json"));
+  QVERIFY(store);
+  const auto meta = readEngineMetadata(*store);
+  QVERIFY(meta);
+  PlotsPanel p;
+  p.setTrace(loadedTraceOf(store));
+  const QVector<PlotsPanel::StepBox> boxes = p.stepBoxes();
+  QCOMPARE(static_cast<size_t>(boxes.size()), meta->timing.size() * kStepCount);
+  int spreadOut = 0;
+  for (const PlotsPanel::StepBox& b : boxes) {
+    const auto t = std::find_if(meta->timing.begin(), meta->timing.end(),
+                                [&](const TimingSeries& x) { return QString::fromStdString(x.method) == b.method; });
+    QVERIFY2(t != meta->timing.end(), qPrintable(b.method));
+    const auto k = std::find(meta->stepNames.begin(), meta->stepNames.end(), b.step.toStdString());
+    QVERIFY2(k != meta->stepNames.end(), qPrintable(b.step));
+    std::vector<double> v;
+    for (const auto& it : t->steps)
+      if (it[static_cast<size_t>(k - meta->stepNames.begin())] >= 0)
+        v.push_back(static_cast<double>(it[static_cast<size_t>(k - meta->stepNames.begin())]) / 1000.0);
+    std::sort(v.begin(), v.end());
+    QCOMPARE(v.size(), size_t{3});
+    const QString what = b.method + QLatin1Char('/') + b.step;
+    QVERIFY2(qAbs(b.medianUs - v[1]) < 1e-6, qPrintable(what));
+    QVERIFY2(qAbs(b.minUs - v.front()) < 1e-6 && qAbs(b.maxUs - v.back()) < 1e-6, qPrintable(what));
+    QVERIFY2(b.minUs <= b.p10Us && b.p10Us <= b.medianUs && b.medianUs <= b.p90Us && b.p90Us <= b.maxUs,
+             qPrintable(what));
+    spreadOut += v.back() > v.front();
+    QVERIFY2(b.tip.contains(QString::number(v[1], 'f', 1)) && b.tip.contains(QStringLiteral("3 iteration")),
+             qPrintable(b.tip));
+  }
+  QVERIFY(spreadOut > 0);  // three iterations on a GPU never time alike
+#if __has_include(<QtCharts/QChartView>)
+  // Pointing at a box shows its figures: the mouse swept across the first
+  // step's category at the first method's median.
+  p.resize(900, 600);
+  p.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&p));
+  QChartView* view = nullptr;
+  QBoxPlotSeries* series = nullptr;
+  for (QChartView* v : p.findChildren<QChartView*>())
+    if (auto* b = qobject_cast<QBoxPlotSeries*>(v->chart()->series().value(0))) view = v, series = b;
+  QVERIFY(view && series);
+  const QBoxSet* first = series->boxSets().front();
+  QSignalSpy hovered(series, &QBoxPlotSeries::hovered);
+  bool hit = false;
+  for (double dx = -0.5; dx <= 0.5 && !hit; dx += 0.01) {
+    const QPointF at = view->chart()->mapToPosition(QPointF(dx, first->at(QBoxSet::Median)), series);
+    QTest::mouseMove(view->viewport(), view->mapFromScene(view->chart()->mapToScene(at)));
+    hit = !hovered.isEmpty() && hovered.last().at(0).toBool();
+  }
+  QVERIFY2(hit, "no box answered the pointer");
+  QTRY_VERIFY(QToolTip::isVisible());
+  QVERIFY2(QToolTip::text().startsWith(QStringLiteral("QK MATMUL, ")), qPrintable(QToolTip::text()));
+  QVERIFY2(QToolTip::text().contains(QStringLiteral("median")), qPrintable(QToolTip::text()));
+#endif
 }
 
 void TestWorkbench::copySelection() {

@@ -1,7 +1,10 @@
 #include "ui/panels/plots_panel.h"
 
+#include <QCursor>
 #include <QLabel>
+#include <QScrollArea>
 #include <QTabWidget>
+#include <QToolTip>
 #include <QVBoxLayout>
 #include <cmath>
 
@@ -12,6 +15,8 @@
 #include <QtCharts/QBarCategoryAxis>
 #include <QtCharts/QBarSeries>
 #include <QtCharts/QBarSet>
+#include <QtCharts/QBoxPlotSeries>
+#include <QtCharts/QBoxSet>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
 #include <QtCharts/QLegend>
@@ -120,6 +125,23 @@ QVector<HistogramBin> kernelHistogram(const EventStore& store, const std::vector
   return histogramOf(store, kernels);
 }
 
+QVector<PlotsPanel::StepBox> PlotsPanel::stepBoxes() const {
+  QVector<StepBox> out;
+#ifdef ATTNSCOPE_HAVE_CHARTS
+  const auto* chart = qobject_cast<const QChart*>(stepChart_);
+  if (!chart) return out;
+  for (QAbstractSeries* s : chart->series()) {
+    const auto* box = qobject_cast<const QBoxPlotSeries*>(s);
+    if (!box) continue;
+    for (const QBoxSet* set : box->boxSets())
+      out.push_back({box->name(), set->label(), set->property("tip").toString(), set->at(QBoxSet::LowerExtreme),
+                     set->at(QBoxSet::LowerQuartile), set->at(QBoxSet::Median), set->at(QBoxSet::UpperQuartile),
+                     set->at(QBoxSet::UpperExtreme)});
+  }
+#endif
+  return out;
+}
+
 bool PlotsPanel::chartsAvailable() {
 #ifdef ATTNSCOPE_HAVE_CHARTS
   return true;
@@ -145,6 +167,7 @@ PlotsPanel::PlotsPanel(QWidget* parent) : QWidget(parent) {
 
 void PlotsPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
   series_.clear();
+  stepChart_ = nullptr;
   trace_ = trace;
 #ifndef ATTNSCOPE_HAVE_CHARTS
   (void)trace;
@@ -164,34 +187,84 @@ void PlotsPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
                                          "runs (the Run panel), which time each step with CUPTI, CUDA events "
                                          "and the host clock.")));
   } else {
-    auto* series = new QBarSeries;
-    for (const TimingSeries& t : meta->timing) {
-      if (t.method == "events" && meta->device == "cpu") continue;  // no CUDA events on a CPU run
-      auto* set = new QBarSet(qs(t.method));
-      for (const StepSpread& sp : t.spread()) *set << (sp.n == 0 ? 0.0 : sp.medianNs / 1000.0);
-      set->setLabel(qs(t.method));
-      series->append(set);
-      series_ << qs(t.method);
-    }
+    // One box per step and method: the box spans p10-p90 of the iterations,
+    // the whiskers min-max, the line is the median (one iteration: a line).
+    auto* chart = new QChart;
+    auto* x = new QBarCategoryAxis;
     QStringList cats;
     // Two-word names on two lines: a category is as wide as a quarter of the chart.
     for (size_t k = 0; k < meta->stepNames.size(); ++k)
       cats << qs(meta->stepNames[k]).replace(QLatin1Char(' '), QLatin1Char('\n')) +
                   (k < meta->wrapped.size() && meta->wrapped[k] ? QStringLiteral("*") : QString());
-    QChart* chart = barChart(series, cats, QString(), tr("µs (median over iterations; spread in Explain)"),
-                             tr("The same four steps, timed four ways (* = wrapped)"), pal);
+    x->append(cats);
+    auto* y = new QValueAxis;
+    y->setTitleText(tr("µs"));
+    y->setLabelFormat(QStringLiteral("%.0f"));
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    double top = 0;
+    for (const TimingSeries& t : meta->timing) {
+      if (t.method == "events" && meta->device == "cpu") continue;  // no CUDA events on a CPU run
+      auto* series = new QBoxPlotSeries;
+      series->setName(qs(t.method));
+      const std::vector<StepSpread> spread = t.spread();
+      for (size_t k = 0; k < spread.size() && k < meta->stepNames.size(); ++k) {
+        const StepSpread& sp = spread[k];
+        const auto us = [&](double ns) { return sp.n == 0 ? 0.0 : ns / 1000.0; };
+        auto* set = new QBoxSet(us(sp.minNs), us(sp.p10Ns), us(sp.medianNs), us(sp.p90Ns), us(sp.maxNs),
+                                qs(meta->stepNames[k]));
+        set->setProperty(
+            "tip", sp.n == 0 ? tr("%1, %2: no figure").arg(qs(meta->stepNames[k]), qs(t.method))
+                             : tr("%1, %2: median %3 µs over %4 iteration(s)\np10-p90 %5-%6 µs, min-max %7-%8 µs")
+                                   .arg(qs(meta->stepNames[k]), qs(t.method), QString::number(us(sp.medianNs), 'f', 1))
+                                   .arg(sp.n)
+                                   .arg(us(sp.p10Ns), 0, 'f', 1)
+                                   .arg(us(sp.p90Ns), 0, 'f', 1)
+                                   .arg(us(sp.minNs), 0, 'f', 1)
+                                   .arg(us(sp.maxNs), 0, 'f', 1));
+        top = std::max(top, us(sp.maxNs));
+        series->append(set);
+      }
+      QObject::connect(series, &QBoxPlotSeries::hovered, series, [](bool on, QBoxSet* set) {
+        if (on && set)
+          QToolTip::showText(QCursor::pos(), set->property("tip").toString());
+        else
+          QToolTip::hideText();
+      });
+      chart->addSeries(series);
+      series->attachAxis(x);
+      series->attachAxis(y);
+      series_ << qs(t.method);
+    }
+    y->setRange(0, top > 0 ? top * 1.05 : 1);
+    y->applyNiceNumbers();
+    y->setTickCount(3);  // labels that stay legible in a small dock (more are elided to "...")
+    paletteAxis(x, pal);
+    paletteAxis(y, pal);
+    chart->legend()->setLabelColor(pal.color(QPalette::WindowText));
+    stepChart_ = chart;
+    // No chart title: the tab names it, and a small dock needs the height.
     auto* box = new QWidget;
     auto* bl = new QVBoxLayout(box);
     bl->setContentsMargins(0, 0, 0, 0);
     bl->addWidget(chartView(chart), 1);
-    QString legend;
+    QString legend =
+        tr("The same four steps, timed each way (* = wrapped). Each box spans the 10th to 90th percentile of the "
+           "iterations, its whiskers the fastest "
+           "and slowest, its line the median; point at a box for its figures.<br>");
     for (const TimingSeries& t : meta->timing)
       if (!(t.method == "events" && meta->device == "cpu"))
         legend += QStringLiteral("<b>%1</b>: %2<br>").arg(qs(t.method).toHtmlEscaped(), qs(t.measures).toHtmlEscaped());
     auto* l = new QLabel(legend);
     l->setWordWrap(true);
     l->setTextFormat(Qt::RichText);
-    bl->addWidget(l);
+    // The words scroll, so the chart keeps its height in a small dock.
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(l);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setMaximumHeight(90);
+    bl->addWidget(scroll);
     replaceContent(stepsTab_, box);
   }
   showHistogram(kernelHistogram(store, trace->snapshot->index),

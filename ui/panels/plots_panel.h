@@ -4,6 +4,7 @@
 // trace's kernel durations.
 #pragma once
 
+#include <QPointer>
 #include <QVector>
 #include <QWidget>
 #include <memory>
@@ -39,6 +40,13 @@ class PlotsPanel : public QWidget {
   QString histogramTitle() const { return histTitle_; }
   // What the step chart shows: methods (series) and whether the trace had engine timing.
   QStringList stepSeries() const { return series_; }
+  // What the step chart draws, read back from its boxes (µs): one per
+  // method and step, with the words its tooltip shows.
+  struct StepBox {
+    QString method, step, tip;
+    double minUs = 0, p10Us = 0, medianUs = 0, p90Us = 0, maxUs = 0;
+  };
+  QVector<StepBox> stepBoxes() const;
   static bool chartsAvailable();
 
  private:
@@ -46,6 +54,7 @@ class PlotsPanel : public QWidget {
   QWidget* stepsTab_;
   QWidget* histTab_;
   QStringList series_;
+  QPointer<QObject> stepChart_;  // the QChart of the steps tab (Qt Charts builds)
   QString histTitle_;
   std::shared_ptr<const LoadedTrace> trace_;
   void showHistogram(const QVector<HistogramBin>& bins, const QString& title);
