@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Issue 17's remaining inflation (the device tool, carry [".devdeps"]): which
-# part of our collector lengthens QK MATMUL's window in the trace pass, and
-# does the order of the passes matter. Builds the engine and the CLI, runs the
-# gpu-labelled tests, then `run --timing host,cupti` with 50 iterations under
-# each ablation knob (op_recorder.cpp, cupti_collector.cpp, engine.cpp),
+# part of our collector lengthens QK MATMUL's window in the trace pass. Builds
+# the engine and the CLI, runs the gpu-labelled tests, then `run --timing
+# host,cupti` with 50 iterations under each ablation knob (op_recorder.cpp,
+# cupti_collector.cpp),
 # repeated and interleaved, and prints per-run host vs trace-window medians.
 #   scripts/gpu-ablate.sh [REPEATS] [WRAP/SYNC...]
 set -uo pipefail
@@ -23,7 +23,7 @@ echo "built in $(($(date +%s) - t0)) s"
 (cd build-gpu && timeout 200 ctest -L gpu --output-on-failure) 2>&1 | tail -25 >"$OUT/gpu-tests.log"
 tail -3 "$OUT/gpu-tests.log"
 CLI=build-gpu/bin/attnscope-cli
-variants="base NO_SHAPES NO_NVTX NO_MEMORY RECORDER_OFF DISABLE_CUPTI CUPTI_MINIMAL HOST_FIRST"
+variants="base NO_SHAPES NO_NVTX NO_MEMORY RECORDER_OFF DISABLE_CUPTI CUPTI_MINIMAL"
 for rep in $(seq 1 "$REPS"); do
   for c in $CASES; do
     wrap=${c%/*} sync=${c#*/}

@@ -21,9 +21,9 @@ def main():
     ap.add_argument("runs", nargs="+")
     a = ap.parse_args()
     print(f"| run | host pass it0 / median (p10-p90) us | CUPTI pass it0 / median us | torch pass it0 / median us "
-          f"| CUPTI within 20% or 20 us: median / it0 | events / op-events median us | dropped "
+          f"| CUPTI within 20% or 20 us: median / it0 | CUPTI / host median | events / op-events median us | dropped "
           f"| warm-up records left out | errors |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for path in a.runs:
         with open(path) as f:
             m = json.load(f).get("attnscope")
@@ -46,7 +46,8 @@ def main():
         ts = f"{us(torch[0])} / {us(statistics.median(torch))}" if torch else "-"
         ev = {x: t.get(x, {}).get("spread", {}).get(a.step, {}).get("median_ns") for x in ("events", "op-events")}
         es = f"{us(ev['events'])} / {us(ev['op-events'])}"
-        print(f"| {path.rsplit('/', 1)[-1]} | {hs} | {cs} | {ts} | {ok} | {es} | {c['dropped_records']} "
+        ratio = f"{statistics.median(win) / host['median_ns']:.2f}" if host and win and host["median_ns"] > 0 else "-"
+        print(f"| {path.rsplit('/', 1)[-1]} | {hs} | {cs} | {ts} | {ok} | {ratio} | {es} | {c['dropped_records']} "
               f"| {c.get('warmup_records_left_out', '-')} | {'; '.join(c.get('errors', [])) or 'none'} |")
 
 

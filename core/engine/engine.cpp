@@ -12,7 +12,6 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 #include <unistd.h>
-#include <algorithm>
 
 #include <atomic>
 #include <cerrno>
@@ -301,10 +300,6 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
     std::vector<TimingMethod> methods = {TimingMethod::Cupti};  // the trace pass always runs
     for (int m = 1; m < kTimingMethodCount; ++m)
       if (cfg.timing[m]) methods.push_back(static_cast<TimingMethod>(m));
-    // Experiment knob (issue 17's inflation check): the host pass first, in a
-    // process no profiler has touched yet.
-    if (std::getenv("ATTNSCOPE_HOST_FIRST"))
-      std::stable_partition(methods.begin(), methods.end(), [](TimingMethod m) { return m == TimingMethod::Host; });
 
     RunCapture cap;
     std::optional<EventStore> childStore;
@@ -364,9 +359,6 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
       results.push_back(std::move(r));
     }
 
-    // The trace pass's result leads, whatever order the passes ran in.
-    std::stable_partition(results.begin(), results.end(),
-                          [](const MeasurementResult& r) { return r.method == TimingMethod::Cupti; });
     // The trace pass becomes the store.
     cap.pid = ::getpid();
     fillDeviceInfo(&cap, device);
