@@ -5,7 +5,8 @@
 # host,cupti` with 50 iterations under each ablation knob (op_recorder.cpp,
 # cupti_collector.cpp),
 # repeated and interleaved, and prints per-run host vs trace-window medians.
-#   scripts/gpu-ablate.sh [REPEATS] [WRAP/SYNC...]
+#   [VARIANTS="base TRACE_FIRST ..."] scripts/gpu-ablate.sh [REPEATS] [WRAP/SYNC...]
+# TRACE_FIRST: the trace pass before the others (the order before issue 17).
 set -uo pipefail
 REPS=${1:-3}
 shift || true
@@ -23,7 +24,7 @@ echo "built in $(($(date +%s) - t0)) s"
 (cd build-gpu && timeout 200 ctest -L gpu --output-on-failure) 2>&1 | tail -25 >"$OUT/gpu-tests.log"
 tail -3 "$OUT/gpu-tests.log"
 CLI=build-gpu/bin/attnscope-cli
-variants="base NO_SHAPES NO_NVTX NO_MEMORY RECORDER_OFF DISABLE_CUPTI CUPTI_MINIMAL"
+variants=${VARIANTS:-base TRACE_FIRST NO_SHAPES NO_NVTX NO_MEMORY RECORDER_OFF DISABLE_CUPTI CUPTI_MINIMAL}
 for rep in $(seq 1 "$REPS"); do
   for c in $CASES; do
     wrap=${c%/*} sync=${c#*/}
