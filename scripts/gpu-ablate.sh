@@ -61,4 +61,5 @@ for (case, step, v), rs in sorted(rows.items()):
 PY
 # Two traces of the base case back for the per-op breakdown.
 tar -C "$R" -czf "$OUT/ablate-traces.tgz" $(cd "$R" && ls all_end.base.1.json none_end.base.1.json 2>/dev/null)
+rm -rf "$R"  # the device tool brings back a few files only
 echo "total $(($(date +%s) - t0)) s"
