@@ -15,12 +15,7 @@ OUT=${OUT:-/tmp/attnscope-out}
 R=$OUT/ablate
 mkdir -p "$R"
 t0=$(date +%s)
-TP=$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNSCOPE_GUI=OFF -DATTNSCOPE_BENCH=OFF \
-  -DATTNSCOPE_ENGINE=ON -DCMAKE_PREFIX_PATH="$TP" -DATTNSCOPE_DEPS_DIR="$PWD/.devdeps" >"$OUT/build.log" 2>&1 &&
-  cmake --build build-gpu -j16 --target attnscope-cli attnscope-engine test_gpu_run >>"$OUT/build.log" 2>&1 ||
-  { tail -40 "$OUT/build.log"; exit 1; }
-echo "built in $(($(date +%s) - t0)) s"
+. "$(dirname "$0")/gpu-build.sh"
 (cd build-gpu && timeout 200 ctest -L gpu --output-on-failure) 2>&1 | tail -25 >"$OUT/gpu-tests.log"
 tail -3 "$OUT/gpu-tests.log"
 CLI=build-gpu/bin/attnscope-cli

@@ -12,12 +12,7 @@ ITERS=${1:-10}
 OUT=${OUT:-/tmp/attnscope-out}
 mkdir -p "$OUT/runs"
 t0=$(date +%s)
-TP=$(python3 -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNSCOPE_GUI=OFF -DATTNSCOPE_BENCH=OFF \
-  -DATTNSCOPE_ENGINE=ON -DCMAKE_PREFIX_PATH="$TP" -DATTNSCOPE_DEPS_DIR="$PWD/.devdeps" >"$OUT/build.log" 2>&1 &&
-  cmake --build build-gpu -j16 --target attnscope-cli attnscope-engine test_gpu_run >>"$OUT/build.log" 2>&1 ||
-  { tail -40 "$OUT/build.log"; exit 1; }
-echo "built in $(($(date +%s) - t0)) s"
+. "$(dirname "$0")/gpu-build.sh"
 CLI=build-gpu/bin/attnscope-cli
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 S=8,16,1024,64

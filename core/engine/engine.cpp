@@ -12,8 +12,8 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 #include <unistd.h>
-#include <algorithm>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -309,14 +309,12 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
     // ...), for the ablation (scripts/gpu-ablate.sh) that measures it.
     std::vector<TimingMethod> methods;
     for (int m = 1; m < kTimingMethodCount; ++m)
-      if (cfg.timing[m] && static_cast<TimingMethod>(m) != TimingMethod::Host)
-        methods.push_back(static_cast<TimingMethod>(m));
-    if (cfg.timing[static_cast<int>(TimingMethod::Host)]) methods.push_back(TimingMethod::Host);
-    methods.push_back(TimingMethod::Cupti);
+      if (cfg.timing[m]) methods.push_back(static_cast<TimingMethod>(m));
     if (std::getenv("ATTNSCOPE_TRACE_FIRST")) {
-      methods.clear();
-      for (int m = 0; m < kTimingMethodCount; ++m)
-        if (m == 0 || cfg.timing[m]) methods.push_back(static_cast<TimingMethod>(m));
+      methods.insert(methods.begin(), TimingMethod::Cupti);
+    } else {
+      std::stable_partition(methods.begin(), methods.end(), [](TimingMethod m) { return m != TimingMethod::Host; });
+      methods.push_back(TimingMethod::Cupti);
     }
 
     RunCapture cap;

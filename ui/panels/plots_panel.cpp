@@ -62,11 +62,11 @@ void paletteAxis(QAbstractAxis* axis, const QPalette& pal) {
   axis->setLinePenColor(pal.color(QPalette::Mid));
 }
 
-// A bar chart over categories, in the palette's colours.
-QChart* barChart(QBarSeries* series, const QStringList& categories, const QString& xTitle, const QString& yTitle,
-                 const QString& title, const QPalette& pal) {
+// A chart with category (x) and value (y) axes, in the palette's colours;
+// series are added with addCategorySeries.
+QChart* categoryChart(const QStringList& categories, const QString& xTitle, const QString& yTitle,
+                      const QPalette& pal) {
   auto* chart = new QChart;
-  chart->addSeries(series);
   auto* x = new QBarCategoryAxis;
   x->append(categories);
   x->setTitleText(xTitle);
@@ -75,12 +75,25 @@ QChart* barChart(QBarSeries* series, const QStringList& categories, const QStrin
   y->setLabelFormat(QStringLiteral("%.0f"));
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
-  series->attachAxis(x);
-  series->attachAxis(y);
-  y->applyNiceNumbers();
   paletteAxis(x, pal);
   paletteAxis(y, pal);
   chart->legend()->setLabelColor(pal.color(QPalette::WindowText));
+  return chart;
+}
+
+void addCategorySeries(QChart* chart, QAbstractSeries* series) {
+  chart->addSeries(series);
+  for (QAbstractAxis* axis : chart->axes()) series->attachAxis(axis);
+}
+
+QValueAxis* valueAxis(QChart* chart) { return qobject_cast<QValueAxis*>(chart->axes(Qt::Vertical).value(0)); }
+
+// A bar chart over categories, in the palette's colours.
+QChart* barChart(QBarSeries* series, const QStringList& categories, const QString& xTitle, const QString& yTitle,
+                 const QString& title, const QPalette& pal) {
+  QChart* chart = categoryChart(categories, xTitle, yTitle, pal);
+  addCategorySeries(chart, series);
+  valueAxis(chart)->applyNiceNumbers();
   chart->setTitle(title);
   chart->setTitleBrush(pal.color(QPalette::WindowText));
   return chart;
@@ -189,34 +202,29 @@ void PlotsPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
   } else {
     // One box per step and method: the box spans p10-p90 of the iterations,
     // the whiskers min-max, the line is the median (one iteration: a line).
-    auto* chart = new QChart;
-    auto* x = new QBarCategoryAxis;
+    std::vector<const TimingSeries*> shown;
+    for (const TimingSeries& t : meta->timing)
+      if (!(t.method == "events" && meta->device == "cpu")) shown.push_back(&t);  // no CUDA events on a CPU run
     QStringList cats;
     // Two-word names on two lines: a category is as wide as a quarter of the chart.
     for (size_t k = 0; k < meta->stepNames.size(); ++k)
       cats << qs(meta->stepNames[k]).replace(QLatin1Char(' '), QLatin1Char('\n')) +
                   (k < meta->wrapped.size() && meta->wrapped[k] ? QStringLiteral("*") : QString());
-    x->append(cats);
-    auto* y = new QValueAxis;
-    y->setTitleText(tr("µs"));
-    y->setLabelFormat(QStringLiteral("%.0f"));
-    chart->addAxis(x, Qt::AlignBottom);
-    chart->addAxis(y, Qt::AlignLeft);
+    QChart* chart = categoryChart(cats, QString(), tr("µs"), pal);
     double top = 0;
-    for (const TimingSeries& t : meta->timing) {
-      if (t.method == "events" && meta->device == "cpu") continue;  // no CUDA events on a CPU run
+    for (const TimingSeries* t : shown) {
       auto* series = new QBoxPlotSeries;
-      series->setName(qs(t.method));
-      const std::vector<StepSpread> spread = t.spread();
+      series->setName(qs(t->method));
+      const std::vector<StepSpread> spread = t->spread();
       for (size_t k = 0; k < spread.size() && k < meta->stepNames.size(); ++k) {
         const StepSpread& sp = spread[k];
         const auto us = [&](double ns) { return sp.n == 0 ? 0.0 : ns / 1000.0; };
         auto* set = new QBoxSet(us(sp.minNs), us(sp.p10Ns), us(sp.medianNs), us(sp.p90Ns), us(sp.maxNs),
                                 qs(meta->stepNames[k]));
         set->setProperty(
-            "tip", sp.n == 0 ? tr("%1, %2: no figure").arg(qs(meta->stepNames[k]), qs(t.method))
+            "tip", sp.n == 0 ? tr("%1, %2: no figure").arg(qs(meta->stepNames[k]), qs(t->method))
                              : tr("%1, %2: median %3 µs over %4 iteration(s)\np10-p90 %5-%6 µs, min-max %7-%8 µs")
-                                   .arg(qs(meta->stepNames[k]), qs(t.method), QString::number(us(sp.medianNs), 'f', 1))
+                                   .arg(qs(meta->stepNames[k]), qs(t->method), QString::number(us(sp.medianNs), 'f', 1))
                                    .arg(sp.n)
                                    .arg(us(sp.p10Ns), 0, 'f', 1)
                                    .arg(us(sp.p90Ns), 0, 'f', 1)
@@ -231,17 +239,13 @@ void PlotsPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
         else
           QToolTip::hideText();
       });
-      chart->addSeries(series);
-      series->attachAxis(x);
-      series->attachAxis(y);
-      series_ << qs(t.method);
+      addCategorySeries(chart, series);
+      series_ << qs(t->method);
     }
+    QValueAxis* y = valueAxis(chart);
     y->setRange(0, top > 0 ? top * 1.05 : 1);
     y->applyNiceNumbers();
     y->setTickCount(3);  // labels that stay legible in a small dock (more are elided to "...")
-    paletteAxis(x, pal);
-    paletteAxis(y, pal);
-    chart->legend()->setLabelColor(pal.color(QPalette::WindowText));
     stepChart_ = chart;
     // No chart title: the tab names it, and a small dock needs the height.
     auto* box = new QWidget;
@@ -252,9 +256,8 @@ void PlotsPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
         tr("The same four steps, timed each way (* = wrapped). Each box spans the 10th to 90th percentile of the "
            "iterations, its whiskers the fastest "
            "and slowest, its line the median; point at a box for its figures.<br>");
-    for (const TimingSeries& t : meta->timing)
-      if (!(t.method == "events" && meta->device == "cpu"))
-        legend += QStringLiteral("<b>%1</b>: %2<br>").arg(qs(t.method).toHtmlEscaped(), qs(t.measures).toHtmlEscaped());
+    for (const TimingSeries* t : shown)
+      legend += QStringLiteral("<b>%1</b>: %2<br>").arg(qs(t->method).toHtmlEscaped(), qs(t->measures).toHtmlEscaped());
     auto* l = new QLabel(legend);
     l->setWordWrap(true);
     l->setTextFormat(Qt::RichText);
