@@ -7,6 +7,8 @@
 # repeated and interleaved, and prints per-run host vs trace-window medians.
 #   [VARIANTS="base TRACE_FIRST ..."] scripts/gpu-ablate.sh [REPEATS] [WRAP/SYNC...]
 # TRACE_FIRST: the trace pass before the others (the order before issue 17).
+# SHAPES: with --record-shapes (input shapes are off by default).
+# LEAN: no NVTX ranges of our own either.
 set -uo pipefail
 REPS=${1:-3}
 shift || true
@@ -19,20 +21,22 @@ t0=$(date +%s)
 (cd build-gpu && timeout 200 ctest -L gpu --output-on-failure) 2>&1 | tail -25 >"$OUT/gpu-tests.log"
 tail -3 "$OUT/gpu-tests.log"
 CLI=build-gpu/bin/attnscope-cli
-variants=${VARIANTS:-base TRACE_FIRST NO_SHAPES NO_NVTX NO_MEMORY RECORDER_OFF DISABLE_CUPTI CUPTI_MINIMAL}
+variants=${VARIANTS:-base SHAPES TRACE_FIRST NO_NVTX NO_MEMORY RECORDER_OFF DISABLE_CUPTI CUPTI_MINIMAL}
 for rep in $(seq 1 "$REPS"); do
   for c in $CASES; do
     wrap=${c%/*} sync=${c#*/}
     for v in $variants; do
-      env=()
+      env=() extra=()
       case $v in
         base) ;;
-        RECORDER_OFF) env=(ATTNSCOPE_NO_SHAPES=1 ATTNSCOPE_NO_NVTX=1 ATTNSCOPE_NO_MEMORY=1 ATTNSCOPE_NO_EXTID=1) ;;
+        SHAPES) extra=(--record-shapes) ;;
+        LEAN) env=(ATTNSCOPE_NO_NVTX=1) ;;
+        RECORDER_OFF) env=(ATTNSCOPE_NO_NVTX=1 ATTNSCOPE_NO_MEMORY=1 ATTNSCOPE_NO_EXTID=1) ;;
         *) env=("ATTNSCOPE_$v=1") ;;
       esac
       f="$R/${wrap}_${sync}.$v.$rep.json"
       env "${env[@]}" timeout 60 $CLI run --device cuda --shape 8,16,1024,64 --wrap "$wrap" --sync "$sync" \
-        --iters 50 --timing host,cupti --out "$f" >/dev/null 2>"$f.err" || echo "FAILED $f: $(tail -2 "$f.err")"
+        --iters 50 --timing host,cupti "${extra[@]}" --out "$f" >/dev/null 2>"$f.err" || echo "FAILED $f: $(tail -2 "$f.err")"
     done
   done
 done

@@ -67,7 +67,7 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
     } else {
       r.collection.cupti = "unavailable: the run is on the CPU (no CUDA activity to collect)";
     }
-    recorder = std::make_unique<OpRecorder>(RecordMode::Trace, cuda, cupti && cupti->available());
+    recorder = std::make_unique<OpRecorder>(RecordMode::Trace, cuda, cupti && cupti->available(), 0, cfg.recordShapes);
   }
 
   // The warm-up pushes its External ids too: CUPTI's first push of a kind
@@ -185,6 +185,7 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
     r.collection.clockSinceCalibrationNs = ck.sinceCalibrationNs;
     r.collection.clockUncertaintyNs = ck.sandwichNs;
     recorder->takeInto(cap);
+    cap->inputShapes = cfg.recordShapes;
   }
   recorder.reset();
   return r;

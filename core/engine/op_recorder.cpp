@@ -85,6 +85,7 @@ struct State {
   ExtIds extIds = ExtIds::None;  // which External ids go to CUPTI
   bool memory = false;           // c10 memory reports wanted
   bool nvtx = true;
+  bool inputs = false;  // ops carry their input shapes (--record-shapes)
   uint64_t generation = 0;
   std::atomic<int64_t> nextExt{1};
   std::mutex mu;
@@ -381,7 +382,7 @@ struct MemoryReporter final : torch::profiler::impl::ProfilerStateBase {
 
 }  // namespace
 
-OpRecorder::OpRecorder(RecordMode mode, bool cuda, bool pushExternalIds, size_t eventsUpFront) {
+OpRecorder::OpRecorder(RecordMode mode, bool cuda, bool pushExternalIds, size_t eventsUpFront, bool inputShapes) {
   g = new State();
   if (mode == RecordMode::Events && cuda) {
     g->eventPool.resize(eventsUpFront);
@@ -395,8 +396,9 @@ OpRecorder::OpRecorder(RecordMode mode, bool cuda, bool pushExternalIds, size_t 
   if (pushExternalIds && !std::getenv("ATTNSCOPE_NO_EXTID") && where != "none")
     g->extIds = where == "every" ? ExtIds::EveryOp : where == "outermost" ? ExtIds::Outermost : ExtIds::PerCall;
   g->nvtx = !std::getenv("ATTNSCOPE_NO_NVTX");
+  g->inputs = mode == RecordMode::Trace && inputShapes;
   auto cb = at::RecordFunctionCallback(onEnter, onExit)
-                .needsInputs(mode == RecordMode::Trace && !std::getenv("ATTNSCOPE_NO_SHAPES"))
+                .needsInputs(g->inputs)
                 .scopes({at::RecordScope::FUNCTION, at::RecordScope::USER_SCOPE, at::RecordScope::BACKWARD_FUNCTION});
   handle_ = at::addGlobalCallback(cb);
   g->memory = mode == RecordMode::Trace && !std::getenv("ATTNSCOPE_NO_MEMORY");
@@ -434,7 +436,7 @@ void OpRecorder::takeInto(RunCapture* cap) {
       o.externalId = r.extId;
       o.userScope = r.user;
       o.sequenceNumber = r.seq;
-      if (!r.user) decodeInputs(tb->enc, r.encBegin, r.encEnd, &o.inputDims, &o.inputTypes);
+      if (!r.user && g->inputs) decodeInputs(tb->enc, r.encBegin, r.encEnd, &o.inputDims, &o.inputTypes);
       cap->ops.push_back(std::move(o));
     }
     for (const auto& m : tb->memory)

@@ -29,7 +29,9 @@ class OpRecorder {
   // `pushExternalIds`: CUPTI is active and wants External ids. Events mode:
   // `eventsUpFront` CUDA events are created now, so the ops take theirs from
   // a pool instead of calling cudaEventCreate (more are created if it runs out).
-  OpRecorder(RecordMode mode, bool cuda, bool pushExternalIds, size_t eventsUpFront = 0);
+  // `inputShapes` (trace mode): every op's inputs are read for their shapes,
+  // which costs the dispatcher boxing them at each op (--record-shapes).
+  OpRecorder(RecordMode mode, bool cuda, bool pushExternalIds, size_t eventsUpFront = 0, bool inputShapes = false);
   ~OpRecorder();
   OpRecorder(const OpRecorder&) = delete;
   OpRecorder& operator=(const OpRecorder&) = delete;

@@ -59,7 +59,11 @@ OverheadSample measureOverhead(const std::string& profiler, const RunConfig& cfg
     std::unique_ptr<OpRecorder> rec;
     if (ours) {
       if (cuda && profiler != "recorder") cupti = std::make_unique<CuptiCollector>();
-      if (profiler != "cupti") rec = std::make_unique<OpRecorder>(RecordMode::Trace, cuda, cupti && cupti->available());
+      // Input shapes on, like torch's side here (the bench's "ours, no input
+      // shapes" variant sets ATTNSCOPE_NO_SHAPES).
+      if (profiler != "cupti")
+        rec = std::make_unique<OpRecorder>(RecordMode::Trace, cuda, cupti && cupti->available(), 0,
+                                           std::getenv("ATTNSCOPE_NO_SHAPES") == nullptr);
     } else {
       prof::prepareProfiler(pc, acts);
       prof::enableProfiler(pc, acts);

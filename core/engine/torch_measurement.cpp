@@ -21,7 +21,8 @@ MeasurementResult runTorchMeasurement(const RunConfig& cfg, at::Device device, c
   r.method = TimingMethod::Torch;
   r.pid = ::getpid();
   Workload w(cfg, device);
-  ProfilerConfig pc(ProfilerState::KINETO, /*report_input_shapes=*/true, /*profile_memory=*/true);
+  // record_shapes follows --record-shapes, as our trace pass does.
+  ProfilerConfig pc(ProfilerState::KINETO, /*report_input_shapes=*/cfg.recordShapes, /*profile_memory=*/true);
   std::set<ActivityType> acts{ActivityType::CPU};
   if (device.is_cuda()) acts.insert(ActivityType::CUDA);
   // As torch.profiler's schedule does: prepare (Kineto sets CUPTI up), warm

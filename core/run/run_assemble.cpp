@@ -47,7 +47,7 @@ EventStore assembleRunStore(const RunCapture& cap, AssembleStats* stats) {
   meta.cudaRuntimeVersion = cap.cudaRuntimeVersion;
   meta.cudaDriverVersion = cap.cudaDriverVersion;
   meta.cuptiVersion = cap.cuptiVersion;
-  meta.recordShapes = true;
+  meta.recordShapes = cap.inputShapes;
   meta.profileMemory = !cap.memory.empty();
   meta.processNames[cap.pid] = cap.processName;
 

@@ -72,6 +72,7 @@ struct RunCapture {
   int cudaRuntimeVersion = 0;
   int cudaDriverVersion = 0;
   int cuptiVersion = 0;
+  bool inputShapes = false;  // the ops carry their input shapes (--record-shapes)
 };
 
 struct AssembleStats {

@@ -117,7 +117,10 @@ std::optional<std::string> parseRunArgs(const std::vector<std::string>& args, Ru
       val = args[++i];
       return std::nullopt;
     };
-    if (opt == "--progress") {
+    if (opt == "--record-shapes") {
+      if (hasVal) return "run: --record-shapes takes no value, got '" + val + "'";
+      c.recordShapes = true;
+    } else if (opt == "--progress") {
       if (auto e = need()) return e;
       if (val != "json") return "run: --progress takes json, got '" + val + "'";
       c.progressJson = true;
@@ -284,6 +287,7 @@ std::vector<std::string> toRunArgs(const RunConfig& c) {
   a.insert(a.end(), {"--warmup", std::to_string(c.warmup)});
   a.insert(a.end(), {"--iters", std::to_string(c.iters)});
   a.insert(a.end(), {"--timing", joinTimings(c)});
+  if (c.recordShapes) a.emplace_back("--record-shapes");
   if (!c.out.empty()) a.insert(a.end(), {"--out", c.out});
   if (c.progressJson) a.insert(a.end(), {"--progress", "json"});
   return a;
@@ -310,7 +314,8 @@ std::string runConfigJson(const RunConfig& c) {
     s += (first ? "" : ", ") + jsonString(kTimingNames[i]);
     first = false;
   }
-  s += "], \"args\": " + jsonString([&] {
+  s += std::string("], \"record_shapes\": ") + (c.recordShapes ? "true" : "false");
+  s += ", \"args\": " + jsonString([&] {
          std::string line;
          for (const auto& a : toRunArgs(c)) line += (line.empty() ? "" : " ") + a;
          return line;
@@ -354,6 +359,9 @@ const char* const kRunHelp =
     "                          op-events need a GPU); events: CUDA events at each step's ends only;\n"
     "                          op-events: the same while every op records a pair (use_cuda=True);\n"
     "                          torch runs LibTorch's own profiler in a separate child process\n"
+    "  --record-shapes         record every op's input shapes in the trace pass (and torch's\n"
+    "                          record_shapes): off by default, as in torch.profiler, because\n"
+    "                          reading every op's inputs lengthens the steps being timed\n"
     "  --out FILE              default attnscope-run-<time>.json (written atomically)\n"
     "  --progress json         JSON lines on stdout: {\"phase\", \"iteration\", \"message\"}\n"
     "\n"

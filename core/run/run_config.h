@@ -42,6 +42,10 @@ struct RunConfig {
   int warmup = 3;
   int iters = 20;  // enough for a median and its p10-p90 (issue 17)
   std::array<bool, kTimingMethodCount> timing = {true, true, true, false, false, false};
+  // Input shapes for every op in the trace pass (and torch's record_shapes):
+  // off by default, as in torch.profiler, because boxing every op's inputs
+  // lengthens the steps the trace pass times (issue 17's ablation).
+  bool recordShapes = false;
   bool timingGiven = false;  // --timing was on the command line (else the defaults, which follow the device)
   std::string out;           // empty: attnscope-run-<time>.json
   bool progressJson = false;

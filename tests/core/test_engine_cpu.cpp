@@ -129,6 +129,47 @@ class EngineCpuTest : public QObject {
     }
   }
 
+  // Input shapes are recorded only when asked (--record-shapes): a run
+  // without them has none, a run with them has torch's str(input_shapes) on
+  // the ops, with the configured shape in QK MATMUL's bmm, and the trace
+  // says which in record_shapes.
+  void inputShapesOnlyWhenAsked() {
+    QTemporaryDir dir;
+    for (const bool asked : {false, true}) {
+      const QString out = dir.filePath(asked ? "with.json" : "without.json");
+      QStringList args{"--device", "cpu",      "--shape",    "2,3,16,8", "--iters",
+                       "2",        "--timing", "cupti,host", "--out",    out};
+      if (asked) args << "--record-shapes";
+      Run r = runCli(args);
+      QVERIFY2(r.code == 0, qPrintable(r.err));
+      LoadResult lr = loadTrace(out.toStdString());
+      QVERIFY(lr.ok());
+      const EventStore& s = *lr.store;
+      QCOMPARE(s.meta().recordShapes, asked);
+      const QJsonObject cfg =
+          QJsonDocument::fromJson(QByteArray::fromStdString(s.meta().attnscopeJson)).object()["config"].toObject();
+      QCOMPARE(cfg["record_shapes"].toBool(), asked);
+      size_t ops = 0, withShapes = 0;
+      QStringList bmm;
+      for (const Event& e : s.events()) {
+        if (e.family != Family::CpuOp) continue;
+        ++ops;
+        const EventArgs* a = s.argsOf(e);
+        if (!a || !a->inputDims) continue;
+        ++withShapes;
+        if (s.name(e) == "aten::bmm") bmm << QString::fromStdString(std::string(s.str(a->inputDims)));
+      }
+      QVERIFY(ops > 0);
+      if (!asked) {
+        QCOMPARE(withShapes, size_t{0});
+        continue;
+      }
+      QCOMPARE(withShapes, ops);
+      // q (2*3 x 16 x 8) times k's transpose (2*3 x 8 x 16): the first bmm of each call.
+      QVERIFY2(bmm.contains("[[6, 16, 8], [6, 8, 16]]"), qPrintable(bmm.join(" | ")));
+    }
+  }
+
   // ATTNSCOPE_CUPTI_NO_TSCB would put CUPTI's records on a clock of their
   // own: run refuses it (exit 2) rather than silently mixing timebases.
   void runRefusesCuptiOnAnotherClock() {

@@ -19,15 +19,16 @@ class RunConfigTest : public QObject {
     QVERIFY(c.timing[static_cast<int>(TimingMethod::Cupti)]);
     QVERIFY(!c.timing[static_cast<int>(TimingMethod::Torch)]);
     QVERIFY(!c.wrap[0] && !c.wrapFull);
+    QVERIFY(!c.recordShapes);  // as torch.profiler's record_shapes=False
   }
 
   void parsesEveryOption() {
     RunConfig c;
-    auto err = parseRunArgs(
-        {"--device",        "cpu",        "--shape", "8,16,1024,64", "--dtype",  "bf16", "--seed",  "7", "--wrap",
-         "qk,softmax,full", "--sync=end", "--scale", "host-scalar",  "--warmup", "0",    "--iters", "2", "--timing",
-         "cupti,torch",     "--out",      "r.json",  "--progress",   "json"},
-        &c);
+    auto err = parseRunArgs({"--device",    "cpu",      "--shape", "8,16,1024,64",    "--dtype",    "bf16",
+                             "--seed",      "7",        "--wrap",  "qk,softmax,full", "--sync=end", "--scale",
+                             "host-scalar", "--warmup", "0",       "--iters",         "2",          "--timing",
+                             "cupti,torch", "--out",    "r.json",  "--progress",      "json",       "--record-shapes"},
+                            &c);
     QVERIFY2(!err, err ? err->c_str() : "");
     QCOMPARE(c.device, RunDevice::Cpu);
     QCOMPARE(c.shape[1], int64_t{16});
@@ -39,6 +40,8 @@ class RunConfigTest : public QObject {
     QCOMPARE(c.iters, 2);
     QVERIFY(c.timing[0] && !c.timing[1] && c.timing[4]);
     QVERIFY(c.progressJson);
+    QVERIFY(c.recordShapes);
+    QVERIFY(runConfigJson(c).find("\"record_shapes\": true") != std::string::npos);
     // The canonical form round-trips (the GUI and the per-method children use it).
     RunConfig d;
     QVERIFY(!parseRunArgs(toRunArgs(c), &d));
@@ -156,6 +159,7 @@ class RunConfigTest : public QObject {
     QTest::newRow("iters 0") << QStringList{"--iters", "0"} << "--iters";
     QTest::newRow("unknown") << QStringList{"--fast"} << "unknown option";
     QTest::newRow("missing value") << QStringList{"--device"} << "needs a value";
+    QTest::newRow("record-shapes value") << QStringList{"--record-shapes=0"} << "takes no value";
   }
   void refusesBadValues() {
     QFETCH(QStringList, args);

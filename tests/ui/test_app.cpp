@@ -487,6 +487,13 @@ class AppTest : public QObject {
     }
     QVERIFY2(preview->toPlainText().contains(QStringLiteral("qk,scale,softmax,av")),
              qPrintable(preview->toPlainText()));
+    // Input shapes are off by default (they lengthen the steps); the box asks for them.
+    auto* shapes = panel->findChild<QCheckBox*>(QStringLiteral("recordShapes"));
+    QVERIFY(shapes && !shapes->isChecked());
+    QVERIFY(!preview->toPlainText().contains(QStringLiteral("--record-shapes")));
+    clickWidget(shapes);
+    QVERIFY(shapes->isChecked());
+    QVERIFY2(preview->toPlainText().contains(QStringLiteral("--record-shapes")), qPrintable(preview->toPlainText()));
     QSignalSpy finished(panel, &RunPanel::runFinished);
     const int runsBefore = app.w.runs()->rowCount();
     clickWidget(panel->findChild<QPushButton*>(QStringLiteral("run")));
@@ -495,6 +502,13 @@ class AppTest : public QObject {
     const RunEntry* e = app.w.runs()->entry(app.w.runs()->rowCount() - 1);
     QVERIFY2(e && e->status == RunStatus::Done, e ? qPrintable(e->message + e->stderrText) : "no entry");
     QVERIFY(app.shown.wait(30000) || app.w.trace()->path == e->path);
+    // The run recorded what the box asked for: its ops carry their input shapes.
+    const EventStore& store = *app.w.trace()->snapshot->store;
+    QVERIFY(store.meta().recordShapes);
+    size_t withShapes = 0;
+    for (const Event& ev : store.events())
+      if (const EventArgs* a = store.argsOf(ev); a && a->inputDims) ++withShapes;
+    QVERIFY2(withShapes > 0, "no op of the run has input shapes");
   }
 
   // File > Export Table, through the menu and its dialog.

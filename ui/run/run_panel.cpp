@@ -197,6 +197,13 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
     tg->addWidget(timing_[m], m / 3, m % 3);
   }
   top->addWidget(timingBox);
+  shapes_ = new QCheckBox(tr("Record input shapes"), this);
+  shapes_->setObjectName(QStringLiteral("recordShapes"));
+  shapes_->setToolTip(
+      tr("Records every operator's input shapes in the trace (and in torch.profiler's pass), as record_shapes=True "
+         "does. Off by default, as in torch.profiler: reading every operator's inputs adds to the time of the steps "
+         "being measured."));
+  top->addWidget(shapes_);
   top->addStretch(1);
   top = colC;
 
@@ -253,6 +260,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
   };
   for (auto* c : wrap_) connect(c, &QCheckBox::toggled, this, changed);
   connect(wrapFull_, &QCheckBox::toggled, this, changed);
+  connect(shapes_, &QCheckBox::toggled, this, changed);
   for (auto* c : timing_) {
     connect(c, &QCheckBox::toggled, this, [this, changed] {
       updateTimingBoxes();
@@ -313,6 +321,7 @@ RunConfig RunPanel::config() const {
   c.warmup = warmup_->value();
   c.iters = iters_->value();
   for (int m = 0; m < kTimingMethodCount; ++m) c.timing[static_cast<size_t>(m)] = timing_[m]->isChecked();
+  c.recordShapes = shapes_->isChecked();
   return c;
 }
 
@@ -328,6 +337,7 @@ void RunPanel::setConfig(const RunConfig& c) {
   device_->setCurrentIndex(device_->findData(static_cast<int>(c.device)));
   warmup_->setValue(c.warmup);
   iters_->setValue(c.iters);
+  shapes_->setChecked(c.recordShapes);
   bool any = false;
   for (int m = 0; m < kTimingMethodCount; ++m) any |= c.timing[static_cast<size_t>(m)];
   for (int m = 0; m < kTimingMethodCount; ++m) timing_[m]->setChecked(any ? c.timing[static_cast<size_t>(m)] : m == 0);

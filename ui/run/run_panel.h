@@ -82,6 +82,7 @@ class RunPanel : public QWidget {
 
   QCheckBox* wrap_[kStepCount] = {};
   QCheckBox* wrapFull_ = nullptr;
+  QCheckBox* shapes_ = nullptr;
   QComboBox* sync_ = nullptr;
   QComboBox* scale_ = nullptr;
   QSpinBox* shape_[4] = {};
