@@ -8,7 +8,9 @@
 #   [VARIANTS="base TRACE_FIRST ..."] scripts/gpu-ablate.sh [REPEATS] [WRAP/SYNC...]
 # TRACE_FIRST: the trace pass before the others (the order before issue 17).
 # SHAPES: with --record-shapes (input shapes are off by default).
-# LEAN: no NVTX ranges of our own either.
+# LEAN: no NVTX ranges of our own either. SKIP_kernel+runtime: RECORDER_OFF
+# with those CUPTI kinds left out (ATTNSCOPE_CUPTI_SKIP); NOTHING: the recorder's
+# timestamps only, no CUPTI.
 set -uo pipefail
 REPS=${1:-3}
 shift || true
@@ -31,6 +33,8 @@ for rep in $(seq 1 "$REPS"); do
         base) ;;
         SHAPES) extra=(--record-shapes) ;;
         LEAN) env=(ATTNSCOPE_NO_NVTX=1) ;;
+        SKIP_*) env=(ATTNSCOPE_NO_NVTX=1 ATTNSCOPE_NO_MEMORY=1 ATTNSCOPE_NO_EXTID=1 "ATTNSCOPE_CUPTI_SKIP=${v#SKIP_}") ;;
+        NOTHING) env=(ATTNSCOPE_NO_NVTX=1 ATTNSCOPE_NO_MEMORY=1 ATTNSCOPE_NO_EXTID=1 ATTNSCOPE_DISABLE_CUPTI=1) ;;
         RECORDER_OFF) env=(ATTNSCOPE_NO_NVTX=1 ATTNSCOPE_NO_MEMORY=1 ATTNSCOPE_NO_EXTID=1) ;;
         *) env=("ATTNSCOPE_$v=1") ;;
       esac
@@ -52,11 +56,14 @@ for p in sorted(glob.glob(sys.argv[1] + "/*.json")):
         host = m["timing"]["host"]["spread"][s["name"]]["median_ns"]
         host0 = m["timing"]["host"]["steps"][0][k]
         rows[(case, s["name"], v)].append((host0, host, win[0], statistics.median(win)))
-print("case | step | variant | host it0 / median us (per repeat) | trace it0 / median us | median excess us")
+print("case | step | variant | host it0 / median us (per repeat) | trace it0 / median us | median excess us"
+      " | trace/host median ratio (range)")
 for (case, step, v), rs in sorted(rows.items()):
     ex = [r[3] - r[1] for r in rs]
+    ratio = sorted(r[3] / r[1] for r in rs)
     print(f"{case} | {step} | {v} | " + " ".join(f"{r[0]/1e3:.0f}/{r[1]/1e3:.1f}" for r in rs) + " | "
-          + " ".join(f"{r[2]/1e3:.0f}/{r[3]/1e3:.1f}" for r in rs) + f" | {statistics.median(ex)/1e3:+.1f}")
+          + " ".join(f"{r[2]/1e3:.0f}/{r[3]/1e3:.1f}" for r in rs) + f" | {statistics.median(ex)/1e3:+.1f}"
+          + f" | {statistics.median(ratio):.2f} ({ratio[0]:.2f}-{ratio[-1]:.2f})")
 PY
 # Two traces of the base case back for the per-op breakdown.
 tar -C "$R" -czf "$OUT/ablate-traces.tgz" $(cd "$R" && ls all_end.base.1.json none_end.base.1.json 2>/dev/null)

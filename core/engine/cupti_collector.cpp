@@ -500,8 +500,22 @@ CuptiCollector::CuptiCollector(CuptiApi& api, size_t poolBuffers, size_t bufferB
     return;
   }
   const bool minimal = std::getenv("ATTNSCOPE_CUPTI_MINIMAL") != nullptr;
+  // ATTNSCOPE_CUPTI_SKIP=kernel+runtime+...: an ablation knob leaving kinds
+  // out (gpu-ablate.sh), to find which kind lengthens the steps.
+  const std::string skip = std::getenv("ATTNSCOPE_CUPTI_SKIP") ? std::getenv("ATTNSCOPE_CUPTI_SKIP") : "";
+  auto skipped = [&](CUpti_ActivityKind k) {
+    const char* name = k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ? "kernel"
+                       : k == CUPTI_ACTIVITY_KIND_RUNTIME         ? "runtime"
+                       : k == CUPTI_ACTIVITY_KIND_DRIVER          ? "driver"
+                       : k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ? "sync"
+                       : k == CUPTI_ACTIVITY_KIND_MARKER          ? "marker"
+                       : k == CUPTI_ACTIVITY_KIND_OVERHEAD        ? "overhead"
+                                                                  : "";
+    return *name && skip.find(name) != std::string::npos;
+  };
   for (auto k : kKinds) {
     if (minimal && (k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION || k == CUPTI_ACTIVITY_KIND_MARKER)) continue;
+    if (skipped(k)) continue;
     r = api_.enable(k);
     if (r != CUPTI_SUCCESS) {
       reason_ = cuptiError("cuptiActivityEnable", r) + " (kind " + std::to_string(static_cast<int>(k)) + ")";
