@@ -533,6 +533,11 @@ CuptiCollector::CuptiCollector(CuptiApi& api, size_t poolBuffers, size_t bufferB
                   "cuDevicePrimaryCtxGetState, cuKernelGetName, ...) are not recorded; ATTNSCOPE_CUPTI_ALL_API=1 "
                   "records every API call";
   }
+  // An ablation's trace says what it lacks.
+  if (minimal || !skip.empty())
+    filterNote_ += std::string(filterNote_.empty() ? "" : "; ") + "ablation: CUPTI kinds left out (" +
+                   (minimal ? "sync, marker" : "") + (minimal && !skip.empty() ? ", " : "") + skip +
+                   "): this trace lacks their records";
   ok_ = true;
 }
 
