@@ -288,6 +288,26 @@ class AppTest : public QObject {
     }
   }
 
+  // A trace recorded without input shapes (record_shapes=False) cannot be grouped by them: the
+  // choice is greyed out and says why; a trace with shapes offers it again.
+  void groupByShapeNeedsShapes() {
+    App app;
+    QVERIFY(app.open(QStringLiteral(ATTNSCOPE_TEST_DATA "/ext/hta_cp_alexnet.json.gz")));
+    auto* group = app.w.tablePane()->findChild<QComboBox*>(QStringLiteral("groupBy"));
+    QVERIFY(group);
+    const int shapeItem = group->findData(static_cast<int>(GroupBy::InputShape));
+    QVERIFY(group->itemText(shapeItem).contains(QStringLiteral("none recorded")));
+    QVERIFY(group->itemData(shapeItem, Qt::ToolTipRole).toString().contains(QStringLiteral("record_shapes=True")));
+    group->setFocus();
+    QTest::keyClick(group, Qt::Key_Down);
+    QCOMPARE(app.w.tablePane()->groupBy(), GroupBy::Name);
+    QVERIFY(app.open(kSoftmax));
+    QCOMPARE(group->itemText(shapeItem), QStringLiteral("Input shape"));
+    group->setFocus();
+    QTest::keyClick(group, Qt::Key_Down);
+    QCOMPARE(app.w.tablePane()->groupBy(), GroupBy::InputShape);
+  }
+
   // Finding 6: Why answers for the row selected (grouped by shape: that shape's row) and says
   // why torch's total and the GPU work its ops launched differ.
   void whyForTheSelectedRow() {

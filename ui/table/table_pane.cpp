@@ -12,6 +12,7 @@
 #include <QResizeEvent>
 #include <QSignalBlocker>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -182,6 +183,26 @@ QWidget* TablePane::buildControls() {
 
 void TablePane::setTrace(std::shared_ptr<const LoadedTrace> trace) {
   trace_ = std::move(trace);
+  // Grouping by input shape needs shapes: a trace recorded without them
+  // (torch.profiler's record_shapes=False, our run's default) says so
+  // instead of showing the by-name table under another title.
+  bool shapes = false;
+  if (trace_ && trace_->snapshot && trace_->snapshot->store) {
+    const auto& args = trace_->snapshot->store->args();
+    shapes = std::any_of(args.begin(), args.end(), [](const EventArgs& a) { return a.inputDims != 0; });
+  }
+  if (auto* items = qobject_cast<QStandardItemModel*>(groupBy_->model())) {
+    QStandardItem* item = items->item(groupBy_->findData(static_cast<int>(GroupBy::InputShape)));
+    item->setEnabled(shapes);
+    item->setText(shapes ? tr("Input shape") : tr("Input shape (none recorded)"));
+    item->setToolTip(shapes ? QString()
+                            : tr("This trace has no input shapes. Record them with torch.profiler(record_shapes=True), "
+                                 "or tick Record input shapes in the Run panel (attnscope-cli run --record-shapes)."));
+  }
+  if (!shapes && groupBy() == GroupBy::InputShape) {
+    const QSignalBlocker block(groupBy_);
+    setGroupBy(GroupBy::Name);
+  }
   applyTable();
 }
 
