@@ -68,6 +68,11 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
       r.collection.cupti = "unavailable: the run is on the CPU (no CUDA activity to collect)";
     }
     recorder = std::make_unique<OpRecorder>(RecordMode::Trace, cuda, cupti && cupti->available(), 0, cfg.recordShapes);
+    if (!cfg.recordShapes)
+      r.notes.push_back(
+          "input shapes were not recorded (as torch.profiler's record_shapes=False): --record-shapes (the Run panel's "
+          "Record input shapes box) records them, "
+          "at a cost inside the timed steps");
   }
 
   // The warm-up pushes its External ids too: CUPTI's first push of a kind

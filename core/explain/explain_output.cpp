@@ -177,6 +177,8 @@ std::string explainJson(const EventStore& s, const Explanation& a, const Explain
            ", \"no_profiler\": " + spreadJson(p.noProfiler) + ", \"collector\": " + spreadJson(p.collector) +
            ", \"torch\": " + (p.torch.n ? spreadJson(p.torch) : std::string("null")) + "}";
   }
+  out += "], \"run_notes\": [";
+  for (size_t i = 0; i < a.runNotes.size(); ++i) out += (i ? ", " : "") + jsonString(a.runNotes[i]);
   out += "], \"ledger\": " + ledgerJson(s, a.ledger, false);
   for (const auto& d : a.ledger.doubleCounting) cited.insert(d.evidence.begin(), d.evidence.end());
   cited.insert(a.ledger.unlinkedGpu.begin(), a.ledger.unlinkedGpu.end());
@@ -236,6 +238,10 @@ std::string explainText(const EventStore& s, const Explanation& a, const Explain
            added(p.collector, p.noProfiler) + " | " +
            (p.torch.n ? spreadText(p.torch) + added(p.torch, p.noProfiler) : std::string("not measured")));
     line("  (a step costs its no-profiler time; what a profiler adds is the profiler's own work, not the step's)");
+  }
+  if (!a.runNotes.empty()) {
+    line("what the run recorded:");
+    for (const std::string& n : a.runNotes) line("  " + n);
   }
   line("steps (" + a.stepSource + "): " + std::to_string(a.steps.size()));
   if (!a.steps.empty())

@@ -189,6 +189,7 @@ struct ProfilerInflation {
 struct Explanation {
   std::vector<StepReport> steps;
   std::vector<ProfilerInflation> inflation;  // engine runs only
+  std::vector<std::string> runNotes;         // engine runs: what the run says about its own recording
   std::vector<SyncWait> syncWaits;
   std::vector<SyncGroup> syncGroups;  // by total time, largest first
   Ledger ledger;

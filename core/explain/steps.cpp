@@ -446,6 +446,7 @@ Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep
       }
     }
   }
+  if (engine) a.runNotes = engine->notes;
   if (engineSteps) {
     const TimingSeries* host = engine->timingOf("host");
     const TimingSeries* torch = engine->timingOf("torch");

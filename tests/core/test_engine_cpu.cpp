@@ -160,6 +160,13 @@ class EngineCpuTest : public QObject {
         if (s.name(e) == "aten::bmm") bmm << QString::fromStdString(std::string(s.str(a->inputDims)));
       }
       QVERIFY(ops > 0);
+      // explain says what the run left out, in its words and in JSON.
+      const Run ex = cli({"explain", out, "--format", "json"}, 60000);
+      QVERIFY2(ex.code == 0, qPrintable(ex.err));
+      const QJsonArray notes = QJsonDocument::fromJson(ex.out.toUtf8()).object()["run_notes"].toArray();
+      bool saysShapes = false;
+      for (const auto& n : notes) saysShapes |= n.toString().contains("--record-shapes");
+      QCOMPARE(saysShapes, !asked);
       if (!asked) {
         QCOMPARE(withShapes, size_t{0});
         continue;

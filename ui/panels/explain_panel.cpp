@@ -272,6 +272,11 @@ QString ExplainPanel::answerHtml() const {
         tr("<p><small>A step costs its host time with no profiler (the host clock column). What the same step "
            "takes under a profiler on top of that is the profiler's own work (recording ops, timestamps, "
            "buffers), not the step's cost.</small></p>");
+  if (!an.runNotes.empty()) {
+    html += tr("<p><small>What the run recorded:");
+    for (const std::string& n : an.runNotes) html += QStringLiteral("<br>") + qs(n).toHtmlEscaped();
+    html += QStringLiteral("</small></p>");
+  }
 
   // The four questions, with this trace's numbers.
   const StepReport& qk = an.steps[0];
