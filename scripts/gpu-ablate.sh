@@ -29,13 +29,14 @@ for rep in $(seq 1 "$REPS"); do
     wrap=${c%/*} sync=${c#*/}
     for v in $variants; do
       env=() extra=()
+      timestamps_only=(ATTNSCOPE_NO_NVTX=1 ATTNSCOPE_NO_MEMORY=1 ATTNSCOPE_NO_EXTID=1)  # the recorder reduced to timestamps
       case $v in
         base) ;;
         SHAPES) extra=(--record-shapes) ;;
         LEAN) env=(ATTNSCOPE_NO_NVTX=1) ;;
-        SKIP_*) env=(ATTNSCOPE_NO_NVTX=1 ATTNSCOPE_NO_MEMORY=1 ATTNSCOPE_NO_EXTID=1 "ATTNSCOPE_CUPTI_SKIP=${v#SKIP_}") ;;
-        NOTHING) env=(ATTNSCOPE_NO_NVTX=1 ATTNSCOPE_NO_MEMORY=1 ATTNSCOPE_NO_EXTID=1 ATTNSCOPE_DISABLE_CUPTI=1) ;;
-        RECORDER_OFF) env=(ATTNSCOPE_NO_NVTX=1 ATTNSCOPE_NO_MEMORY=1 ATTNSCOPE_NO_EXTID=1) ;;
+        SKIP_*) env=("${timestamps_only[@]}" "ATTNSCOPE_CUPTI_SKIP=${v#SKIP_}") ;;
+        NOTHING) env=("${timestamps_only[@]}" ATTNSCOPE_DISABLE_CUPTI=1) ;;
+        RECORDER_OFF) env=("${timestamps_only[@]}") ;;
         *) env=("ATTNSCOPE_$v=1") ;;
       esac
       f="$R/${wrap}_${sync}.$v.$rep.json"

@@ -534,9 +534,9 @@ CuptiCollector::CuptiCollector(CuptiApi& api, size_t poolBuffers, size_t bufferB
                   "records every API call";
   }
   // An ablation's trace says what it lacks.
-  if (minimal || !skip.empty())
-    filterNote_ += std::string(filterNote_.empty() ? "" : "; ") + "ablation: CUPTI kinds left out (" +
-                   (minimal ? "sync, marker" : "") + (minimal && !skip.empty() ? ", " : "") + skip +
+  const std::string leftOut = minimal ? "sync+marker" + (skip.empty() ? "" : "+" + skip) : skip;
+  if (!leftOut.empty())
+    filterNote_ += std::string(filterNote_.empty() ? "" : "; ") + "ablation: CUPTI kinds left out (" + leftOut +
                    "): this trace lacks their records";
   ok_ = true;
 }

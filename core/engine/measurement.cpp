@@ -70,9 +70,8 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
     recorder = std::make_unique<OpRecorder>(RecordMode::Trace, cuda, cupti && cupti->available(), 0, cfg.recordShapes);
     if (!cfg.recordShapes)
       r.notes.push_back(
-          "input shapes were not recorded (as torch.profiler's record_shapes=False): --record-shapes (the Run panel's "
-          "Record input shapes box) records them, "
-          "at a cost inside the timed steps");
+          "input shapes were not recorded (as torch.profiler's record_shapes=False): --record-shapes (the Run "
+          "panel's Record input shapes box) records them, at a cost inside the timed steps");
   }
 
   // The warm-up pushes its External ids too: CUPTI's first push of a kind
@@ -190,7 +189,6 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
     r.collection.clockSinceCalibrationNs = ck.sinceCalibrationNs;
     r.collection.clockUncertaintyNs = ck.sandwichNs;
     recorder->takeInto(cap);
-    cap->inputShapes = cfg.recordShapes;
   }
   recorder.reset();
   return r;

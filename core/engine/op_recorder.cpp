@@ -425,6 +425,7 @@ void OpRecorder::startWindow(int64_t startNs) {
 
 void OpRecorder::takeInto(RunCapture* cap) {
   std::lock_guard<std::mutex> lock(g->mu);
+  cap->inputShapes = g->inputs;
   for (auto& tb : g->bufs) {
     for (const RawOp& r : tb->ops) {
       if (r.start < g->windowStart) continue;  // the warm-up's

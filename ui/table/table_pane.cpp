@@ -186,10 +186,12 @@ void TablePane::setTrace(std::shared_ptr<const LoadedTrace> trace) {
   // Grouping by input shape needs shapes: a trace recorded without them
   // (torch.profiler's record_shapes=False, our run's default) says so
   // instead of showing the by-name table under another title.
+  // The by-shape table is built with the snapshot, off this thread.
   bool shapes = false;
-  if (trace_ && trace_->snapshot && trace_->snapshot->store) {
-    const auto& args = trace_->snapshot->store->args();
-    shapes = std::any_of(args.begin(), args.end(), [](const EventArgs& a) { return a.inputDims != 0; });
+  if (trace_ && trace_->snapshot && trace_->snapshot->torchByInputShape) {
+    const auto& rows = trace_->snapshot->torchByInputShape->rows;
+    // A row with no recorded shapes reads "[]", as torch's str([]) does.
+    shapes = std::any_of(rows.begin(), rows.end(), [](const KeyAverageRow& r) { return r.inputShapes != "[]"; });
   }
   if (auto* items = qobject_cast<QStandardItemModel*>(groupBy_->model())) {
     QStandardItem* item = items->item(groupBy_->findData(static_cast<int>(GroupBy::InputShape)));
