@@ -65,6 +65,10 @@ for (case, step, v), rs in sorted(rows.items()):
     print(f"{case} | {step} | {v} | " + " ".join(f"{r[0]/1e3:.0f}/{r[1]/1e3:.1f}" for r in rs) + " | "
           + " ".join(f"{r[2]/1e3:.0f}/{r[3]/1e3:.1f}" for r in rs) + f" | {statistics.median(ex)/1e3:+.1f}"
           + f" | {statistics.median(ratio):.2f} ({ratio[0]:.2f}-{ratio[-1]:.2f})")
+for p in sorted(glob.glob(sys.argv[1] + "/*.1.json")):
+    c = json.load(open(p))["attnscope"]["collection"]
+    print(p.rsplit("/", 1)[-1], {k: c.get(k) for k in ("cupti", "errors", "gpu_activities", "gpu_linked_to_op",
+          "api_calls", "api_calls_with_call_id", "dropped_records")})
 PY
 # Two traces of the base case back for the per-op breakdown.
 tar -C "$R" -czf "$OUT/ablate-traces.tgz" $(cd "$R" && ls all_end.base.1.json none_end.base.1.json 2>/dev/null)
