@@ -10,7 +10,8 @@
 # SHAPES: with --record-shapes (input shapes are off by default).
 # LEAN: no NVTX ranges of our own either. SKIP_kernel+runtime: RECORDER_OFF
 # with those CUPTI kinds left out (ATTNSCOPE_CUPTI_SKIP); NOTHING: the recorder's
-# timestamps only, no CUPTI.
+# timestamps only, no CUPTI. PIN_4 / PIN_4-5: the whole run under `taskset -c`.
+# SHAPE, DTYPE and ITERS (default 8,16,1024,64, float32, 50) set the workload.
 set -uo pipefail
 REPS=${1:-3}
 shift || true
@@ -28,20 +29,21 @@ for rep in $(seq 1 "$REPS"); do
   for c in $CASES; do
     wrap=${c%/*} sync=${c#*/}
     for v in $variants; do
-      env=() extra=()
+      env=() extra=() pin=()
       timestamps_only=(ATTNSCOPE_NO_NVTX=1 ATTNSCOPE_NO_MEMORY=1 ATTNSCOPE_NO_EXTID=1)  # the recorder reduced to timestamps
       case $v in
         base) ;;
         SHAPES) extra=(--record-shapes) ;;
         LEAN) env=(ATTNSCOPE_NO_NVTX=1) ;;
+        PIN_*) pin=(taskset -c "${v#PIN_}") ;;
         SKIP_*) env=("${timestamps_only[@]}" "ATTNSCOPE_CUPTI_SKIP=${v#SKIP_}") ;;
         NOTHING) env=("${timestamps_only[@]}" ATTNSCOPE_DISABLE_CUPTI=1) ;;
         RECORDER_OFF) env=("${timestamps_only[@]}") ;;
         *) env=("ATTNSCOPE_$v=1") ;;
       esac
       f="$R/${wrap}_${sync}.$v.$rep.json"
-      env "${env[@]}" timeout 60 $CLI run --device cuda --shape 8,16,1024,64 --wrap "$wrap" --sync "$sync" \
-        --iters 50 --timing host,cupti "${extra[@]}" --out "$f" >/dev/null 2>"$f.err" || echo "FAILED $f: $(tail -2 "$f.err")"
+      env "${env[@]}" "${pin[@]}" timeout 60 $CLI run --device cuda --shape "${SHAPE:-8,16,1024,64}" \
+        --dtype "${DTYPE:-float32}" --wrap "$wrap" --sync "$sync" --iters "${ITERS:-50}" --timing host,cupti "${extra[@]}" --out "$f" >/dev/null 2>"$f.err" || echo "FAILED $f: $(tail -2 "$f.err")"
     done
   done
 done
@@ -56,15 +58,17 @@ for p in sorted(glob.glob(sys.argv[1] + "/*.json")):
         win = [it["host_end_ns"] - it["host_start_ns"] for it in s["iterations"]]
         host = m["timing"]["host"]["spread"][s["name"]]["median_ns"]
         host0 = m["timing"]["host"]["steps"][0][k]
-        rows[(case, s["name"], v)].append((host0, host, win[0], statistics.median(win)))
+        sp = m["timing"]["host"]["spread"][s["name"]]
+        rows[(case, s["name"], v)].append((host0, host, win[0], statistics.median(win), sp["p10_ns"], sp["p90_ns"]))
 print("case | step | variant | host it0 / median us (per repeat) | trace it0 / median us | median excess us"
-      " | trace/host median ratio (range)")
+      " | trace/host median ratio (range) | host p90/p10 (median over repeats)")
 for (case, step, v), rs in sorted(rows.items()):
     ex = [r[3] - r[1] for r in rs]
     ratio = sorted(r[3] / r[1] for r in rs)
     print(f"{case} | {step} | {v} | " + " ".join(f"{r[0]/1e3:.0f}/{r[1]/1e3:.1f}" for r in rs) + " | "
           + " ".join(f"{r[2]/1e3:.0f}/{r[3]/1e3:.1f}" for r in rs) + f" | {statistics.median(ex)/1e3:+.1f}"
-          + f" | {statistics.median(ratio):.2f} ({ratio[0]:.2f}-{ratio[-1]:.2f})")
+          + f" | {statistics.median(ratio):.2f} ({ratio[0]:.2f}-{ratio[-1]:.2f})"
+          + f" | {statistics.median(r[5] / r[4] for r in rs):.2f}")
 for p in sorted(glob.glob(sys.argv[1] + "/*.1.json")):
     c = json.load(open(p))["attnscope"]["collection"]
     print(p.rsplit("/", 1)[-1], {k: c.get(k) for k in ("cupti", "errors", "gpu_activities", "gpu_linked_to_op",
