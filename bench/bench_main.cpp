@@ -45,9 +45,10 @@ int main(int argc, char** argv) {
                  "  start [--runs N] [--platform offscreen|xcb] [TRACE]\n"
                  "         GUI start to the first painted frame with the bundled capture (or TRACE)\n"
                  "  overhead [--shape B,H,S,D] [--wrap LIST] [--calls N] [--batches N] [--rounds N]\n"
-                 "           [--device cuda|cpu] [--ablations]\n"
+                 "           [--device cuda|cpu] [--ablations | --blocks]\n"
                  "         per-op profiling overhead: our collector vs LibTorch's profiler vs none\n"
-                 "         (--ablations adds our collector without each of its parts)\n"
+                 "         (--ablations adds our collector without each of its parts; --blocks prints\n"
+                 "         only the building blocks' ns per call, CUPTI's cost per CUDA call among them)\n"
                  "  timeline [--events N] [--frames N]\n"
                  "         timeline frames at 1920x1080 across zoom levels on N synthetic events\n";
     return args.empty() ? 2 : 0;

@@ -69,11 +69,13 @@ int benchOverhead(const std::vector<std::string>& args, const std::string& self)
   using namespace attnscope;
   std::string profiler, shape = "1,8,64,64", device = "cuda", wrap = "all";
   int calls = 300, batches = 9, rounds = 30;
-  bool ablations = false;
+  bool ablations = false, blocksOnly = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const bool hasValue = i + 1 < args.size();
     if (args[i] == "--ablations")
       ablations = true;
+    else if (args[i] == "--blocks")
+      blocksOnly = true;
     else if (!hasValue)
       break;
     else if (args[i] == "--profiler")
@@ -95,6 +97,12 @@ int benchOverhead(const std::vector<std::string>& args, const std::string& self)
   if (auto err = parseRunArgs({"--shape", shape, "--wrap", wrap, "--device", device}, &cfg)) {
     std::cerr << *err << "\n";
     return 2;
+  }
+  if (blocksOnly) {  // the building blocks alone, in this process
+    std::printf("building blocks (ns per call, this process):\n");
+    for (const auto& [what, ns] : engine::microCosts(cfg.device == RunDevice::Cuda))
+      std::printf("  %-66s %8.1f\n", what.c_str(), ns);
+    return 0;
   }
   if (!profiler.empty()) {  // child: one profiler against its own baseline
     const auto s = engine::measureOverhead(profiler, cfg, calls, batches);
@@ -193,7 +201,7 @@ int benchOverhead(const std::vector<std::string>& args, const std::string& self)
   if (ablations) {
     std::printf("building blocks (ns per call, this process):\n");
     for (const auto& [what, ns] : engine::microCosts(cfg.device == RunDevice::Cuda))
-      std::printf("  %-44s %8.1f\n", what.c_str(), ns);
+      std::printf("  %-66s %8.1f\n", what.c_str(), ns);
   }
   // Each child runs on whatever core and clock the machine gives it, and a
   // slow process shows both a slower baseline and a larger overhead. Two

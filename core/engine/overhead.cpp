@@ -86,15 +86,16 @@ OverheadSample measureOverhead(const std::string& profiler, const RunConfig& cfg
   return out;
 }
 
+constexpr int kMicroCalls = 200000;
+
 std::vector<std::pair<std::string, double>> microCosts(bool cuda) {
   initClock();
   using Clock = std::chrono::steady_clock;
-  constexpr int kN = 200000;
   std::vector<std::pair<std::string, double>> out;
-  auto time = [&](const std::string& what, auto&& fn) {
+  auto time = [&](const std::string& what, auto&& fn, int n = kMicroCalls) {
     const auto t0 = Clock::now();
-    for (int i = 0; i < kN; ++i) fn(i);
-    out.emplace_back(what, std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / kN);
+    for (int i = 0; i < n; ++i) fn(i);
+    out.emplace_back(what, std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / n);
   };
   volatile uint64_t sink = 0;
   time("clock_gettime(CLOCK_MONOTONIC)", [&](int) { sink = sink + monotonicNs(); });
@@ -109,7 +110,23 @@ std::vector<std::pair<std::string, double>> microCosts(bool cuda) {
   });
   if (!cuda) return out;
   prepareNvtxInjection();
-  const at::Tensor t = at::ones({4}, at::Device(at::kCUDA, 0));
+  at::Tensor t = at::ones({4}, at::Device(at::kCUDA, 0));
+  // What CUPTI's API tracing costs every CUDA call, recorded or not: a
+  // query-only call (PyTorch makes 13-39 per step of the block) and a launch,
+  // before CUPTI, with its API kinds on (the query not recorded, then
+  // recorded), with only the device-side kinds on, and after it.
+  constexpr int kLaunches = 20000;
+  int dev = 0;
+  auto query = [&](int) { cudaGetDevice(&dev); };
+  auto launch = [&](int) { t.add_(1.0); };
+  auto blocks = [&](const std::string& when) {
+    time("cudaGetDevice (" + when + ")", query);
+    time("t.add_(1) on 4 floats, host side (" + when + ")", launch, kLaunches);
+    cudaDeviceSynchronize();
+  };
+  for (int i = 0; i < 1000; ++i) launch(i);  // the launch path warmed up
+  cudaDeviceSynchronize();
+  blocks("before CUPTI");
   {
     CuptiCollector cupti;
     time("CUPTI external id push + pop", [&](int i) {
@@ -121,12 +138,15 @@ std::vector<std::pair<std::string, double>> microCosts(bool cuda) {
       nvtxRangePushA("bench");
       nvtxRangePop();
     });
-    int dev = 0;
-    time("cudaGetDevice (filtered, CUPTI on)", [&](int) { cudaGetDevice(&dev); });
+    blocks("CUPTI on, query calls not recorded");
+    cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 1);
+    time("cudaGetDevice (CUPTI on, recorded)", query);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
+    blocks("CUPTI on, API kinds off, kernels traced");
     cupti.finish(nullptr);
   }
-  int dev = 0;
-  time("cudaGetDevice (CUPTI off)", [&](int) { cudaGetDevice(&dev); });
+  blocks("after CUPTI, every kind off");
   return out;
 }
 

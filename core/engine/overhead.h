@@ -30,7 +30,9 @@ struct OverheadSample {
 OverheadSample measureOverhead(const std::string& profiler, const RunConfig& cfg, int callsPerBatch, int batches);
 
 // Nanoseconds per call of the collector's building blocks (clock reads, a
-// heap context, CUPTI external-id push/pop, NVTX push/pop with CUPTI on).
+// heap context, CUPTI external-id push/pop, NVTX push/pop with CUPTI on) and
+// what CUPTI adds to every CUDA call: cudaGetDevice and a small op's launch
+// before CUPTI, with it (API kinds on, then off) and after it.
 std::vector<std::pair<std::string, double>> microCosts(bool cuda);
 
 }  // namespace attnscope::engine
