@@ -56,6 +56,13 @@ std::pair<double, double> bootstrapMedianCi(const std::vector<double>& v) {
 struct Variant {
   std::string label, profiler, env;  // env: "NAME=1" set for the child, or empty
 };
+
+// The collector's building blocks, measured in this process (--blocks, and
+// after the comparison with --ablations).
+void printBlocks(bool cuda) {
+  std::printf("building blocks (ns per call, this process):\n");
+  for (const auto& [what, ns] : attnscope::engine::microCosts(cuda)) std::printf("  %-66s %8.1f\n", what.c_str(), ns);
+}
 }  // namespace
 #endif
 
@@ -98,10 +105,8 @@ int benchOverhead(const std::vector<std::string>& args, const std::string& self)
     std::cerr << *err << "\n";
     return 2;
   }
-  if (blocksOnly) {  // the building blocks alone, in this process
-    std::printf("building blocks (ns per call, this process):\n");
-    for (const auto& [what, ns] : engine::microCosts(cfg.device == RunDevice::Cuda))
-      std::printf("  %-66s %8.1f\n", what.c_str(), ns);
+  if (blocksOnly) {
+    printBlocks(cfg.device == RunDevice::Cuda);
     return 0;
   }
   if (!profiler.empty()) {  // child: one profiler against its own baseline
@@ -198,11 +203,7 @@ int benchOverhead(const std::vector<std::string>& args, const std::string& self)
     std::printf("%-34s %12.1f %12.1f %14.0f %10.0f..%-10.0f\n", variants[v].label.c_str(), median(base[v]) * 1e6,
                 median(prof[v]) * 1e6, perOp[v], lo / std::max(ops, 1) * 1e9, hi / std::max(ops, 1) * 1e9);
   }
-  if (ablations) {
-    std::printf("building blocks (ns per call, this process):\n");
-    for (const auto& [what, ns] : engine::microCosts(cfg.device == RunDevice::Cuda))
-      std::printf("  %-66s %8.1f\n", what.c_str(), ns);
-  }
+  if (ablations) printBlocks(cfg.device == RunDevice::Cuda);
   // Each child runs on whatever core and clock the machine gives it, and a
   // slow process shows both a slower baseline and a larger overhead. Two
   // readings that do not compare across processes: the ratio within each

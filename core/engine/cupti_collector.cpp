@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 
 #include "core/engine/clock.h"
 
@@ -503,15 +504,17 @@ CuptiCollector::CuptiCollector(CuptiApi& api, size_t poolBuffers, size_t bufferB
   // ATTNSCOPE_CUPTI_SKIP=kernel+runtime+...: an ablation knob leaving kinds
   // out (gpu-ablate.sh), to find which kind lengthens the steps.
   const std::string skip = std::getenv("ATTNSCOPE_CUPTI_SKIP") ? std::getenv("ATTNSCOPE_CUPTI_SKIP") : "";
+  static constexpr std::pair<CUpti_ActivityKind, const char*> kSkippable[] = {
+      {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel"},
+      {CUPTI_ACTIVITY_KIND_RUNTIME, "runtime"},
+      {CUPTI_ACTIVITY_KIND_DRIVER, "driver"},
+      {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync"},
+      {CUPTI_ACTIVITY_KIND_MARKER, "marker"},
+      {CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead"}};
   auto skipped = [&](CUpti_ActivityKind k) {
-    const char* name = k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ? "kernel"
-                       : k == CUPTI_ACTIVITY_KIND_RUNTIME         ? "runtime"
-                       : k == CUPTI_ACTIVITY_KIND_DRIVER          ? "driver"
-                       : k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ? "sync"
-                       : k == CUPTI_ACTIVITY_KIND_MARKER          ? "marker"
-                       : k == CUPTI_ACTIVITY_KIND_OVERHEAD        ? "overhead"
-                                                                  : "";
-    return *name && skip.find(name) != std::string::npos;
+    for (const auto& [kind, name] : kSkippable)
+      if (kind == k) return skip.find(name) != std::string::npos;
+    return false;
   };
   for (auto k : kKinds) {
     if (minimal && (k == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION || k == CUPTI_ACTIVITY_KIND_MARKER)) continue;
