@@ -6,7 +6,8 @@
 # cupti_collector.cpp),
 # repeated and interleaved, and prints per-run host vs trace-window medians.
 #   [VARIANTS="base TRACE_FIRST ..."] scripts/gpu-ablate.sh [REPEATS] [WRAP/SYNC...]
-# TRACE_FIRST: the trace pass before the others (the order before issue 17).
+# HOSTSCALAR: --scale host-scalar (no H2D copy and stream sync in SCALE).
+# SKIP_TESTS=1: no ctest run. TRACE_FIRST: the trace pass before the others (the order before issue 17).
 # SHAPES: with --record-shapes (input shapes are off by default).
 # LEAN: no NVTX ranges of our own either. SKIP_kernel+runtime: RECORDER_OFF
 # with those CUPTI kinds left out (ATTNSCOPE_CUPTI_SKIP); NOTHING: the recorder's
@@ -21,8 +22,10 @@ R=$OUT/ablate
 mkdir -p "$R"
 t0=$(date +%s)
 . "$(dirname "$0")/gpu-build.sh"
-(cd build-gpu && timeout 200 ctest -L gpu --output-on-failure) 2>&1 | tail -25 >"$OUT/gpu-tests.log"
-tail -3 "$OUT/gpu-tests.log"
+if [ -z "${SKIP_TESTS:-}" ]; then
+  (cd build-gpu && timeout 200 ctest -L gpu --output-on-failure) 2>&1 | tail -25 >"$OUT/gpu-tests.log"
+  tail -3 "$OUT/gpu-tests.log"
+fi
 CLI=build-gpu/bin/attnscope-cli
 variants=${VARIANTS:-base SHAPES TRACE_FIRST NO_NVTX NO_MEMORY RECORDER_OFF DISABLE_CUPTI CUPTI_MINIMAL}
 for rep in $(seq 1 "$REPS"); do
@@ -34,6 +37,7 @@ for rep in $(seq 1 "$REPS"); do
       case $v in
         base) ;;
         SHAPES) extra=(--record-shapes) ;;
+        HOSTSCALAR) extra=(--scale host-scalar) ;;
         LEAN) env=(ATTNSCOPE_NO_NVTX=1) ;;
         PIN_*) pin=(taskset -c "${v#PIN_}") ;;
         SKIP_*) env=("${timestamps_only[@]}" "ATTNSCOPE_CUPTI_SKIP=${v#SKIP_}") ;;
@@ -74,7 +78,9 @@ for p in sorted(glob.glob(sys.argv[1] + "/*.1.json")):
     print(p.rsplit("/", 1)[-1], {k: c.get(k) for k in ("cupti", "errors", "gpu_activities", "gpu_linked_to_op",
           "api_calls", "api_calls_with_call_id", "dropped_records")})
 PY
-# Two traces of the base case back for the per-op breakdown.
-tar -C "$R" -czf "$OUT/ablate-traces.tgz" $(cd "$R" && ls all_end.base.1.json none_end.base.1.json 2>/dev/null)
+# The first repeat's traces of the first case back, one per variant, for the
+# per-op breakdown.
+first=${CASES%% *}
+tar -C "$R" -czf "$OUT/ablate-traces.tgz" $(cd "$R" && ls "${first/\//_}".*.1.json 2>/dev/null)
 rm -rf "$R"  # the device tool brings back a few files only
 echo "total $(($(date +%s) - t0)) s"
