@@ -7,12 +7,13 @@
 # repeated and interleaved, and prints per-run host vs trace-window medians.
 #   [VARIANTS="base TRACE_FIRST ..."] scripts/gpu-ablate.sh [REPEATS] [WRAP/SYNC...]
 # HOSTSCALAR: --scale host-scalar (no H2D copy and stream sync in SCALE).
-# SKIP_TESTS=1: no ctest run. TRACE_FIRST: the trace pass before the others (the order before issue 17).
+# TRACE_FIRST: the trace pass before the others (the order before issue 17).
 # SHAPES: with --record-shapes (input shapes are off by default).
 # LEAN: no NVTX ranges of our own either. SKIP_kernel+runtime: RECORDER_OFF
 # with those CUPTI kinds left out (ATTNSCOPE_CUPTI_SKIP); NOTHING: the recorder's
 # timestamps only, no CUPTI. PIN_4 / PIN_4-5: the whole run under `taskset -c`.
-# SHAPE, DTYPE and ITERS (default 8,16,1024,64, float32, 50) set the workload.
+# SHAPE, DTYPE and ITERS (default 8,16,1024,64, float32, 50) set the workload;
+# SKIP_TESTS=1 leaves out the gpu-labelled tests.
 set -uo pipefail
 REPS=${1:-3}
 shift || true
@@ -28,12 +29,12 @@ if [ -z "${SKIP_TESTS:-}" ]; then
 fi
 CLI=build-gpu/bin/attnscope-cli
 variants=${VARIANTS:-base SHAPES TRACE_FIRST NO_NVTX NO_MEMORY RECORDER_OFF DISABLE_CUPTI CUPTI_MINIMAL}
+timestamps_only=(ATTNSCOPE_NO_NVTX=1 ATTNSCOPE_NO_MEMORY=1 ATTNSCOPE_NO_EXTID=1)  # the recorder reduced to timestamps
 for rep in $(seq 1 "$REPS"); do
   for c in $CASES; do
     wrap=${c%/*} sync=${c#*/}
     for v in $variants; do
       env=() extra=() pin=()
-      timestamps_only=(ATTNSCOPE_NO_NVTX=1 ATTNSCOPE_NO_MEMORY=1 ATTNSCOPE_NO_EXTID=1)  # the recorder reduced to timestamps
       case $v in
         base) ;;
         SHAPES) extra=(--record-shapes) ;;
@@ -60,10 +61,10 @@ for p in sorted(glob.glob(sys.argv[1] + "/*.json")):
     m = json.load(open(p))["attnscope"]
     for k, s in enumerate(m["steps"]):
         win = [it["host_end_ns"] - it["host_start_ns"] for it in s["iterations"]]
-        host = m["timing"]["host"]["spread"][s["name"]]["median_ns"]
-        host0 = m["timing"]["host"]["steps"][0][k]
         sp = m["timing"]["host"]["spread"][s["name"]]
-        rows[(case, s["name"], v)].append((host0, host, win[0], statistics.median(win), sp["p10_ns"], sp["p90_ns"]))
+        host0 = m["timing"]["host"]["steps"][0][k]
+        rows[(case, s["name"], v)].append((host0, sp["median_ns"], win[0], statistics.median(win), sp["p10_ns"],
+                                           sp["p90_ns"]))
 print("case | step | variant | host it0 / median us (per repeat) | trace it0 / median us | median excess us"
       " | trace/host median ratio (range) | host p90/p10 (median over repeats)")
 for (case, step, v), rs in sorted(rows.items()):

@@ -10,17 +10,12 @@ scripts/gpu-ablate.sh (ablate-traces.tgz).
   scripts/qk-breakdown.py TRACE.json [...]
 """
 import collections
-import gzip
-import json
 import statistics
 import sys
 
+from tracefile import load
+
 SCALE_FIRST = ("aten::scalar_tensor", "aten::div", "aten::mul")  # device-tensor or host-scalar scale
-
-
-def load(path):
-    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
-        return json.load(f)
 
 
 def breakdown(path):

@@ -2,16 +2,13 @@
 """Prints docs/timing-methods.md's tables from the engine's H200 captures in
 tests/data/h200/: per step, what each timing method reported (iteration 0),
 and the stream-sync wait inside SCALE. Usage: scripts/timing-table.py > docs/timing-methods-tables.md"""
-import glob, gzip, json, os, sys
+import glob, os, sys
+
+from tracefile import load
 
 here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "h200")
 steps = ["QK MATMUL", "SCALE", "SOFTMAX PASS", "AV MATMUL"]
 methods = ["cupti", "events", "host", "host-sync"]
-
-
-def load(path):
-    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
-        return json.load(f)
 
 
 rows = []

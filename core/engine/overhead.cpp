@@ -7,6 +7,7 @@
 #include <nvtx3/nvToolsExt.h>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <stdexcept>
 
@@ -129,6 +130,19 @@ std::vector<std::pair<std::string, double>> microCosts(bool cuda) {
   blocks("before CUPTI");
   {
     CuptiCollector cupti;
+    if (!cupti.available()) {  // no figure may claim a CUPTI state it did not have
+      out.emplace_back("CUPTI's blocks not measured: " + cupti.unavailableReason(), std::nan(""));
+      return out;
+    }
+    // The bench's own CUPTI calls: a refused one marks the figures it changes.
+    std::string refused;
+    auto check = [&](const char* what, CUptiResult r) {
+      if (r == CUPTI_SUCCESS) return;
+      const char* why = nullptr;
+      refused += std::string(" [") + what + " refused: " +
+                 (cuptiGetResultString(r, &why) == CUPTI_SUCCESS && why ? why : "CUPTI error " + std::to_string(r)) +
+                 "]";
+    };
     time("CUPTI external id push + pop", [&](int i) {
       cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, static_cast<uint64_t>(i + 1));
       uint64_t last = 0;
@@ -139,11 +153,12 @@ std::vector<std::pair<std::string, double>> microCosts(bool cuda) {
       nvtxRangePop();
     });
     blocks("CUPTI on, query calls not recorded");
-    cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 1);
-    time("cudaGetDevice (CUPTI on, recorded)", query);
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
-    blocks("CUPTI on, API kinds off, kernels traced");
+    check("cuptiActivityEnableRuntimeApi",
+          cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 1));
+    time("cudaGetDevice (CUPTI on, recorded)" + refused, query);
+    check("cuptiActivityDisable(RUNTIME)", cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME));
+    check("cuptiActivityDisable(DRIVER)", cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER));
+    blocks("CUPTI on, API kinds off, kernels traced" + refused);
     cupti.finish(nullptr);
   }
   blocks("after CUPTI, every kind off");

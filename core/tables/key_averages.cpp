@@ -511,7 +511,7 @@ KeyAverages aggregate(const Prepared& p, GroupBy groupBy, Attribution attributio
       r.deviceType = cpuDevice ? DeviceType::Cpu : DeviceType::Cuda;
       r.userAnnotation = f.userAnnotation;
       r.family = f.family;
-      if (byShape) r.inputShapes = f.shapes ? std::string(names.view(f.shapes)) : "[]";
+      if (byShape) r.inputShapes = std::string(f.shapes ? names.view(f.shapes) : kNoInputShapes);
       out.rows.push_back(std::move(r));
     }
     KeyAverageRow& r = out.rows[it->second];

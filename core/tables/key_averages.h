@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/store/event_store.h"
@@ -27,6 +28,10 @@ namespace attnscope {
 enum class Attribution { Torch, Corrected };
 enum class GroupBy { Name, InputShape };
 enum class DeviceType : uint8_t { Cpu, Cuda };
+
+// A by-shape row's input shapes when its events recorded none: torch's
+// str([]), which is what torch prints for an op without shapes too.
+inline constexpr std::string_view kNoInputShapes = "[]";
 
 struct KeyAverageRow {
   std::string name;

@@ -16,6 +16,9 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QHeaderView>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
@@ -391,6 +394,23 @@ class AppTest : public QObject {
     QVERIFY(app.open(cut));
     const QString text = app.w.explainPanel()->plainText();
     QVERIFY2(text.contains(QStringLiteral("This trace was cut")), qPrintable(text.left(600)));
+  }
+
+  // What an engine run says about its own recording (CUPTI APIs left out,
+  // input shapes not recorded) is in the Explanation the user reads, after
+  // its heading, as the trace's metadata has it.
+  void explanationSaysWhatTheRunRecorded() {
+    const QString trace = QStringLiteral(ATTNSCOPE_TEST_DATA "/h200/softmax_none_iters3_1x8x64x64.json");
+    QFile f(trace);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonArray notes = QJsonDocument::fromJson(f.readAll()).object()["attnscope"].toObject()["notes"].toArray();
+    QVERIFY(!notes.isEmpty());
+    App app;
+    QVERIFY(app.open(trace));
+    const QString text = app.w.explainPanel()->plainText();
+    const qsizetype heading = text.indexOf(QStringLiteral("What the run recorded:"));
+    QVERIFY2(heading >= 0, qPrintable(text.left(600)));
+    for (const auto& n : notes) QVERIFY2(text.indexOf(n.toString(), heading) > heading, qPrintable(n.toString()));
   }
 
   // Finding 8: the small ones. The Keys button shows the keys; the cursor's time readout

@@ -190,8 +190,8 @@ void TablePane::setTrace(std::shared_ptr<const LoadedTrace> trace) {
   bool shapes = false;
   if (trace_ && trace_->snapshot && trace_->snapshot->torchByInputShape) {
     const auto& rows = trace_->snapshot->torchByInputShape->rows;
-    // A row with no recorded shapes reads "[]", as torch's str([]) does.
-    shapes = std::any_of(rows.begin(), rows.end(), [](const KeyAverageRow& r) { return r.inputShapes != "[]"; });
+    shapes =
+        std::any_of(rows.begin(), rows.end(), [](const KeyAverageRow& r) { return r.inputShapes != kNoInputShapes; });
   }
   if (auto* items = qobject_cast<QStandardItemModel*>(groupBy_->model())) {
     QStandardItem* item = items->item(groupBy_->findData(static_cast<int>(GroupBy::InputShape)));
