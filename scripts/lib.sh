@@ -2,9 +2,10 @@
 # Shared helpers for scripts/build, scripts/run and scripts/test. Source it; do not run it.
 #
 # Environment:
-#   ATTNSCOPE_ENGINE      AUTO (default) | ON | OFF. AUTO builds the LibTorch engine only when
-#                         python3 can already import torch (and a CUDA toolkit is there); it never
-#                         installs torch. ON installs torch==$ATTNSCOPE_TORCH_VERSION if missing.
+#   ATTNSCOPE_ENGINE      ON (scripts/run and scripts/test) | AUTO (scripts/build) | OFF. ON installs
+#                         torch==$ATTNSCOPE_TORCH_VERSION from PyPI if python3 cannot import torch
+#                         and builds the LibTorch engine; AUTO builds it only when python3 can
+#                         already import torch and never installs it; OFF never builds it.
 #   ATTNSCOPE_BUILD_TYPE  CMake build type (default Release); the tree is build-<type>/, lower
 #                         case (build-release/, build-relwithdebinfo/, build-debug/), so build
 #                         types never share a directory.
@@ -88,37 +89,41 @@ engine_mode() {
   esac
 }
 
-# Sets TORCH_PREFIX to torch's CMake prefix path and TORCH_CUDA to its CUDA version ("" for a
-# CPU build); returns 1 when python3 cannot import torch.
+# Sets TORCH_DIR to the torch package folder and TORCH_CUDA to its CUDA version ("" for a CPU
+# build); returns 1 when python3 cannot import torch.
 probe_torch() {
-  TORCH_PREFIX=""
+  TORCH_DIR=""
   TORCH_CUDA=""
   command -v python3 >/dev/null 2>&1 || return 1
   local out
-  out="$(python3 -c 'import torch, torch.utils
-print(torch.utils.cmake_prefix_path)
+  out="$(python3 -c 'import torch
+print(torch.__path__[0])
 print(torch.version.cuda or "")' 2>/dev/null)" || return 1
-  TORCH_PREFIX="$(sed -n 1p <<<"$out")"
+  TORCH_DIR="$(sed -n 1p <<<"$out")"
   TORCH_CUDA="$(sed -n 2p <<<"$out")"
-  [[ -n $TORCH_PREFIX ]]
+  [[ -n $TORCH_DIR ]]
 }
 
-cuda_toolkit_present() {
-  command -v nvcc >/dev/null 2>&1 || [[ -n ${CUDAToolkit_ROOT:-}${CUDA_HOME:-}${CUDA_PATH:-} ]] ||
-    [[ -x /usr/local/cuda/bin/nvcc ]]
-}
-
+# Installs torch==$ATTNSCOPE_TORCH_VERSION from PyPI. It is large: say so, and how long it took.
 install_torch() {
   if ! python3 -m pip --version >/dev/null 2>&1; then
     apt_install python3-pip
   fi
-  log "installing torch==$ATTNSCOPE_TORCH_VERSION from PyPI (large download)"
+  log "installing torch==$ATTNSCOPE_TORCH_VERSION from PyPI for the engine: about 2.7 GB downloaded, 4.5 GB on"
+  log "disk with NVIDIA's CUDA runtime wheels (no CUDA toolkit needed); 1-5 minutes on a fast link"
+  local t0=$SECONDS
   # Debian's python3 is "externally managed" (PEP 668); this is a build machine, so allow it.
-  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
-    "torch==$ATTNSCOPE_TORCH_VERSION"
+  # pip's progress bars go to the terminal when there is one, so the download shows its progress.
+  local quiet=()
+  [[ -t 2 ]] || quiet=(--quiet)
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install "${quiet[@]}" --disable-pip-version-check \
+    --root-user-action=ignore "torch==$ATTNSCOPE_TORCH_VERSION"
+  log "torch installed in $((SECONDS - t0)) s"
 }
 
-# Sets ENGINE_MODE and ENGINE_CMAKE_ARGS (the -D flags the engine choice needs).
+# Sets ENGINE_MODE and ENGINE_CMAKE_ARGS (the -D flags the engine choice needs). The engine builds
+# from the torch wheel and the nvidia-* wheels it brings (cmake/AttnscopeTorch.cmake): no CUDA
+# toolkit is needed.
 resolve_engine() {
   ENGINE_MODE="$(engine_mode)"
   ENGINE_CMAKE_ARGS=("-DATTNSCOPE_ENGINE=$ENGINE_MODE")
@@ -132,15 +137,9 @@ resolve_engine() {
       ;;
     AUTO)
       probe_torch || return 0
-      # torch's CMake config (Caffe2) fails hard when a CUDA build of torch finds no CUDA
-      # toolkit; AUTO must never break the build, so leave torch out in that case.
-      if [[ -n $TORCH_CUDA ]] && ! cuda_toolkit_present; then
-        log "torch (CUDA $TORCH_CUDA) found but no CUDA toolkit: building without the engine"
-        return 0
-      fi
       ;;
   esac
-  ENGINE_CMAKE_ARGS+=("-DCMAKE_PREFIX_PATH=$TORCH_PREFIX")
+  ENGINE_CMAKE_ARGS+=("-DATTNSCOPE_TORCH_DIR=$TORCH_DIR")
 }
 
 # Installs what is missing and builds $ATTNSCOPE_BUILD_DIR (extra args go to the CMake configure

@@ -11,7 +11,9 @@
 // first user annotation / op so named) in the timeline's explain overlay and
 // zooms to it; an unknown name exits 2 listing the steps. --startup-probe
 // prints when the window and then the trace were first painted and exits
-// (startup_probe.h; settings are neither restored nor saved).
+// (startup_probe.h; settings are neither restored nor saved). --run presses
+// Run once the engine has been probed and prints the run's file when it ends
+// (scripts/check-fresh uses it to show a fresh machine's Run works).
 #include <QApplication>
 #include <QBuffer>
 #include <QCommandLineParser>
@@ -19,6 +21,7 @@
 #include <QImage>
 #include <QRegularExpression>
 #include <QTabWidget>
+#include <QTextStream>
 #include <QTimer>
 #include <cstdio>
 #include <string_view>
@@ -30,6 +33,7 @@
 #include "ui/panels/timeline_diff.h"
 #include "ui/run/engine_runner.h"
 #include "ui/run/run_panel.h"
+#include "ui/run/runs_model.h"
 #include "ui/shell/main_window.h"
 #include "ui/table/table_pane.h"
 #include "ui/timeline/timeline_pane.h"
@@ -109,6 +113,11 @@ struct Options {
                              QStringLiteral("With --load-probe and --screenshot FILE: save the window <S> seconds "
                                             "into the load."),
                              QStringLiteral("S")};
+  QCommandLineOption run{QStringLiteral("run"),
+                         QStringLiteral("Press Run (F5) once the engine has said what it can do here: the attention "
+                                        "workload with the Run panel's settings. Prints the run's file and the "
+                                        "Runs list's length when it ends; with --screenshot, shoots once the run is "
+                                        "shown. Exits 2 when the run cannot start or fails.")};
 
   Options() {
     parser.setApplicationDescription(
@@ -119,12 +128,65 @@ struct Options {
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addOptions(
-        {screenshot, size, group, filter, overlay, compare, view, probe, loadProbe, cancelAfter, shootAt});
+        {screenshot, size, group, filter, overlay, compare, view, probe, loadProbe, cancelAfter, shootAt, run});
     parser.addPositionalArgument(QStringLiteral("TRACE"),
                                  QStringLiteral("Trace to open; without it, the bundled sample."),
                                  QStringLiteral("[TRACE]"));
   }
 };
+
+// --run: once the first trace is shown and the engine has been probed, press Run; when the run
+// ends, say where its trace is and how many entries the Runs list has, then (with FILE) shoot the
+// window once the run's trace is shown and exit.
+void pressRunOnceProbed(attnscope::ui::MainWindow* window, const QString& shot) {
+  using attnscope::ui::EngineRunner;
+  using attnscope::ui::RunPanel;
+  auto press = [window] {
+    if (!window->runPanel()->startRun()) {
+      fail(QStringLiteral("--run: cannot run: %1").arg(window->runPanel()->runner()->availability().reason));
+      QCoreApplication::exit(2);
+    }
+  };
+  QObject::connect(
+      window, &attnscope::ui::MainWindow::traceShown, window,
+      [window, press] {
+        EngineRunner* runner = window->runPanel()->runner();
+        if (runner->availability().probed) {
+          press();
+        } else {
+          QObject::connect(runner, &EngineRunner::availabilityChanged, window, press, Qt::SingleShotConnection);
+        }
+      },
+      Qt::SingleShotConnection);
+  QObject::connect(
+      window->runPanel(), &RunPanel::runFinished, window,
+      [window, shot](const attnscope::RunConfig&, const attnscope::ui::RunOutcome& o) {
+        if (o.status != attnscope::ui::RunStatus::Done) {
+          fail(QStringLiteral("--run: the run failed: %1\n%2").arg(o.message, o.stderrText));
+          QCoreApplication::exit(2);
+          return;
+        }
+        QTextStream(stdout) << "run: " << o.outPath << " (" << window->runs()->rowCount() << " in the Runs list, "
+                            << o.elapsedMs << " ms)\n";
+        if (shot.isEmpty()) return;
+        QObject::connect(
+            window, &attnscope::ui::MainWindow::traceShown, window,
+            [window, shot] {
+              QTimer::singleShot(0, window, [window, shot] {
+                QCoreApplication::processEvents();
+                QString error;
+                if (!savePng(window->grab().toImage(), shot, &error)) {
+                  fail(error);
+                  QCoreApplication::exit(2);
+                  return;
+                }
+                QCoreApplication::exit(0);
+              });
+            },
+            Qt::SingleShotConnection);
+      },
+      Qt::SingleShotConnection);
+}
 
 void setNames() {
   QCoreApplication::setApplicationName(QStringLiteral("attnscope"));
@@ -217,7 +279,8 @@ int main(int argc, char* argv[]) {
   // --view compare (with --compare B): the main window with the Compare dock, not the two timelines.
   const bool compareDock = parser.value(viewOpt) == QLatin1String("compare");
   // --view run: the Run panel in front, as it is once the engine has said what it can do here.
-  const bool runDock = parser.value(viewOpt) == QLatin1String("run");
+  const bool pressRun = parser.isSet(o.run);
+  const bool runDock = parser.value(viewOpt) == QLatin1String("run") || pressRun;
   // --view plots: the Plots panel in front (an engine run's steps by timing method).
   const bool plotsDock = parser.value(viewOpt) == QLatin1String("plots");
   const int viewIndex = parser.isSet(viewOpt) && !compareDock && !runDock && !plotsDock
@@ -288,6 +351,8 @@ int main(int argc, char* argv[]) {
     if (compareDock) {
       QObject::connect(window.compareView(), &attnscope::ui::CompareView::compared, &app,
                        [&window, shoot] { shoot(&window); });
+    } else if (pressRun) {
+      // Shot by the run's own handler below, once its trace is shown.
     } else if (runDock) {
       QObject::connect(
           &window, &attnscope::ui::MainWindow::traceShown, &app,
@@ -326,6 +391,7 @@ int main(int argc, char* argv[]) {
   } else {
     window.resize(1280, 800);
   }
+  if (pressRun) pressRunOnceProbed(&window, screenshot ? parser.value(screenshotOpt) : QString());
   window.show();
   // Start loading once the event loop runs, so that even an immediate
   // failure reaches the handlers above through exec().

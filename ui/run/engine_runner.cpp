@@ -8,6 +8,7 @@
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QTimer>
 
 namespace attnscope::ui {
@@ -288,9 +289,20 @@ void EngineRunner::probe() {
       avail_.reason = tr("could not start %1: %2").arg(program_, probe_->errorString());
     } else if (err.contains(QLatin1String("without the engine")) ||
                err.contains(QLatin1String("unknown command 'run'"))) {
-      avail_.reason =
-          tr("this attnscope-cli was built without the engine (LibTorch was not "
-             "found); rebuild with ATTNSCOPE_ENGINE=ON scripts/build");
+      // The CLI names the engine it looked for: "... without the engine (no PATH)".
+      static const QRegularExpression kNoEngine(QStringLiteral("\\(no (/[^)]*attnscope-engine)\\)"));
+      const QRegularExpressionMatch m = kNoEngine.match(err);
+      const QString where = m.hasMatch() ? m.captured(1) : QFileInfo(program_).absolutePath() + "/attnscope-engine";
+      avail_.reason = tr("no engine at %1: this build was made without LibTorch. In the source tree, "
+                         "scripts/run builds it (it installs torch %2 from PyPI, about 2.7 GB) and opens "
+                         "the app again")
+                          .arg(where, QStringLiteral("2.11.0"));
+    } else if (err.contains(QLatin1String("error while loading shared libraries"))) {
+      // The engine is there but LibTorch or CUDA's runtime, which it links, is gone (torch uninstalled
+      // or upgraded since the build).
+      avail_.reason = tr("the engine next to %1 cannot start: %2. Reinstall what it was built against "
+                         "and rebuild: scripts/run")
+                          .arg(program_, lastLine(err));
     } else if (err.contains(QLatin1String("no CUDA device"))) {
       avail_.engineBuilt = true;
       avail_.reason = tr("no CUDA device or driver here: CPU runs only");

@@ -423,7 +423,8 @@ void RunPanel::setAvailability(const EngineAvailability& a) {
   if (!cudaOk && device_->currentData().toInt() == static_cast<int>(RunDevice::Cuda))
     device_->setCurrentIndex(device_->findData(static_cast<int>(RunDevice::Auto)));
   updateTimingBoxes();
-  updateEnabled();
+  // The boxes above change with their signals blocked: the command shown must follow them.
+  updatePreview();
 }
 
 bool RunPanel::runsOnCpu() const {
