@@ -26,6 +26,7 @@
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSignalSpy>
 #include <QStatusBar>
@@ -458,6 +459,39 @@ class AppTest : public QObject {
     QCOMPARE(p.exitStatus(), QProcess::NormalExit);
     QCOMPARE(p.exitCode(), 0);
     QVERIFY(p.readAllStandardOutput().contains("--screenshot"));
+  }
+
+  // The command the Run panel shows when it first appears is the one its boxes ask for: once the
+  // engine has said what it can do here (no GPU: the GPU-only boxes are unticked), the preview's
+  // --timing list names exactly the ticked methods, before any box is touched.
+  void runPreviewMatchesBoxesAtFirstShow() {
+    App app;
+    QVERIFY(app.openSample());
+    RunPanel* panel = app.w.runPanel();
+    app.w.dock(QStringLiteral("runDock"))->show();
+    app.w.dock(QStringLiteral("runDock"))->raise();
+    EngineRunner* runner = panel->runner();
+    if (!runner->availability().probed) {
+      QSignalSpy probed(runner, &EngineRunner::availabilityChanged);
+      QVERIFY(probed.wait(60000));
+    }
+    QCoreApplication::processEvents();
+    auto* preview = panel->findChild<QPlainTextEdit*>(QStringLiteral("commandPreview"));
+    QVERIFY(preview);
+    const QRegularExpressionMatch m =
+        QRegularExpression(QStringLiteral("--timing (\\S+)")).match(preview->toPlainText());
+    QVERIFY2(m.hasMatch(), qPrintable(preview->toPlainText()));
+    const QStringList shown = m.captured(1).split(QLatin1Char(','));
+    QStringList ticked;
+    for (QCheckBox* box : panel->findChildren<QCheckBox*>()) {
+      if (!box->objectName().startsWith(QStringLiteral("timing_"))) continue;
+      if (box->isChecked()) ticked << box->objectName().mid(7);
+    }
+    QVERIFY(!ticked.isEmpty());
+    ticked.sort();
+    QStringList sortedShown = shown;
+    sortedShown.sort();
+    QCOMPARE(sortedShown, ticked);
   }
 
   // Every action of the "used by" line, through the widgets: wrapping boxes and sync modes
