@@ -1,7 +1,8 @@
 # LibTorch and the CUDA pieces the engine needs (runtime, CUPTI, NVTX headers), found where PyPI's
 # torch wheel puts them, so the engine builds with no CUDA toolkit installed:
 #   torch/include, torch/lib                      LibTorch's headers and libraries
-#   nvidia/cu13/{include,lib} (CUDA 13 wheels)    cuda_runtime_api.h, cupti.h, nvtx3/, libcudart, libcupti
+#   nvidia/cu13/{include,lib} (CUDA 13 wheels)    cuda_runtime_api.h, crt/ (nvidia-cuda-crt), cupti.h, nvtx3/,
+#                                                 libcudart, libcupti
 #   nvidia/{cuda_runtime,cuda_cupti,nvtx}/...     the same, as the CUDA 12 wheels lay them out
 # torch's own CMake config (TorchConfig -> Caffe2Config) is not used: for a CUDA build of torch it
 # insists on a CUDA toolkit (nvcc, nvrtc) although we compile no CUDA code. A system toolkit is the
@@ -65,18 +66,20 @@ set(_cuda_hints
   "${_site}/nvidia/cu13" "${_site}/nvidia/cu12"
   "${_site}/nvidia/cuda_runtime" "${_site}/nvidia/cuda_cupti" "${_site}/nvidia/nvtx")
 find_path(ATTNSCOPE_CUDART_INCLUDE cuda_runtime_api.h PATHS ${_cuda_hints} PATH_SUFFIXES include NO_DEFAULT_PATH)
+# cuda_runtime_api.h includes crt/host_defines.h, which comes in its own wheel (nvidia-cuda-crt).
+find_path(ATTNSCOPE_CRT_INCLUDE crt/host_defines.h PATHS ${_cuda_hints} PATH_SUFFIXES include NO_DEFAULT_PATH)
 find_path(ATTNSCOPE_CUPTI_INCLUDE cupti.h PATHS ${_cuda_hints} PATH_SUFFIXES include NO_DEFAULT_PATH)
 find_path(ATTNSCOPE_NVTX_INCLUDE nvtx3/nvToolsExt.h PATHS ${_cuda_hints} PATH_SUFFIXES include NO_DEFAULT_PATH)
 find_library(ATTNSCOPE_CUDART_LIB NAMES cudart libcudart.so.13 libcudart.so.12 PATHS ${_cuda_hints}
              PATH_SUFFIXES lib NO_DEFAULT_PATH)
 find_library(ATTNSCOPE_CUPTI_LIB NAMES cupti libcupti.so.13 libcupti.so.12 PATHS ${_cuda_hints}
              PATH_SUFFIXES lib NO_DEFAULT_PATH)
-if(NOT (ATTNSCOPE_CUDART_INCLUDE AND ATTNSCOPE_CUPTI_INCLUDE AND ATTNSCOPE_NVTX_INCLUDE AND ATTNSCOPE_CUDART_LIB
+if(NOT (ATTNSCOPE_CUDART_INCLUDE AND ATTNSCOPE_CRT_INCLUDE AND ATTNSCOPE_CUPTI_INCLUDE AND ATTNSCOPE_NVTX_INCLUDE AND ATTNSCOPE_CUDART_LIB
         AND ATTNSCOPE_CUPTI_LIB))
   # A torch without the nvidia-* wheels (built from source, or a CPU build): a system toolkit.
   find_package(CUDAToolkit QUIET)
   if(CUDAToolkit_FOUND AND TARGET CUDA::cupti)
-    foreach(v CUDART_INCLUDE CUPTI_INCLUDE NVTX_INCLUDE)
+    foreach(v CUDART_INCLUDE CRT_INCLUDE CUPTI_INCLUDE NVTX_INCLUDE)
       if(NOT ATTNSCOPE_${v})
         set(ATTNSCOPE_${v} "${CUDAToolkit_INCLUDE_DIRS}" CACHE PATH "" FORCE)
       endif()
@@ -91,16 +94,18 @@ if(NOT (ATTNSCOPE_CUDART_INCLUDE AND ATTNSCOPE_CUPTI_INCLUDE AND ATTNSCOPE_NVTX_
     endif()
   endif()
 endif()
-foreach(v CUDART_INCLUDE CUPTI_INCLUDE NVTX_INCLUDE CUDART_LIB CUPTI_LIB)
+foreach(v CUDART_INCLUDE CRT_INCLUDE CUPTI_INCLUDE NVTX_INCLUDE CUDART_LIB CUPTI_LIB)
   if(NOT ATTNSCOPE_${v})
-    set(ATTNSCOPE_TORCH_WHY "no ${v} in the nvidia-* wheels beside ${_torch_dir} nor in a CUDA toolkit")
+    set(ATTNSCOPE_TORCH_WHY "no ${v} in the nvidia-* wheels beside ${_torch_dir} nor in a CUDA toolkit (for \
+crt/host_defines.h: pip install 'cuda-toolkit[crt]==<the cuda-toolkit version torch installed>'; scripts/build \
+with ATTNSCOPE_ENGINE=ON does it)")
     return()
   endif()
 endforeach()
 
 add_library(attnscope::cudart INTERFACE IMPORTED GLOBAL)
 set_target_properties(attnscope::cudart PROPERTIES
-  INTERFACE_INCLUDE_DIRECTORIES "${ATTNSCOPE_CUDART_INCLUDE};${ATTNSCOPE_NVTX_INCLUDE}"
+  INTERFACE_INCLUDE_DIRECTORIES "${ATTNSCOPE_CUDART_INCLUDE};${ATTNSCOPE_CRT_INCLUDE};${ATTNSCOPE_NVTX_INCLUDE}"
   INTERFACE_LINK_LIBRARIES "${ATTNSCOPE_CUDART_LIB}")
 add_library(attnscope::cupti INTERFACE IMPORTED GLOBAL)
 set_target_properties(attnscope::cupti PROPERTIES

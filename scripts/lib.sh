@@ -121,6 +121,28 @@ install_torch() {
   log "torch installed in $((SECONDS - t0)) s"
 }
 
+# CUDA's runtime header includes crt/host_defines.h, which the runtime wheel leaves to
+# nvidia-cuda-crt (cuda-toolkit's "crt" extra): headers only, 1 MB. Installs the one that matches the
+# cuda-toolkit torch brought, when torch has one and the header is missing.
+ensure_cuda_headers() {
+  local need
+  need="$(python3 - <<'PY' 2>/dev/null
+import importlib.metadata as m, os, torch
+site = os.path.dirname(os.path.dirname(torch.__file__))
+have = any(os.path.exists(os.path.join(site, "nvidia", d, "include", "crt", "host_defines.h"))
+           for d in ("cu13", "cu12", "cuda_runtime", "cuda_nvcc"))
+try:
+    print("" if have or not torch.version.cuda else m.version("cuda-toolkit"))
+except m.PackageNotFoundError:
+    print("")
+PY
+)" || return 0
+  [[ -n $need ]] || return 0
+  log "installing CUDA's crt headers for the engine (cuda-toolkit[crt]==$need from PyPI, about 1 MB)"
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
+    --root-user-action=ignore "cuda-toolkit[crt]==$need"
+}
+
 # Sets ENGINE_MODE and ENGINE_CMAKE_ARGS (the -D flags the engine choice needs). The engine builds
 # from the torch wheel and the nvidia-* wheels it brings (cmake/AttnscopeTorch.cmake): no CUDA
 # toolkit is needed.
@@ -134,6 +156,7 @@ resolve_engine() {
         install_torch
         probe_torch || die "torch was installed but python3 still cannot import it"
       fi
+      ensure_cuda_headers
       ;;
     AUTO)
       probe_torch || return 0

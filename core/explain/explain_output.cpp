@@ -164,6 +164,8 @@ std::string explainJson(const EventStore& s, const Explanation& a, const Explain
   std::set<EventId> cited;
   std::string out = "{\"trace\": " + jsonString(s.meta().sourcePath) + ", \"step_source\": " + jsonString(a.stepSource);
   out += ", \"partial\": " + (a.partial.empty() ? std::string("null") : jsonString(a.partial));
+  out += ", \"diagnosis\": " + diagnosisJson(s, a.diagnosis);
+  for (const DiagnosedCause& c : a.diagnosis.causes) cited.insert(c.evidence.begin(), c.evidence.end());
   out += ", \"steps\": [";
   for (size_t i = 0; i < a.steps.size(); ++i) out += (i ? ", " : "") + stepJson(s, a, a.steps[i], cited);
   out += "], \"sync_waits\": [";
@@ -222,6 +224,18 @@ std::string explainText(const EventStore& s, const Explanation& a, const Explain
   const size_t maxGroups = opt.all ? SIZE_MAX : 10;
   line("trace: " + s.meta().sourcePath);
   if (!a.partial.empty()) line("PARTIAL TRACE: " + a.partial + " (work recorded after the cut is missing)");
+  if (!a.diagnosis.headline.empty()) {
+    line(a.diagnosis.headline);
+    line("causes, ranked by the time at stake (" + std::to_string(a.diagnosis.steps.size()) + " step(s), " +
+         usText(a.diagnosis.wallNs) + " of wall time):");
+    for (size_t i = 0; i < a.diagnosis.causes.size() && i < (opt.all ? SIZE_MAX : 6); ++i) {
+      const DiagnosedCause& c = a.diagnosis.causes[i];
+      std::string hints;
+      for (const std::string& h : c.hints) hints += (hints.empty() ? " [" : ", ") + h;
+      line("  " + std::to_string(i + 1) + ". " + std::string(causeCode(c.code)) + ": " + c.text +
+           (hints.empty() ? "" : hints + "]"));
+    }
+  }
   if (!a.inflation.empty()) {  // engine runs: first, what each step costs
     // The step's cost is its time with no profiler; the rest of its host time in this trace is
     // the collector's own work, and torch.profiler's next to it.

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/explain/diagnosis.h"
 #include "core/store/event_store.h"
 #include "core/text/duration.h"
 
@@ -194,6 +195,7 @@ struct Explanation {
   std::vector<SyncGroup> syncGroups;  // by total time, largest first
   Ledger ledger;
   std::vector<Verdict> verdicts;  // ranked: the most time at stake first
+  Diagnosis diagnosis;            // each step's wall time blamed on causes, ranked (diagnosis.h)
   // "profiler_steps" (ProfilerStep#N), "engine" (our engine's steps), "annotations" (record_function
   // scopes and the op runs between them; the attention block's four steps when its ops are there),
   // "whole_trace" (no annotation: one step), "none" (no CPU thread)

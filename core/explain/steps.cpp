@@ -491,6 +491,7 @@ Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep
   a.syncGroups = groupSyncWaits(s, a.syncWaits);
   a.ledger = computeLedger(snap);
   a.verdicts = findVerdicts(s, snap.index, a);
+  a.diagnosis = diagnose(s, snap.index, a);
   return a;
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/explain/explanation.h"
 #include "core/snapshot/trace_snapshot.h"
+#include "core/store/intervals.h"
 #include "core/views/views.h"
 
 namespace attnscope {
@@ -20,44 +21,6 @@ std::string_view overviewPartLabel(OverviewPart p) {
 }
 
 namespace {
-
-using Intervals = std::vector<std::pair<int64_t, int64_t>>;  // [start, end), sorted, disjoint once merged
-
-Intervals merged(Intervals v) {
-  std::sort(v.begin(), v.end());
-  Intervals out;
-  for (const auto& [a, b] : v) {
-    if (b <= a) continue;
-    if (!out.empty() && a <= out.back().second)
-      out.back().second = std::max(out.back().second, b);
-    else
-      out.emplace_back(a, b);
-  }
-  return out;
-}
-
-// Takes from `remaining` what `cover` covers; returns how much that was.
-int64_t takeCovered(Intervals& remaining, const Intervals& cover) {
-  Intervals left;
-  int64_t taken = 0;
-  size_t j = 0;
-  for (auto [a, b] : remaining) {
-    while (j < cover.size() && cover[j].second <= a) ++j;
-    size_t k = j;
-    int64_t cur = a;
-    while (k < cover.size() && cover[k].first < b) {
-      const int64_t cs = std::max(cover[k].first, cur), ce = std::min(cover[k].second, b);
-      if (cs > cur) left.emplace_back(cur, cs);
-      if (ce > cs) taken += ce - cs;
-      cur = std::max(cur, ce);
-      if (cover[k].second > b) break;
-      ++k;
-    }
-    if (cur < b) left.emplace_back(cur, b);
-  }
-  remaining = std::move(left);
-  return taken;
-}
 
 // Events of each part, sorted by start, with the longest duration (to find those overlapping a window).
 struct PartEvents {

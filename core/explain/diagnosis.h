@@ -1,0 +1,80 @@
+// The wait-for analysis: each step's wall time split into disjoint parts that add up to the step
+// exactly, each part blamed on one cause, and the causes ranked by the time at stake. An expert
+// reads a trace as a chain of waits: the step took this long because the device was busy (compute,
+// communication, copies), or because it was idle waiting for the host, and the host was late
+// because it was blocked (in a copy, a free or malloc, a sync, graph capture, a one-time set-up
+// call), in the DataLoader, busy dispatching ops and launches, busy in other CPU work, or idle too.
+// Every moment goes to the first rule that applies (diagnosis.cpp lists them in order), so a cause
+// is claimed only where the trace shows it: launch_bound never while the host sits blocked.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/store/event_store.h"
+
+namespace attnscope {
+
+enum class Cause : uint8_t {
+  GpuCompute,     // the device was busy computing (kernels, device copies/memsets not waited on)
+  Communication,  // exposed collectives (NCCL/RCCL kernels with no compute beside them)
+  BlockingCopy,   // the host blocked in a copy call (pageable or device-to-host) while the device idled or copied
+  ExplicitSync,   // the host blocked in a stream/device/event synchronize while the device idled
+  Allocator,      // the host in cudaFree/cudaMalloc/hipFree/... while the device idled
+  DataLoader,     // the host in the DataLoader while the device idled
+  LaunchBound,    // the host busy in ops that launch device work (dispatch) while the device idled
+  HostCompute,    // the host busy in ops that launch nothing (or Python) while the device idled
+  GraphCapture,   // the host capturing or instantiating a CUDA/HIP graph while the device idled
+  OneTimeSetup,   // first-use calls (context creation, lazy module loading, a huge first cudaFree)
+  CpuOnly,        // a trace with no device activity at all
+  LittleWork,     // the device idle and no host event recorded: nothing to run, nothing traced
+  Count
+};
+inline constexpr int kCauseCount = static_cast<int>(Cause::Count);
+std::string_view causeCode(Cause c);  // "gpu_compute", ... (the JSON codes)
+
+// One step's wall time, split: parts[c] add up to endNs - startNs exactly.
+struct StepWaits {
+  std::string name;
+  int64_t startNs = 0, endNs = 0;
+  int64_t parts[kCauseCount] = {};
+  int64_t deviceBusyNs = 0;  // the union of device work inside the step (any device)
+  int64_t spanNs() const { return endNs - startNs; }
+};
+
+struct CauseSpread {
+  double medianNs = 0, p10Ns = 0, p90Ns = 0;
+};
+
+struct DiagnosedCause {
+  Cause code = Cause::LittleWork;
+  int64_t totalNs = 0;   // over every step
+  double share = 0;      // of the steps' wall time, 0..1
+  CauseSpread perStep;   // over the steps
+  int steps = 0;         // steps where it holds time
+  std::string text;      // one sentence with its numbers
+  std::string fix;       // what to do about it ("" when nothing applies)
+  std::vector<EventId> evidence;  // the events that show it, largest first
+  std::vector<std::string> hints;  // fp32_no_tensor_cores, many_small_kernels
+};
+
+struct Diagnosis {
+  std::vector<StepWaits> steps;
+  std::vector<DiagnosedCause> causes;  // ranked by totalNs, largest first; only causes with time
+  std::string stepSource;              // where the steps came from ("profiler_steps", "engine", "whole_trace")
+  int64_t wallNs = 0;                  // the steps' wall time added up
+  std::string headline;                // the first cause in one sentence with its fix ("" when no cause)
+};
+
+struct Explanation;
+class ActivityIndex;
+
+// The steps are the explanation's ProfilerStep#N or engine steps; any other trace is one step from
+// its first to its last event.
+Diagnosis diagnose(const EventStore& store, const ActivityIndex& index, const Explanation& x);
+
+std::string diagnosisJson(const EventStore& store, const Diagnosis& d);
+
+}  // namespace attnscope

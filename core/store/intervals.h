@@ -1,0 +1,67 @@
+// Half-open time intervals [start, end) in ns: merging a list into a sorted, disjoint one, and
+// taking from a remainder what a cover covers. The overview's parts and the diagnosis's wait-for
+// split both account for every moment of a step with them.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace attnscope {
+
+using Intervals = std::vector<std::pair<int64_t, int64_t>>;  // [start, end), sorted, disjoint once merged
+
+inline Intervals merged(Intervals v) {
+  std::sort(v.begin(), v.end());
+  Intervals out;
+  for (const auto& [a, b] : v) {
+    if (b <= a) continue;
+    if (!out.empty() && a <= out.back().second)
+      out.back().second = std::max(out.back().second, b);
+    else
+      out.emplace_back(a, b);
+  }
+  return out;
+}
+
+// Takes from `remaining` (sorted, disjoint) what `cover` (sorted, disjoint) covers; returns how much
+// that was. `taken`, when given, receives the pieces taken.
+inline int64_t takeCovered(Intervals& remaining, const Intervals& cover, Intervals* taken = nullptr) {
+  Intervals left;
+  int64_t total = 0;
+  size_t j = 0;
+  for (auto [a, b] : remaining) {
+    while (j < cover.size() && cover[j].second <= a) ++j;
+    size_t k = j;
+    int64_t cur = a;
+    while (k < cover.size() && cover[k].first < b) {
+      const int64_t cs = std::max(cover[k].first, cur), ce = std::min(cover[k].second, b);
+      if (cs > cur) left.emplace_back(cur, cs);
+      if (ce > cs) {
+        total += ce - cs;
+        if (taken) taken->emplace_back(cs, ce);
+      }
+      cur = std::max(cur, ce);
+      if (cover[k].second > b) break;
+      ++k;
+    }
+    if (cur < b) left.emplace_back(cur, b);
+  }
+  remaining = std::move(left);
+  return total;
+}
+
+// The intersection of two sorted, disjoint lists.
+inline Intervals intersected(const Intervals& a, const Intervals& b) {
+  Intervals out;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const int64_t s = std::max(a[i].first, b[j].first), e = std::min(a[i].second, b[j].second);
+    if (e > s) out.emplace_back(s, e);
+    (a[i].second < b[j].second ? i : j)++;
+  }
+  return out;
+}
+
+}  // namespace attnscope
