@@ -14,9 +14,9 @@
 namespace attnscope {
 
 std::string_view causeCode(Cause c) {
-  static constexpr std::string_view k[] = {"gpu_compute",  "communication", "blocking_copy", "explicit_sync",
-                                           "allocator",    "data_loader",   "launch_bound",  "host_compute",
-                                           "graph_capture", "one_time_setup", "cpu_only",    "little_work"};
+  static constexpr std::string_view k[] = {"gpu_compute",   "communication",  "blocking_copy", "explicit_sync",
+                                           "allocator",     "data_loader",    "launch_bound",  "host_compute",
+                                           "graph_capture", "one_time_setup", "cpu_only",      "little_work"};
   return k[static_cast<int>(c)];
 }
 
@@ -25,15 +25,13 @@ namespace {
 bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 bool contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
 
-// What a host call is, by its name (CUDA runtime and driver, HIP).
+// What a host call is, by its name (CUDA runtime and driver, HIP, MTIA's runtime).
 enum class CallKind : uint8_t { Allocator, Copy, Sync, Capture, Other };
 
 CallKind callKind(std::string_view n) {
-  const bool api = startsWith(n, "cuda") || startsWith(n, "hip") || startsWith(n, "cu");
-  if (!api) return CallKind::Other;
-  if (contains(n, "Synchronize")) return CallKind::Sync;
-  if (contains(n, "Capture") || contains(n, "GraphInstantiate") || contains(n, "GraphUpload"))
-    return CallKind::Capture;
+  // cudaStreamSynchronize, hipDeviceSynchronize, MTIA's synchronizeStream.
+  if (contains(n, "ynchronize")) return CallKind::Sync;
+  if (contains(n, "Capture") || contains(n, "GraphInstantiate") || contains(n, "GraphUpload")) return CallKind::Capture;
   if (contains(n, "Memcpy")) return CallKind::Copy;
   // Stream-ordered allocation (cudaMallocAsync, cudaFreeAsync) does not block the host.
   if ((contains(n, "Free") || contains(n, "Malloc") || contains(n, "HostAlloc") || contains(n, "MemAlloc")) &&
@@ -42,10 +40,16 @@ CallKind callKind(std::string_view n) {
   return CallKind::Other;
 }
 
-bool isDataLoader(std::string_view n) { return startsWith(n, "enumerate(DataLoader)") || contains(n, "DataLoaderIter"); }
+constexpr int64_t kLongCallNs = 1'000'000;
+
+bool isDataLoader(std::string_view n) {
+  return startsWith(n, "enumerate(DataLoader)") || contains(n, "DataLoaderIter");
+}
 
 // The rules, in the order a moment is blamed (the first that holds takes it).
 enum Rule : int {
+  kStarved,      // a compute kernel runs, nothing is queued behind it and the host is dispatching, not
+                 // blocked: the host, not the device, sets the pace          -> launch_bound
   kCompute,      // a compute kernel runs on a device                         -> gpu_compute
   kComm,         // a collective runs, no compute beside it                   -> communication
   kCopyWaited,   // a device copy runs while the host is blocked in a copy    -> blocking_copy
@@ -54,7 +58,8 @@ enum Rule : int {
   kAlloc,        // the host in cudaFree/cudaMalloc/...                        -> allocator
   kCopy,         // the host in a copy call                                    -> blocking_copy
   kQueuedComm,   // work already queued (a collective next): a device waits   -> communication
-  kQueued,       // work already queued: the device waits on a dependency     -> gpu_compute
+  kQueued,       // work already queued, nothing runs: the device waits on a dependency the trace
+                 // does not show, or the trace's clocks disagree             -> little_work
   kSync,         // the host in a synchronize                                  -> explicit_sync
   kCapture,      // the host capturing or instantiating a graph                -> graph_capture
   kLoader,       // the host in the DataLoader                                 -> data_loader
@@ -64,9 +69,11 @@ enum Rule : int {
 };
 
 constexpr Cause kRuleCause[kRuleCount] = {
-    Cause::GpuCompute, Cause::Communication, Cause::BlockingCopy, Cause::GpuCompute, Cause::OneTimeSetup,
-    Cause::Allocator,  Cause::BlockingCopy,  Cause::Communication, Cause::GpuCompute, Cause::ExplicitSync,
-    Cause::GraphCapture, Cause::DataLoader, Cause::LaunchBound,   Cause::HostCompute};
+    Cause::LaunchBound,  Cause::GpuCompute,   Cause::Communication, Cause::BlockingCopy,  Cause::GpuCompute,
+    Cause::OneTimeSetup, Cause::Allocator,    Cause::BlockingCopy,  Cause::Communication, Cause::LittleWork,
+    Cause::ExplicitSync, Cause::GraphCapture, Cause::DataLoader,    Cause::LaunchBound,   Cause::HostCompute};
+// Rules up to this one are the device's (busy time); the rest blame an idle device on the host.
+constexpr int kLastDeviceRule = 4;  // kDeviceOther
 
 struct RuleEvents {
   Intervals cover;              // merged
@@ -129,8 +136,7 @@ std::string pct(double share) {
 std::string sentence(const DiagnosedCause& c, const std::string& what, size_t steps) {
   std::string per = steps > 1 ? ", " + usText(std::llround(c.perStep.medianNs)) + " a step [p10 " +
                                     usText(std::llround(c.perStep.p10Ns)) + " - p90 " +
-                                    usText(std::llround(c.perStep.p90Ns)) + "] over " + std::to_string(steps) +
-                                    " steps"
+                                    usText(std::llround(c.perStep.p90Ns)) + "] over " + std::to_string(steps) + " steps"
                               : std::string();
   return what + ": " + usText(c.totalNs) + " (" + pct(c.share) + " of the step wall time" + per + ")";
 }
@@ -168,6 +174,7 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
   // Launch calls per lane (sorted), to tell ops that launch device work from those that do not;
   // and the end of each correlation's first call, for queued work.
   std::unordered_map<uint32_t, std::vector<int64_t>> launchesByLane;
+  Intervals linkedCompute;
   std::unordered_map<int64_t, int64_t> callEnd;
   for (EventId id = 0; id < events.size(); ++id) {
     const Event& e = events[id];
@@ -186,8 +193,21 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
     rules[r].cover.emplace_back(a, b);
     rules[r].events.push_back(id);
   };
+  // MTIA (and other accelerators Kineto writes under their own category) run on lanes of a device
+  // process ("MTIA 17"): its command-processor events are device work, but for the stream waits and
+  // records and the runtime's synchronize mirrored there (the reader keeps no category for them: by name).
+  std::vector<bool> deviceLane(s.lanes().size(), false);
+  for (size_t l = 0; l < s.lanes().size(); ++l) deviceLane[l] = startsWith(s.lanes()[l].label, "MTIA ");
   for (EventId id = 0; id < events.size(); ++id) {
     const Event& e = events[id];
+    if (e.family == Family::Other && e.lane < deviceLane.size() && deviceLane[e.lane]) {
+      const std::string_view n = s.name(e);
+      if (n != "event_wait" && n != "event_record" && n != "synchronize" && e.dur > 0) {
+        anyDevice = true;
+        add(kCompute, e.start, e.end(), id);
+      }
+      continue;
+    }
     if (isGpuWork(e.family)) {
       anyDevice = true;
       if (e.family == Family::Kernel) {
@@ -210,12 +230,19 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
         const auto it = callEnd.find(e.correlation);
         if (it != callEnd.end() && it->second < e.start)
           add(workKind(s, id) == WorkKind::Communication ? kQueuedComm : kQueued, it->second, e.start, id);
+        // Only work whose launch is in the trace can tell a starved device (nothing queued) from a busy one.
+        if (it != callEnd.end() && e.family == Family::Kernel && workKind(s, id) == WorkKind::Kernel)
+          linkedCompute.emplace_back(e.start, e.end());
       }
       continue;
     }
     if (e.dur <= 0) continue;
     const std::string_view n = s.name(e);
-    if (e.family == Family::CudaRuntime || e.family == Family::CudaDriver) {
+    // Runtime calls: CUDA's and HIP's, and other accelerators' (MTIA's runtime: an event of its own
+    // category on a host thread that carries a correlation id).
+    const bool otherRuntime =
+        e.family == Family::Other && e.correlation != kNoId && !(e.lane < deviceLane.size() && deviceLane[e.lane]);
+    if (e.family == Family::CudaRuntime || e.family == Family::CudaDriver || otherRuntime) {
       if (setup[id]) {
         add(kSetup, e.start, e.end(), id);
         continue;
@@ -234,11 +261,12 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
           add(kCapture, e.start, e.end(), id);
           break;
         case CallKind::Other:
-          add(kDispatch, e.start, e.end(), id);
+          // A launch is microseconds of dispatch; a runtime call that works a millisecond or more on
+          // the host (and is no first use) is host work of the runtime's, not launch overhead.
+          add(e.dur >= kLongCallNs ? kHostOther : kDispatch, e.start, e.end(), id);
           break;
       }
-      if (e.correlation != kNoId && correlationHasWork.count(e.correlation))
-        launchesByLane[e.lane].push_back(e.start);
+      if (e.correlation != kNoId && correlationHasWork.count(e.correlation)) launchesByLane[e.lane].push_back(e.start);
     }
   }
   for (auto& [lane, v] : launchesByLane) std::sort(v.begin(), v.end());
@@ -263,6 +291,16 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
   for (auto& r : rules) r.cover = merged(std::move(r.cover));
   // A device copy counts as waited on only while a host thread is inside a copy call.
   rules[kCopyWaited].cover = intersected(rules[kCopyWaited].cover, rules[kCopy].cover);
+  // Starved: compute runs with nothing queued behind it while the host dispatches and is not blocked.
+  {
+    Intervals starved = intersected(merged(std::move(linkedCompute)), rules[kDispatch].cover);
+    Intervals queued = rules[kQueued].cover;
+    queued.insert(queued.end(), rules[kQueuedComm].cover.begin(), rules[kQueuedComm].cover.end());
+    takeCovered(starved, merged(std::move(queued)));
+    for (Rule r : {kSetup, kAlloc, kCopy, kSync, kCapture, kLoader}) takeCovered(starved, rules[r].cover);
+    rules[kStarved].cover = std::move(starved);
+    rules[kStarved].events = rules[kDispatch].events;
+  }
 
   // Each step, moment by moment, in the rules' order.
   int64_t ruleNs[kRuleCount] = {};
@@ -274,10 +312,10 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
     Intervals remaining{{w.first, w.second}};
     for (int r = 0; r < kRuleCount; ++r) {
       const int64_t ns = takeCovered(remaining, rules[r].cover);
-      const Cause c = anyDevice || r < kSetup ? kRuleCause[r] : Cause::CpuOnly;
+      const Cause c = anyDevice || r <= kLastDeviceRule ? kRuleCause[r] : Cause::CpuOnly;
       st.parts[static_cast<int>(c)] += ns;
       ruleNs[r] += ns;
-      if (r <= kDeviceOther) st.deviceBusyNs += ns;
+      if (r <= kLastDeviceRule) st.deviceBusyNs += ns;
     }
     int64_t rest = 0;
     for (const auto& [a, b] : remaining) rest += b - a;
@@ -297,12 +335,19 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
       dc.steps += st.parts[c] > 0;
     }
     if (dc.totalNs <= 0) continue;
+    // Causes under 3% of the wall time are listed apart (minor), never ranked among the causes.
     dc.share = d.wallNs > 0 ? static_cast<double>(dc.totalNs) / static_cast<double>(d.wallNs) : 0;
     dc.perStep = spreadOf(std::move(per));
     d.causes.push_back(std::move(dc));
   }
   std::stable_sort(d.causes.begin(), d.causes.end(),
                    [](const DiagnosedCause& a, const DiagnosedCause& b) { return a.totalNs > b.totalNs; });
+  for (size_t i = 1; i < d.causes.size(); ++i) {
+    if (d.causes[i].share >= kMinorShare) continue;
+    d.minor.assign(d.causes.begin() + static_cast<std::ptrdiff_t>(i), d.causes.end());
+    d.causes.resize(i);
+    break;
+  }
 
   // Evidence: the longest events behind each cause's rules, inside the steps.
   auto inSteps = [&](const Event& e) {
@@ -312,10 +357,10 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
   };
   std::sort(kernelDurs.begin(), kernelDurs.end());
   const int64_t kernelMedian = kernelDurs.empty() ? 0 : kernelDurs[kernelDurs.size() / 2];
-  for (DiagnosedCause& c : d.causes) {
+  auto describe = [&](DiagnosedCause& c) {
     std::vector<EventId> ev;
     for (int r = 0; r < kRuleCount; ++r) {
-      const Cause rc = anyDevice || r < kSetup ? kRuleCause[r] : Cause::CpuOnly;
+      const Cause rc = anyDevice || r <= kLastDeviceRule ? kRuleCause[r] : Cause::CpuOnly;
       if (rc != c.code || ruleNs[r] == 0) continue;
       for (EventId id : rules[r].events)
         if (inSteps(events[id])) ev.push_back(id);
@@ -341,8 +386,9 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
         break;
       case Cause::BlockingCopy:
         c.text = sentence(c, "the host was blocked in memory copies (pageable or device-to-host)", n);
-        c.fix = "pin the host memory (pin_memory=True) and copy with non_blocking=True; avoid .item()/.cpu() in "
-                "the loop";
+        c.fix =
+            "pin the host memory (pin_memory=True) and copy with non_blocking=True; avoid .item()/.cpu() in "
+            "the loop";
         break;
       case Cause::ExplicitSync:
         c.text = sentence(c, "the host was blocked in synchronize calls while the device idled", n);
@@ -350,15 +396,19 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
         break;
       case Cause::Allocator:
         c.text = sentence(c, "the host was in the allocator (cudaFree/cudaMalloc) while the device idled", n);
-        c.fix = "stop calling torch.cuda.empty_cache() in the loop; let the caching allocator keep its blocks "
-                "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)";
+        c.fix =
+            "stop calling torch.cuda.empty_cache() in the loop; let the caching allocator keep its blocks "
+            "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)";
         break;
       case Cause::DataLoader:
         c.text = sentence(c, "the device waited while the host was in the DataLoader", n);
         c.fix = "load data in worker processes (DataLoader num_workers > 0, pin_memory=True, prefetch)";
         break;
       case Cause::LaunchBound:
-        c.text = sentence(c, "the device waited while the host dispatched ops and launches (launch-bound)", n);
+        c.text = sentence(c,
+                          "the host dispatching ops and launches set the pace (the device idled, or ran with nothing "
+                          "queued behind it): launch-bound",
+                          n);
         c.fix = "fewer, larger kernels: torch.compile, CUDA graphs, larger batches";
         break;
       case Cause::HostCompute:
@@ -378,13 +428,18 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
         c.fix = "";
         break;
       case Cause::LittleWork:
-        c.text = sentence(c, "the device idled and the host recorded nothing (little work in the trace)", n);
+        c.text = sentence(c,
+                          "the device idled and the host recorded nothing (little work in the trace, or work queued "
+                          "behind a dependency the trace does not show)",
+                          n);
         c.fix = "";
         break;
       case Cause::Count:
         break;
     }
-  }
+  };
+  for (DiagnosedCause& c : d.causes) describe(c);
+  for (DiagnosedCause& c : d.minor) describe(c);
   if (!d.causes.empty()) {
     const DiagnosedCause& c = d.causes.front();
     d.headline = "Most of the time: " + c.text + (c.fix.empty() ? "." : ". Fix: " + c.fix + ".");
@@ -392,26 +447,37 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
   return d;
 }
 
-std::string diagnosisJson(const EventStore& s, const Diagnosis& d) {
-  (void)s;
-  std::string out = "{\"step_source\": " + jsonString(d.stepSource) + ", \"wall_ns\": " + std::to_string(d.wallNs) +
-                    ", \"headline\": " + jsonString(d.headline) + ", \"causes\": [";
-  for (size_t i = 0; i < d.causes.size(); ++i) {
-    const DiagnosedCause& c = d.causes[i];
+namespace {
+
+std::string causesJson(const std::vector<DiagnosedCause>& causes) {
+  std::string out = "[";
+  for (size_t i = 0; i < causes.size(); ++i) {
+    const DiagnosedCause& c = causes[i];
     char share[32];
     std::snprintf(share, sizeof share, "%.6f", c.share);
     out += (i ? ", " : "") + std::string("{\"code\": ") + jsonString(causeCode(c.code)) +
            ", \"ns\": " + std::to_string(c.totalNs) + ", \"share\": " + share +
            ", \"per_step\": {\"median_ns\": " + std::to_string(std::llround(c.perStep.medianNs)) +
            ", \"p10_ns\": " + std::to_string(std::llround(c.perStep.p10Ns)) +
-           ", \"p90_ns\": " + std::to_string(std::llround(c.perStep.p90Ns)) + "}, \"steps\": " + std::to_string(c.steps) +
-           ", \"text\": " + jsonString(c.text) + ", \"fix\": " + jsonString(c.fix) + ", \"evidence\": [";
+           ", \"p90_ns\": " + std::to_string(std::llround(c.perStep.p90Ns)) +
+           "}, \"steps\": " + std::to_string(c.steps) + ", \"text\": " + jsonString(c.text) +
+           ", \"fix\": " + jsonString(c.fix) + ", \"evidence\": [";
     for (size_t k = 0; k < c.evidence.size(); ++k) out += (k ? ", " : "") + std::to_string(c.evidence[k]);
     out += "], \"hints\": [";
     for (size_t k = 0; k < c.hints.size(); ++k) out += (k ? ", " : "") + jsonString(c.hints[k]);
     out += "]}";
   }
-  out += "], \"steps\": [";
+  return out + "]";
+}
+
+}  // namespace
+
+std::string diagnosisJson(const EventStore& s, const Diagnosis& d) {
+  (void)s;
+  std::string out = "{\"step_source\": " + jsonString(d.stepSource) + ", \"wall_ns\": " + std::to_string(d.wallNs) +
+                    ", \"headline\": " + jsonString(d.headline) + ", \"causes\": " + causesJson(d.causes) +
+                    ", \"minor_causes\": " + causesJson(d.minor);
+  out += ", \"steps\": [";
   for (size_t i = 0; i < d.steps.size(); ++i) {
     const StepWaits& st = d.steps[i];
     out += (i ? ", " : "") + std::string("{\"name\": ") + jsonString(st.name) +

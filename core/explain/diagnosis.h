@@ -50,23 +50,26 @@ struct CauseSpread {
 
 struct DiagnosedCause {
   Cause code = Cause::LittleWork;
-  int64_t totalNs = 0;   // over every step
-  double share = 0;      // of the steps' wall time, 0..1
-  CauseSpread perStep;   // over the steps
-  int steps = 0;         // steps where it holds time
-  std::string text;      // one sentence with its numbers
-  std::string fix;       // what to do about it ("" when nothing applies)
-  std::vector<EventId> evidence;  // the events that show it, largest first
+  int64_t totalNs = 0;             // over every step
+  double share = 0;                // of the steps' wall time, 0..1
+  CauseSpread perStep;             // over the steps
+  int steps = 0;                   // steps where it holds time
+  std::string text;                // one sentence with its numbers
+  std::string fix;                 // what to do about it ("" when nothing applies)
+  std::vector<EventId> evidence;   // the events that show it, largest first
   std::vector<std::string> hints;  // fp32_no_tensor_cores, many_small_kernels
 };
 
 struct Diagnosis {
   std::vector<StepWaits> steps;
-  std::vector<DiagnosedCause> causes;  // ranked by totalNs, largest first; only causes with time
+  std::vector<DiagnosedCause> causes;  // ranked by totalNs, largest first; the first, then those of 3% or more
+  std::vector<DiagnosedCause> minor;   // the rest with time (under 3% of the wall time), ranked
   std::string stepSource;              // where the steps came from ("profiler_steps", "engine", "whole_trace")
   int64_t wallNs = 0;                  // the steps' wall time added up
   std::string headline;                // the first cause in one sentence with its fix ("" when no cause)
 };
+
+inline constexpr double kMinorShare = 0.03;
 
 struct Explanation;
 class ActivityIndex;
