@@ -18,6 +18,7 @@
 #include "core/read/trace_reader.h"
 #include "core/snapshot/trace_snapshot.h"
 #include "core/tables/key_averages.h"
+#include "ext_traces.h"
 #include "self_cpu_oracle.h"
 
 using namespace attnscope;
@@ -27,10 +28,7 @@ namespace {
 const QString kReference = QStringLiteral(ATTNSCOPE_TEST_DATA "/ext/reference");
 
 // The copy in tests/data/ext when there is one, else the shared trace.
-QString tracePath(const QString& file) {
-  const QString local = QStringLiteral(ATTNSCOPE_TEST_DATA "/ext/") + file;
-  return QFile::exists(local) ? local : QStringLiteral(ATTNSCOPE_SHARED_TRACES "/ext/") + file;
-}
+QString tracePath(const QString& file) { return testutil::extTracePath(file); }
 
 qint64 num(const QJsonObject& o, const char* key) { return o[key].toInteger(); }
 

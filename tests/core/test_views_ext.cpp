@@ -20,6 +20,7 @@
 #include "core/read/trace_reader.h"
 #include "core/snapshot/trace_snapshot.h"
 #include "core/views/views.h"
+#include "ext_traces.h"
 
 using namespace attnscope;
 
@@ -27,16 +28,9 @@ namespace {
 
 const QString kHta = QStringLiteral(ATTNSCOPE_TEST_DATA "/ext/hta_kernels");
 
-QString tracePath(const QString& file) {
-  const QString local = QStringLiteral(ATTNSCOPE_TEST_DATA "/ext/") + file;
-  return QFile::exists(local) ? local : QStringLiteral(ATTNSCOPE_SHARED_TRACES "/ext/") + file;
-}
+QString tracePath(const QString& file) { return testutil::extTracePath(file); }
 
-std::shared_ptr<const TraceSnapshot> load(const QString& file) {
-  LoadResult lr = loadTrace(tracePath(file).toStdString());
-  if (!lr.ok()) return nullptr;
-  return buildSnapshot(std::make_shared<const EventStore>(std::move(*lr.store)));
-}
+std::shared_ptr<const TraceSnapshot> load(const QString& file) { return testutil::snapshotAt(tracePath(file)); }
 
 QStringList sharedTraces() {
   return QDir(QStringLiteral(ATTNSCOPE_SHARED_TRACES "/ext"))

@@ -1,0 +1,131 @@
+// The diagnosis's wait-for split on real traces: every step's parts add up to its wall time exactly,
+// on the 19 real traces other projects wrote (../shared/traces/ext) and on our H200 attention
+// captures; the steps and each step's device-busy time equal what tests/reference/
+// diagnosis_reference.py computed from the raw events (tests/data/ext/diagnosis/<file>.json); the
+// causes are ranked and their totals add up to the parts; a cause's share is its time over the wall
+// time. The expert headlines (../shared/traces/ext/HEADLINES.tsv) are checked by
+// test_diagnosis_headlines (../shared/tools/diagnosis_check.py over the CLI's JSON).
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+
+#include "core/explain/explanation.h"
+#include "core/read/trace_reader.h"
+#include "core/snapshot/trace_snapshot.h"
+#include "ext_traces.h"
+
+using namespace attnscope;
+
+namespace {
+
+const QString kReference = QStringLiteral(ATTNSCOPE_TEST_DATA "/ext/diagnosis");
+
+using testutil::extTracePath;
+using testutil::snapshotAt;
+
+// The split's own invariants: parts add up to each step, causes to the parts.
+void checkSplit(const Diagnosis& d, const QString& what) {
+  int64_t wall = 0, partsTotal[kCauseCount] = {};
+  for (const StepWaits& st : d.steps) {
+    int64_t sum = 0;
+    for (int c = 0; c < kCauseCount; ++c) {
+      QVERIFY2(st.parts[c] >= 0, qPrintable(what));
+      sum += st.parts[c];
+      partsTotal[c] += st.parts[c];
+    }
+    QVERIFY2(sum == st.spanNs(), qPrintable(QString("%1 %2: parts add up to %3 ns, the step is %4 ns")
+                                                .arg(what, QString::fromStdString(st.name))
+                                                .arg(sum)
+                                                .arg(st.spanNs())));
+    QVERIFY2(st.deviceBusyNs <= st.spanNs(), qPrintable(what));
+    wall += st.spanNs();
+  }
+  QCOMPARE(d.wallNs, wall);
+  int64_t prev = INT64_MAX;
+  std::vector<bool> seen(kCauseCount, false);
+  for (const auto* list : {&d.causes, &d.minor}) {
+    for (const DiagnosedCause& c : *list) {
+      QVERIFY2(c.totalNs <= prev || list == &d.minor, qPrintable(what + ": causes not ranked"));
+      prev = c.totalNs;
+      const int code = static_cast<int>(c.code);
+      QVERIFY2(!seen[code], qPrintable(what + ": a cause listed twice"));
+      seen[code] = true;
+      QCOMPARE(c.totalNs, partsTotal[code]);
+      QVERIFY(std::abs(c.share - static_cast<double>(c.totalNs) / static_cast<double>(wall)) < 1e-9);
+      QVERIFY2(list == &d.minor || &c == &d.causes.front() || c.share >= kMinorShare, qPrintable(what));
+      QVERIFY(!c.text.empty());
+    }
+  }
+  // Every cause with time is listed, in causes or minor.
+  for (int c = 0; c < kCauseCount; ++c) QCOMPARE(bool(seen[static_cast<size_t>(c)]), partsTotal[c] > 0);
+  if (!d.causes.empty()) {
+    QVERIFY(d.headline.find(d.causes.front().text) != std::string::npos);
+  }
+}
+
+}  // namespace
+
+class DiagnosisTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void everyTraceHasItsReference() {
+    const QStringList refs = QDir(kReference).entryList({"*.json"}, QDir::Files, QDir::Name);
+    QCOMPARE(refs.size(), 19);
+  }
+
+  void matchesTheReference_data() {
+    QTest::addColumn<QString>("file");
+    for (const QString& r : QDir(kReference).entryList({"*.json"}, QDir::Files, QDir::Name))
+      QTest::newRow(qPrintable(r)) << r.left(r.size() - 5);
+  }
+
+  void matchesTheReference() {
+    QFETCH(QString, file);
+    QFile f(kReference + "/" + file + ".json");
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QJsonObject ref = QJsonDocument::fromJson(f.readAll()).object();
+    const auto snap = snapshotAt(extTracePath(file));
+    QVERIFY2(snap, qPrintable(file));
+    const Diagnosis& d = snap->explanation->diagnosis;
+    QCOMPARE(QString::fromStdString(d.stepSource), ref["step_source"].toString());
+    const QJsonArray steps = ref["steps"].toArray();
+    QCOMPARE(d.steps.size(), static_cast<size_t>(steps.size()));
+    for (qsizetype i = 0; i < steps.size(); ++i) {
+      const QJsonObject s = steps[i].toObject();
+      const StepWaits& st = d.steps[static_cast<size_t>(i)];
+      QCOMPARE(QString::fromStdString(st.name), s["name"].toString());
+      QCOMPARE(st.startNs, s["start_ns"].toInteger());
+      QCOMPARE(st.endNs, s["end_ns"].toInteger());
+      QCOMPARE(st.deviceBusyNs, s["device_busy_ns"].toInteger());
+    }
+    checkSplit(d, file);
+  }
+
+  // Our H200 attention captures: engine steps (or one step), parts add up too, and the four steps' device work
+  // is there to blame (a GPU capture is never called CPU-only or empty).
+  void attentionCaptures() {
+    const QStringList files =
+        QDir(QStringLiteral(ATTNSCOPE_TEST_DATA "/h200")).entryList({"*.json"}, QDir::Files, QDir::Name);
+    QVERIFY(!files.isEmpty());
+    for (const QString& f : files) {
+      const auto snap = snapshotAt(QStringLiteral(ATTNSCOPE_TEST_DATA "/h200/") + f);
+      QVERIFY2(snap, qPrintable(f));
+      const Diagnosis& d = snap->explanation->diagnosis;
+      // Engine traces keep the engine's steps; a torch capture without ProfilerStep#N is one step.
+      const bool engine = snap->explanation->stepSource == "engine";
+      QCOMPARE(QString::fromStdString(d.stepSource), engine ? QStringLiteral("engine") : QStringLiteral("whole_trace"));
+      checkSplit(d, f);
+      int64_t busy = 0;
+      for (const StepWaits& st : d.steps) busy += st.deviceBusyNs;
+      QVERIFY2(busy > 0, qPrintable(f));
+      for (const DiagnosedCause& c : d.causes) QVERIFY2(c.code != Cause::CpuOnly, qPrintable(f));
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(DiagnosisTest)
+#include "test_diagnosis.moc"

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Reference figures for the diagnosis's wait-for split, computed from the raw events with the
+standard library only (it shares no code with the C++): the steps and each step's device-busy time.
+
+Steps: every ProfilerStep#N annotation (ts .. ts+dur; one per distinct window), else one step from
+the first to the last event (complete events with a duration, GPU work even without one; the
+profiler's own overhead and instant events left out).
+Device busy: the union of the device work inside the step: cat kernel, gpu_memcpy, gpu_memset
+(and the older Kernel, Memcpy, Memset); MTIA's command-processor events (cat mtia_ccp_events) but
+for its stream waits and records (event_wait, event_record).
+
+Usage: diagnosis_reference.py TRACE [TRACE ...] OUT_DIR  -> OUT_DIR/<trace file name>.json
+"""
+import gzip
+import json
+import os
+import re
+import sys
+from decimal import Decimal
+
+DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"}
+STEP = re.compile(r"^ProfilerStep#\d+$")
+
+
+def ns(v):
+    return int(Decimal(str(v)) * 1000)
+
+
+def load(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    doc = json.loads(raw, parse_float=Decimal)
+    return doc["traceEvents"] if isinstance(doc, dict) else doc
+
+
+def union_within(intervals, lo, hi):
+    clipped = sorted((max(a, lo), min(b, hi)) for a, b in intervals if b > lo and a < hi)
+    total, cur_a, cur_b = 0, None, None
+    for a, b in clipped:
+        if b <= a:
+            continue
+        if cur_b is None or a > cur_b:
+            if cur_b is not None:
+                total += cur_b - cur_a
+            cur_a, cur_b = a, b
+        else:
+            cur_b = max(cur_b, b)
+    if cur_b is not None:
+        total += cur_b - cur_a
+    return total
+
+
+def reference(path):
+    events = [e for e in load(path) if isinstance(e, dict) and e.get("ph") == "X" and
+              isinstance(e.get("ts"), (int, Decimal)) and not isinstance(e.get("ts"), bool)]
+    device, steps, lo, hi = [], set(), None, None
+    for e in events:
+        start = ns(e["ts"])
+        dur = e.get("dur")
+        dur = ns(dur) if isinstance(dur, (int, Decimal)) and not isinstance(dur, bool) else 0
+        cat, name = e.get("cat", ""), e.get("name", "")
+        is_device = cat in DEVICE_CATS or (cat == "mtia_ccp_events" and name not in ("event_wait", "event_record"))
+        if is_device and dur > 0:
+            device.append((start, start + dur))
+        # 2021-era Kineto wrote ops (and ProfilerStep#N) as cat "Operator".
+        if cat in ("user_annotation", "cpu_op", "Operator") and isinstance(name, str) and STEP.match(name):
+            steps.add((start, start + dur, name))
+        if cat not in ("overhead", "cpu_instant_event") and (dur > 0 or cat in DEVICE_CATS):
+            lo = start if lo is None else min(lo, start)
+            hi = start + dur if hi is None else max(hi, start + dur)
+    if steps:
+        windows = sorted(steps)
+        source = "profiler_steps"
+    else:
+        windows = [(lo, hi, "whole trace")] if lo is not None and lo < hi else []
+        source = "whole_trace"
+    return {"trace": os.path.basename(path), "step_source": source,
+            "steps": [{"name": n, "start_ns": a, "end_ns": b, "device_busy_ns": union_within(device, a, b)}
+                      for a, b, n in windows]}
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    out = sys.argv[-1]
+    os.makedirs(out, exist_ok=True)
+    for path in sys.argv[1:-1]:
+        ref = reference(path)
+        with open(os.path.join(out, os.path.basename(path) + ".json"), "w") as f:
+            json.dump(ref, f, indent=1, sort_keys=True)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
