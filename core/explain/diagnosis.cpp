@@ -134,11 +134,12 @@ std::string pct(double share) {
 }
 
 std::string sentence(const DiagnosedCause& c, const std::string& what, size_t steps) {
-  std::string per = steps > 1 ? ", " + usText(std::llround(c.perStep.medianNs)) + " a step [p10 " +
-                                    usText(std::llround(c.perStep.p10Ns)) + " - p90 " +
-                                    usText(std::llround(c.perStep.p90Ns)) + "] over " + std::to_string(steps) + " steps"
+  std::string per = steps > 1 ? ", " + spanDurationText(std::llround(c.perStep.medianNs)) + " a step [p10 " +
+                                    spanDurationText(std::llround(c.perStep.p10Ns)) + " - p90 " +
+                                    spanDurationText(std::llround(c.perStep.p90Ns)) + "] over " +
+                                    std::to_string(steps) + " steps"
                               : std::string();
-  return what + ": " + usText(c.totalNs) + " (" + pct(c.share) + " of the step wall time" + per + ")";
+  return what + ": " + spanDurationText(c.totalNs) + " (" + pct(c.share) + " of the wall time" + per + ")";
 }
 
 }  // namespace

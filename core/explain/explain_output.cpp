@@ -227,7 +227,7 @@ std::string explainText(const EventStore& s, const Explanation& a, const Explain
   if (!a.diagnosis.headline.empty()) {
     line(a.diagnosis.headline);
     line("causes, ranked by the time at stake (" + std::to_string(a.diagnosis.steps.size()) + " step(s), " +
-         usText(a.diagnosis.wallNs) + " of wall time):");
+         spanDurationText(a.diagnosis.wallNs) + " of wall time):");
     for (size_t i = 0; i < a.diagnosis.causes.size() && i < (opt.all ? SIZE_MAX : 6); ++i) {
       const DiagnosedCause& c = a.diagnosis.causes[i];
       std::string hints;

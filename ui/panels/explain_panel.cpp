@@ -153,6 +153,9 @@ void ExplainPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
     head += QStringLiteral("<br><span style=\"color:#8a1c14\">%1</span>")
                 .arg(tr("This trace was cut (%1): work recorded after the cut is missing.")
                          .arg(qs(an->partial).toHtmlEscaped()));
+  // The headline opens the dock: what costs the user most, with its number and fix.
+  if (!an->diagnosis.headline.empty())
+    head = QStringLiteral("<b>%1</b><br>").arg(qs(an->diagnosis.headline).toHtmlEscaped()) + head;
   header_->setText(head);
   details_->setHtml(overviewHtml());
   emit explained();
@@ -351,9 +354,42 @@ QString ExplainPanel::answerHtml() const {
   return html;
 }
 
+// The diagnosis: what costs the most first, in one sentence, then every cause with its time, share,
+// spread over the steps and its fix (the same figures `attnscope-cli explain` prints).
+QString ExplainPanel::diagnosisHtml() const {
+  const Diagnosis& d = explanation()->diagnosis;
+  if (d.causes.empty()) return {};
+  QString rows;
+  for (size_t i = 0; i < d.causes.size(); ++i) {
+    const DiagnosedCause& c = d.causes[i];
+    const QString spread = d.steps.size() > 1
+                               ? tr("%1 a step [p10 %2 – p90 %3]")
+                                     .arg(t(std::llround(c.perStep.medianNs)), t(std::llround(c.perStep.p10Ns)),
+                                          t(std::llround(c.perStep.p90Ns)))
+                               : QString();
+    QString hints;
+    for (const std::string& h : c.hints) hints += (hints.isEmpty() ? QString() : QStringLiteral(", ")) + qs(h);
+    rows += QStringLiteral(
+                "<tr><td>%1.</td><td><b>%2</b></td><td align=\"right\">%3</td><td align=\"right\">%4%</td>"
+                "<td>%5</td><td>%6%7</td></tr>")
+                .arg(i + 1)
+                .arg(qs(causeCode(c.code)), t(c.totalNs))
+                .arg(100.0 * c.share, 0, 'f', 0)
+                .arg(spread, qs(c.fix).toHtmlEscaped(),
+                     hints.isEmpty() ? QString() : QStringLiteral(" <i>(%1)</i>").arg(hints));
+  }
+  // The headline itself opens the dock (the header above); here, every cause.
+  return tr("<h3>What costs the most</h3><table cellspacing=\"0\" cellpadding=\"3\">"
+            "<tr><th></th><th align=\"left\">cause</th><th>time</th><th>of wall</th><th align=\"left\">%1</th>"
+            "<th align=\"left\">what to do</th></tr>%2</table>")
+      .arg(d.steps.size() > 1 ? tr("over %1 steps").arg(d.steps.size()) : QString())
+      .arg(rows);
+}
+
 QString ExplainPanel::overviewHtml() const {
   const Explanation& an = *explanation();
-  QString html = answerHtml();
+  // The attention workload's answer leads its runs; the diagnosis follows it (and leads any other trace).
+  QString html = answerHtml() + diagnosisHtml();
   // Ranked findings, bounded like `explain`'s text.
   std::map<std::string, size_t> perStep;
   size_t traceCount = 0;

@@ -54,6 +54,7 @@ class ExplainPanel : public QWidget {
   // For the attention block (our engine's runs, the bundled capture): the four steps' CUDA time
   // by every method the trace has, and the four questions users ask, answered with its numbers.
   QString answerHtml() const;
+  QString diagnosisHtml() const;
   QString stepHtml(int step) const;
 
   QLabel* header_;
