@@ -19,6 +19,19 @@ namespace attnscope {
 
 namespace {
 
+// The diagnosis's wait-for split is the judge of launch-bound: a step is called so only when the
+// diagnosis ranks launch_bound among its causes and no blocked host (copy, sync, allocator, DataLoader,
+// set-up) outranks it.
+bool diagnosisSaysLaunchBound(const Diagnosis& d) {
+  for (const DiagnosedCause& c : d.causes) {
+    if (c.code == Cause::LaunchBound) return true;
+    if (c.code == Cause::BlockingCopy || c.code == Cause::ExplicitSync || c.code == Cause::Allocator ||
+        c.code == Cause::DataLoader || c.code == Cause::OneTimeSetup)
+      return false;
+  }
+  return false;
+}
+
 namespace th = thresholds;
 
 // Event names in sentences; kernel names are cut (the evidence has them whole).
@@ -247,7 +260,7 @@ EventId runningAt(const EventStore& s, uint32_t lane, int64_t t) {
   return best;
 }
 
-void gapFindings(const EventStore& s, const ActivityIndex& index, const StepReport& st,
+void gapFindings(const EventStore& s, const ActivityIndex& index, const StepReport& st, const Diagnosis& diagnosis,
                  const std::vector<EventId>& self, std::vector<Verdict>& out) {
   if (st.hostNs() <= 0) return;
   const Gaps g = idleGaps(index, st.hostStartNs, st.hostEndNs);
@@ -257,7 +270,7 @@ void gapFindings(const EventStore& s, const ActivityIndex& index, const StepRepo
   if (launches >= th::kLaunchBoundMinLaunches && 1.0 - idleShare < th::kLaunchBoundMaxBusyShare) {
     const double perLaunchGpu = double(st.gpuAttributedNs) / double(launches);
     const double perLaunchHost = double(st.hostNs()) / double(launches);
-    if (perLaunchGpu < perLaunchHost) {
+    if (perLaunchGpu < perLaunchHost && diagnosisSaysLaunchBound(diagnosis)) {
       Verdict v{st.name, st.idleNs, "launch_bound", "", self, {"launch latency"}};
       v.text = st.name + " looks launch-bound: the GPU was busy " + pct(1.0 - idleShare) + " of its " +
                spanDurationText(st.hostNs()) + " while the CPU launched " + count(launches) +
@@ -404,12 +417,17 @@ void stepVerdicts(const EventStore& s, const ActivityIndex& index, const Explana
     std::vector<EventId> gpuIds;
     for (const auto& l : st.launches) gpuIds.push_back(l.gpu);
     if (st.gpuEndNs > st.hostEndNs) {
+      // The GPU work that ran after the window (durations, not the elapsed time to the last end).
+      int64_t workAfter = 0;
+      for (const auto& l : st.launches)
+        workAfter += std::max<int64_t>(0, l.gpuEndNs - std::max(l.gpuStartNs, st.hostEndNs));
       Verdict v{st.name, st.gpuEndNs - st.hostEndNs, "ran_after_window", "", self, {"host window", "launch latency"}};
       v.text = st.name + "'s GPU work (" + count(st.launches.size()) + " activities, " +
                spanDurationText(st.gpuAttributedNs) + ") ran from " + spanDurationText(st.gpuStartNs - st.hostStartNs) +
                " to " + spanDurationText(st.gpuEndNs - st.hostStartNs) +
-               " after the step began on the CPU; its host window closed at " + spanDurationText(hostNs) + ", so " +
-               spanDurationText(st.gpuEndNs - st.hostEndNs) + " of GPU time came after it. Only " +
+               " after the step began on the CPU; its host window closed at " + spanDurationText(hostNs) +
+               ", and its work went on " + spanDurationText(st.gpuEndNs - st.hostEndNs) + " longer (" +
+               spanDurationText(workAfter) + " of its GPU work ran after the window). Only " +
                spanDurationText(st.gpuBusyInHostWindowNs) +
                " of GPU busy time (any step's) falls inside the window: a host timer around " + st.name +
                " without a sync measures launch cost, not its GPU time.";
@@ -422,7 +440,7 @@ void stepVerdicts(const EventStore& s, const ActivityIndex& index, const Explana
   }
   syncFindings(s, a, st, self, out);
   if (hasGpuRecords(a)) {
-    gapFindings(s, index, st, self, out);
+    gapFindings(s, index, st, a.diagnosis, self, out);
     spillFindings(a, st, self, out);
   }
 }
@@ -639,7 +657,9 @@ void aggregateAcrossSteps(const Explanation& a, std::vector<Verdict>& out) {
         {"swallowed_by_overhead", "GPU work the profiler's own events own in torch's table"}};
     const auto title = kTitle.find(kind);
     Verdict v{"", total, kind, "", out[largest].evidence, out[largest].glossary};
-    v.text = (title == kTitle.end() ? kind : title->second) + ": in " + count(idx.size()) + " of the " +
+    std::set<std::string> stepsWithIt;
+    for (size_t i : idx) stepsWithIt.insert(out[i].step);
+    v.text = (title == kTitle.end() ? kind : title->second) + ": in " + count(stepsWithIt.size()) + " of the " +
              count(a.steps.size()) + " steps, " + spanDurationText(lo) + " to " + spanDurationText(hi) + " per step (" +
              spanDurationText(total) + " in all). The largest: " + out[largest].text;
     added.push_back(std::move(v));

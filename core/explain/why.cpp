@@ -103,6 +103,19 @@ void cpuItems(const TraceSnapshot& snap, const std::set<EventId>& mine, WhyRepor
         {"near", "no GPU work ran during or after it: it launched none and there was none to show", 0, {}});
     return;
   }
+  // A long op can overlap thousands of activities: the first kNearShown, then one line for the rest.
+  constexpr size_t kNearShown = 10;
+  if (near.size() > kNearShown) {
+    int64_t restNs = 0;
+    for (size_t i = kNearShown; i < near.size(); ++i) restNs += s.event(near[i]).dur;
+    const size_t rest = near.size() - kNearShown;
+    near.resize(kNearShown);
+    r.items.push_back({"near",
+                       std::to_string(rest) + " more GPU activities ran during it (" + usText(restNs) +
+                           "); the first " + std::to_string(kNearShown) + " follow",
+                       restNs,
+                       {}});
+  }
   for (EventId g : near) {
     const GpuOwner o = gpuOwner(s, g);
     std::string where;
@@ -266,8 +279,9 @@ WhyReport whyTableRow(const TraceSnapshot& snap, const KeyAverageRow& row, Group
       which = nm(s, o.overhead);
     }
     const int64_t gap = torch->deviceTotalNs - corr->deviceTotalNs;
-    std::string text = "torch's CUDA total (" + usText(torch->deviceTotalNs) + ") is " + usText(gap) +
-                       " more than the GPU work this row's ops launched (" + usText(corr->deviceTotalNs) + ")";
+    std::string text = "torch's CUDA total (" + usText(torch->deviceTotalNs) + ") is " + usText(gap < 0 ? -gap : gap) +
+                       (gap < 0 ? " less" : " more") + " than the GPU work this row's ops launched (" +
+                       usText(corr->deviceTotalNs) + ")";
     if (overheadNs > 0) {
       text += ": " + usText(overheadNs) + " of it is counted twice, once as the ops' own kernels and once through '" +
               which +

@@ -10,6 +10,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QtTest>
 
 #include "core/explain/explanation.h"
@@ -103,6 +104,43 @@ class DiagnosisTest : public QObject {
       QCOMPARE(st.deviceBusyNs, s["device_busy_ns"].toInteger());
     }
     checkSplit(d, file);
+  }
+
+  // The findings never contradict the diagnosis, and their counts hold: a step is called launch-bound
+  // only when the diagnosis ranks launch_bound before any blocked-host cause; "in N of the M steps"
+  // never has N > M; no sentence calls a negative amount "more".
+  void findingsAgreeWithTheDiagnosis() {
+    static const QRegularExpression kOfThe(QStringLiteral("in ([0-9,]+) of the ([0-9,]+) steps"));
+    const QStringList files = QDir(kReference).entryList({"*.json"}, QDir::Files, QDir::Name);
+    QCOMPARE(files.size(), 19);
+    for (const QString& r : files) {
+      const QString file = r.left(r.size() - 5);
+      const auto snap = snapshotAt(extTracePath(file));
+      QVERIFY2(snap, qPrintable(file));
+      const Explanation& x = *snap->explanation;
+      bool launchBoundFirst = false;
+      for (const DiagnosedCause& c : x.diagnosis.causes) {
+        if (c.code == Cause::LaunchBound) {
+          launchBoundFirst = true;
+          break;
+        }
+        if (c.code == Cause::BlockingCopy || c.code == Cause::ExplicitSync || c.code == Cause::Allocator ||
+            c.code == Cause::DataLoader || c.code == Cause::OneTimeSetup)
+          break;
+      }
+      for (const Verdict& v : x.verdicts) {
+        const QString text = QString::fromStdString(v.text);
+        if (v.kind == "launch_bound" || text.contains(QStringLiteral("looks launch-bound")))
+          QVERIFY2(launchBoundFirst, qPrintable(file + ": " + text.left(200)));
+        for (auto it = kOfThe.globalMatch(text); it.hasNext();) {
+          const auto m = it.next();
+          const int n = m.captured(1).remove(QLatin1Char(',')).toInt();
+          const int of = m.captured(2).remove(QLatin1Char(',')).toInt();
+          QVERIFY2(n <= of, qPrintable(file + ": " + m.captured(0)));
+        }
+        QVERIFY2(!text.contains(QRegularExpression(QStringLiteral("is -[0-9]"))), qPrintable(file + ": " + text));
+      }
+    }
   }
 
   // Our H200 attention captures: engine steps (or one step), parts add up too, and the four steps' device work
