@@ -1,6 +1,7 @@
 #include "core/explain/diagnosis.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <unordered_map>
 
@@ -42,6 +43,8 @@ CallKind callKind(std::string_view n) {
 
 constexpr int64_t kLongCallNs = 1'000'000;
 
+bool isStepMark(std::string_view n) { return startsWith(n, "ProfilerStep#"); }
+
 bool isDataLoader(std::string_view n) {
   return startsWith(n, "enumerate(DataLoader)") || contains(n, "DataLoaderIter");
 }
@@ -82,7 +85,9 @@ struct RuleEvents {
 
 // One-time set-up calls: a runtime/driver call of 1 ms or more that its own later calls show to be a
 // first use: among the first three calls of its name, and either the name has at most three calls
-// or the call took 20x the median of the name's other calls. Synchronizes are waits, never set-up.
+// or the call took 20x the median of the name's other calls; or, for a launch-like call, 100x the
+// median anywhere (a lazy module load on a later first use). Synchronizes and copies are waits on
+// the device or on memory, never set-up: a long copy is a copy, however rare.
 std::vector<bool> setupCalls(const EventStore& s) {
   std::unordered_map<uint32_t, std::vector<EventId>> byName;
   for (EventId id = 0; id < s.events().size(); ++id) {
@@ -92,7 +97,8 @@ std::vector<bool> setupCalls(const EventStore& s) {
   std::vector<bool> out(s.events().size(), false);
   constexpr int64_t kMinNs = 1'000'000;
   for (auto& [name, ids] : byName) {
-    if (callKind(s.strings().view(name)) == CallKind::Sync) continue;
+    const CallKind kind = callKind(s.strings().view(name));
+    if (kind == CallKind::Sync || kind == CallKind::Copy) continue;
     std::sort(ids.begin(), ids.end(), [&](EventId a, EventId b) { return s.event(a).start < s.event(b).start; });
     std::vector<int64_t> durs;
     for (EventId id : ids) durs.push_back(s.event(id).dur);
@@ -103,8 +109,7 @@ std::vector<bool> setupCalls(const EventStore& s) {
       const int64_t d = durs[i];
       if (d < kMinNs) continue;
       const bool early = i < 3;
-      // An outlier anywhere (a lazy module load on a later first use): 100x the name's median.
-      const bool outlier = ids.size() >= 10 && d >= 100 * std::max<int64_t>(median, 1);
+      const bool outlier = kind == CallKind::Other && ids.size() >= 10 && d >= 100 * std::max<int64_t>(median, 1);
       if ((early && (ids.size() <= 3 || d >= 20 * std::max<int64_t>(median, 1))) || outlier) out[ids[i]] = true;
     }
   }
@@ -133,13 +138,81 @@ std::string pct(double share) {
   return buf;
 }
 
-std::string sentence(const DiagnosedCause& c, const std::string& what, size_t steps) {
+struct CauseWords {
+  std::string label;  // what it is, in a few words
+  std::string what;   // what the trace shows, in a sentence
+  std::string fix;    // what to do ("" when nothing applies)
+};
+
+CauseWords wordsFor(Cause c, bool fp32) {
+  switch (c) {
+    case Cause::GpuCompute:
+      return {"GPU compute", "the device was busy running kernels, with work queued behind them",
+              fp32 ? "put its fp32 matmuls and convolutions on Tensor Cores: torch.autocast (bf16 on A100+, fp16 on "
+                     "V100) or TF32 on A100+ (torch.backends.cuda.matmul.allow_tf32, cudnn.allow_tf32)"
+                   : "the device sets the pace: fuse or replace the longest kernels (see Kernels), lower the "
+                     "precision, or do less work"};
+    case Cause::Communication:
+      return {"exposed communication", "collectives ran with no compute beside them",
+              "overlap them with compute (DDP bucket_cap_mb, FSDP prefetch, a pipelined sparse data-parallel "
+              "step) or send less"};
+    case Cause::BlockingCopy:
+      return {"blocking copies", "the host sat in memory copies (pageable or device-to-host) while they ran",
+              "pin the host memory (DataLoader pin_memory=True) and copy with non_blocking=True; keep "
+              ".item()/.cpu()/.tolist() out of the loop"};
+    case Cause::ExplicitSync:
+      return {"synchronizes", "the host sat in synchronize calls while the device idled",
+              "remove the synchronizes from the step (torch.cuda.synchronize, .item(), printing tensors)"};
+    case Cause::Allocator:
+      return {"the allocator", "the host sat in cudaFree/cudaMalloc while the device idled",
+              "stop calling torch.cuda.empty_cache() in the loop and let the caching allocator keep its blocks "
+              "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)"};
+    case Cause::DataLoader:
+      return {"the DataLoader", "the device waited while the host was in the DataLoader",
+              "load in worker processes: DataLoader(num_workers > 0, pin_memory=True, persistent_workers=True)"};
+    case Cause::LaunchBound:
+      return {"launch-bound",
+              "the host dispatching ops and launches set the pace (the device idled, or ran "
+              "with nothing queued behind it)",
+              "fewer, larger kernels: torch.compile, CUDA graphs, larger batches"};
+    case Cause::HostCompute:
+      return {"host work",
+              "the device waited while the host ran code that launches nothing (Python, "
+              "framework overhead, CPU ops)",
+              "framework Python between ops goes away with torch.compile or CUDA graphs; other CPU work moves "
+              "off the step (to the DataLoader's workers, or onto the device)"};
+    case Cause::GraphCapture:
+      return {"graph capture", "the host captured or instantiated graphs while the device idled",
+              "capture once and replay; keep capture out of the measured steps"};
+    case Cause::OneTimeSetup:
+      return {"one-time set-up",
+              "first-use work (CUDA context, library and kernel loading, a first huge "
+              "cudaFree)",
+              "profile after a warm-up (torch.profiler.schedule(wait=1, warmup=1, active=3))"};
+    case Cause::CpuOnly:
+      return {"CPU only", "the trace has no device activity: a CPU-only profile", ""};
+    case Cause::LittleWork:
+      return {"idle",
+              "the device idled and the host recorded nothing there (little work, untraced code, or "
+              "work queued behind a dependency the trace does not show)",
+              ""};
+    case Cause::Count:
+      break;
+  }
+  return {};
+}
+
+// "Launch-bound: 55.326 ms of 87.413 ms (63%), 18.4 ms a step [p10 .. - p90 ..] over 3 steps: what."
+std::string sentence(const DiagnosedCause& c, const CauseWords& w, int64_t wallNs, size_t steps) {
+  std::string label = w.label;
+  if (!label.empty()) label[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(label[0])));
   std::string per = steps > 1 ? ", " + spanDurationText(std::llround(c.perStep.medianNs)) + " a step [p10 " +
                                     spanDurationText(std::llround(c.perStep.p10Ns)) + " - p90 " +
                                     spanDurationText(std::llround(c.perStep.p90Ns)) + "] over " +
                                     std::to_string(steps) + " steps"
                               : std::string();
-  return what + ": " + spanDurationText(c.totalNs) + " (" + pct(c.share) + " of the wall time" + per + ")";
+  return label + ": " + spanDurationText(c.totalNs) + " of " + spanDurationText(wallNs) + " (" + pct(c.share) + ")" +
+         per + ": " + w.what + ".";
 }
 
 }  // namespace
@@ -170,6 +243,7 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
   const std::vector<bool> setup = setupCalls(s);
   bool anyDevice = false;
   uint64_t kernels = 0;
+  int64_t kernelNs = 0, shortKernelNs = 0;
   std::vector<int64_t> kernelDurs;
   int64_t gemmNs = 0, gemmTcNs = 0;
   // Launch calls per lane (sorted), to tell ops that launch device work from those that do not;
@@ -217,6 +291,8 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
         if (k == WorkKind::Kernel) {
           ++kernels;
           kernelDurs.push_back(e.dur);
+          kernelNs += e.dur;
+          if (e.dur < 10'000) shortKernelNs += e.dur;
           const std::string_view n = s.name(e);
           if (contains(n, "gemm") || contains(n, "Cijk") || contains(n, "conv") || contains(n, "xmma")) {
             gemmNs += e.dur;
@@ -271,6 +347,9 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
     }
   }
   for (auto& [lane, v] : launchesByLane) std::sort(v.begin(), v.end());
+  std::vector<bool> hasChild(events.size(), false);
+  for (const Event& e : events)
+    if (e.parent != kNoEvent && e.parent < events.size()) hasChild[e.parent] = true;
   for (EventId id = 0; id < events.size(); ++id) {
     const Event& e = events[id];
     if (e.dur <= 0) continue;
@@ -286,6 +365,10 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
       }
       add(launches ? kDispatch : kHostOther, e.start, e.end(), id);
     } else if (e.family == Family::PythonFunction) {
+      add(kHostOther, e.start, e.end(), id);
+    } else if (e.family == Family::UserAnnotation && hasChild[id] && !isStepMark(n)) {
+      // A record_function region with recorded work inside ("## forward ##", a module's scope): the
+      // host is in the user's own code there, between its ops, even where no op is recorded.
       add(kHostOther, e.start, e.end(), id);
     }
   }
@@ -303,8 +386,9 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
     rules[kStarved].events = rules[kDispatch].events;
   }
 
-  // Each step, moment by moment, in the rules' order.
+  // Each step, moment by moment, in the rules' order; what each rule took, for the evidence.
   int64_t ruleNs[kRuleCount] = {};
+  Intervals taken[kRuleCount];
   for (const auto& [name, w] : windows) {
     StepWaits st;
     st.name = name;
@@ -312,7 +396,7 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
     st.endNs = w.second;
     Intervals remaining{{w.first, w.second}};
     for (int r = 0; r < kRuleCount; ++r) {
-      const int64_t ns = takeCovered(remaining, rules[r].cover);
+      const int64_t ns = takeCovered(remaining, rules[r].cover, &taken[r]);
       const Cause c = anyDevice || r <= kLastDeviceRule ? kRuleCause[r] : Cause::CpuOnly;
       st.parts[static_cast<int>(c)] += ns;
       ruleNs[r] += ns;
@@ -350,100 +434,54 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
     break;
   }
 
-  // Evidence: the longest events behind each cause's rules, inside the steps.
-  auto inSteps = [&](const Event& e) {
-    for (const auto& [n, w] : windows)
-      if (e.start < w.second && e.end() > w.first) return true;
-    return false;
+  // Evidence: the events behind each cause, by the time of the cause's they hold (their overlap with
+  // what the cause's rules took), leaving out wrappers longer than half their step.
+  int64_t longestStep = 0;
+  for (const StepWaits& st : d.steps) longestStep = std::max(longestStep, st.spanNs());
+  for (auto& t : taken) t = merged(std::move(t));
+  auto heldBy = [&](const Intervals& pieces, const Event& e) {
+    int64_t held = 0;
+    auto it = std::lower_bound(pieces.begin(), pieces.end(), std::make_pair(e.start, INT64_MIN));
+    if (it != pieces.begin()) --it;
+    for (; it != pieces.end() && it->first < e.end(); ++it)
+      held += std::max<int64_t>(0, std::min(it->second, e.end()) - std::max(it->first, e.start));
+    return held;
   };
   std::sort(kernelDurs.begin(), kernelDurs.end());
   const int64_t kernelMedian = kernelDurs.empty() ? 0 : kernelDurs[kernelDurs.size() / 2];
   auto describe = [&](DiagnosedCause& c) {
-    std::vector<EventId> ev;
+    std::vector<std::pair<int64_t, EventId>> held;
     for (int r = 0; r < kRuleCount; ++r) {
       const Cause rc = anyDevice || r <= kLastDeviceRule ? kRuleCause[r] : Cause::CpuOnly;
       if (rc != c.code || ruleNs[r] == 0) continue;
-      for (EventId id : rules[r].events)
-        if (inSteps(events[id])) ev.push_back(id);
+      for (EventId id : rules[r].events) {
+        const Event& e = events[id];
+        if (e.dur * 2 > longestStep) continue;
+        if (const int64_t h = heldBy(taken[r], e); h > 0) held.emplace_back(h, id);
+      }
     }
-    std::sort(ev.begin(), ev.end(), [&](EventId a, EventId b) { return events[a].dur > events[b].dur; });
-    ev.erase(std::unique(ev.begin(), ev.end()), ev.end());
-    if (ev.size() > 5) ev.resize(5);
+    std::sort(held.begin(), held.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<EventId> ev;
+    for (const auto& [h, id] : held)
+      if (std::find(ev.begin(), ev.end(), id) == ev.end() && ev.size() < 5) ev.push_back(id);
     c.evidence = std::move(ev);
-    const size_t n = d.steps.size();
-    switch (c.code) {
-      case Cause::GpuCompute:
-        c.text = sentence(c, "the device was busy computing", n);
-        if (gemmNs > 0 && gemmTcNs == 0 && gemmNs * 5 >= c.totalNs) c.hints.push_back("fp32_no_tensor_cores");
-        if (kernels >= 200 && kernelMedian > 0 && kernelMedian < 10'000) c.hints.push_back("many_small_kernels");
-        c.fix = std::find(c.hints.begin(), c.hints.end(), "fp32_no_tensor_cores") != c.hints.end()
-                    ? "its matrix kernels run without Tensor Cores: bf16 autocast or TF32 "
-                      "(torch.backends.cuda.matmul.allow_tf32 = True) speeds them up"
-                    : "the device is the bottleneck: faster kernels (fused, lower precision) or less work";
-        break;
-      case Cause::Communication:
-        c.text = sentence(c, "collectives ran with no compute beside them (exposed communication)", n);
-        c.fix = "overlap communication with compute (DDP bucket_cap_mb, FSDP prefetch) or send less";
-        break;
-      case Cause::BlockingCopy:
-        c.text = sentence(c, "the host was blocked in memory copies (pageable or device-to-host)", n);
-        c.fix =
-            "pin the host memory (pin_memory=True) and copy with non_blocking=True; avoid .item()/.cpu() in "
-            "the loop";
-        break;
-      case Cause::ExplicitSync:
-        c.text = sentence(c, "the host was blocked in synchronize calls while the device idled", n);
-        c.fix = "remove the synchronizes from the step (torch.cuda.synchronize, .item(), printing tensors)";
-        break;
-      case Cause::Allocator:
-        c.text = sentence(c, "the host was in the allocator (cudaFree/cudaMalloc) while the device idled", n);
-        c.fix =
-            "stop calling torch.cuda.empty_cache() in the loop; let the caching allocator keep its blocks "
-            "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)";
-        break;
-      case Cause::DataLoader:
-        c.text = sentence(c, "the device waited while the host was in the DataLoader", n);
-        c.fix = "load data in worker processes (DataLoader num_workers > 0, pin_memory=True, prefetch)";
-        break;
-      case Cause::LaunchBound:
-        c.text = sentence(c,
-                          "the host dispatching ops and launches set the pace (the device idled, or ran with nothing "
-                          "queued behind it): launch-bound",
-                          n);
-        c.fix = "fewer, larger kernels: torch.compile, CUDA graphs, larger batches";
-        break;
-      case Cause::HostCompute:
-        c.text = sentence(c, "the device waited while the host ran CPU work that launches nothing", n);
-        c.fix = "move that CPU work off the step's critical path (or onto the device)";
-        break;
-      case Cause::GraphCapture:
-        c.text = sentence(c, "the host was capturing or instantiating graphs while the device idled", n);
-        c.fix = "capture once and replay; keep capture out of the measured steps";
-        break;
-      case Cause::OneTimeSetup:
-        c.text = sentence(c, "first-use set-up (context creation, library loading, a first huge cudaFree)", n);
-        c.fix = "warm up before profiling (torch.profiler schedule with wait/warmup steps)";
-        break;
-      case Cause::CpuOnly:
-        c.text = sentence(c, "no device activity in the trace: a CPU-only profile", n);
-        c.fix = "";
-        break;
-      case Cause::LittleWork:
-        c.text = sentence(c,
-                          "the device idled and the host recorded nothing (little work in the trace, or work queued "
-                          "behind a dependency the trace does not show)",
-                          n);
-        c.fix = "";
-        break;
-      case Cause::Count:
-        break;
+    if (c.code == Cause::GpuCompute) {
+      if (gemmNs > 0 && gemmTcNs == 0 && gemmNs * 5 >= c.totalNs) c.hints.push_back("fp32_no_tensor_cores");
+      // Many small kernels: most kernels under 10 us and those short kernels a real part of the time.
+      if (kernels >= 200 && kernelMedian > 0 && kernelMedian < 10'000 && shortKernelNs * 4 >= kernelNs)
+        c.hints.push_back("many_small_kernels");
     }
+    const CauseWords w =
+        wordsFor(c.code, std::find(c.hints.begin(), c.hints.end(), "fp32_no_tensor_cores") != c.hints.end());
+    c.label = w.label;
+    c.text = sentence(c, w, d.wallNs, d.steps.size());
+    c.fix = w.fix;
   };
   for (DiagnosedCause& c : d.causes) describe(c);
   for (DiagnosedCause& c : d.minor) describe(c);
   if (!d.causes.empty()) {
     const DiagnosedCause& c = d.causes.front();
-    d.headline = "Most of the time: " + c.text + (c.fix.empty() ? "." : ". Fix: " + c.fix + ".");
+    d.headline = "What costs the most: " + c.text + (c.fix.empty() ? "" : " Fix: " + c.fix + ".");
   }
   return d;
 }

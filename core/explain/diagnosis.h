@@ -54,6 +54,7 @@ struct DiagnosedCause {
   double share = 0;                // of the steps' wall time, 0..1
   CauseSpread perStep;             // over the steps
   int steps = 0;                   // steps where it holds time
+  std::string label;               // a few words: "launch-bound", "the DataLoader"
   std::string text;                // one sentence with its numbers
   std::string fix;                 // what to do about it ("" when nothing applies)
   std::vector<EventId> evidence;   // the events that show it, largest first

@@ -232,8 +232,8 @@ std::string explainText(const EventStore& s, const Explanation& a, const Explain
       const DiagnosedCause& c = a.diagnosis.causes[i];
       std::string hints;
       for (const std::string& h : c.hints) hints += (hints.empty() ? " [" : ", ") + h;
-      line("  " + std::to_string(i + 1) + ". " + std::string(causeCode(c.code)) + ": " + c.text +
-           (hints.empty() ? "" : hints + "]"));
+      line("  " + std::to_string(i + 1) + ". " + c.text + " [" + std::string(causeCode(c.code)) +
+           (hints.empty() ? "" : "; " + hints.substr(2)) + "]");
     }
   }
   if (!a.inflation.empty()) {  // engine runs: first, what each step costs
