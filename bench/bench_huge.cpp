@@ -124,13 +124,15 @@ int benchHuge(const std::vector<std::string>& args) {
   return 0;
 }
 
-// attnscope-bench layouts [--runs N] [--cmd info|table] FIRST.json OTHER... :
-// the same trace written in other layouts (minified, the top-level array,
-// .gz), each read by `attnscope-cli CMD` N times, interleaved (run 1 of every
-// file, then run 2...) so that the machine's state is shared; prints each
-// file's wall time and peak RSS (median [min-max]) and their ratios to FIRST.
+// attnscope-bench layouts [--runs N] [--cmd CMD]... FIRST.json OTHER... : each file read by
+// `attnscope-cli CMD` for every CMD given (default info), N times, interleaved (run 1 of every file and
+// command, then run 2...) so that the machine's state is shared; prints each one's wall time and peak
+// RSS (median [min-max]) and their ratios to the first file's first command. Two ways to use it: one
+// trace in several layouts (minified, the top-level array, .gz), or one trace under several commands
+// (`--cmd info --cmd explain`: what explain costs over info).
 int benchLayouts(const std::vector<std::string>& args) {
-  std::string cli = bench::selfDir() + "/attnscope-cli", cmd = "info";
+  std::string cli = bench::selfDir() + "/attnscope-cli";
+  std::vector<std::string> cmds;
   int runs = 3;
   std::vector<std::string> files;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -138,40 +140,47 @@ int benchLayouts(const std::vector<std::string>& args) {
     if (args[i] == "--runs" && more)
       runs = std::max(1, std::atoi(args[++i].c_str()));
     else if (args[i] == "--cmd" && more)
-      cmd = args[++i];
+      cmds.push_back(args[++i]);
     else if (args[i] == "--cli" && more)
       cli = args[++i];
     else
       files.push_back(args[i]);
   }
+  if (cmds.empty()) cmds.push_back("info");
   if (files.empty()) {
-    std::cerr << "usage: attnscope-bench layouts [--runs N] [--cmd info|table] FIRST.json OTHER...\n";
+    std::cerr << "usage: attnscope-bench layouts [--runs N] [--cmd CMD]... FIRST.json OTHER...\n";
     return 2;
   }
-  std::vector<std::vector<double>> wall(files.size()), rss(files.size());
+  struct Row {
+    std::string file, cmd;
+    std::vector<double> wall, rss;
+  };
+  std::vector<Row> rows;
+  for (const std::string& f : files)
+    for (const std::string& c : cmds) rows.push_back({f, c, {}, {}});
   for (int r = 0; r < runs; ++r) {
-    for (size_t f = 0; f < files.size(); ++f) {
-      const bench::ChildRun c = bench::runChild({cli, cmd, files[f]}, "/dev/null");
+    for (Row& row : rows) {
+      const bench::ChildRun c = bench::runChild({cli, row.cmd, row.file}, "/dev/null");
       if (c.status != 0) {
-        std::cerr << "attnscope-bench layouts: " << cli << " " << cmd << " " << files[f] << " exited " << c.status
+        std::cerr << "attnscope-bench layouts: " << cli << " " << row.cmd << " " << row.file << " exited " << c.status
                   << "\n";
         return 1;
       }
-      wall[f].push_back(c.wallS);
-      rss[f].push_back(static_cast<double>(c.maxRssKb) * 1024.0 / 1e6);
+      row.wall.push_back(c.wallS);
+      row.rss.push_back(static_cast<double>(c.maxRssKb) * 1024.0 / 1e6);
     }
   }
-  const double w0 = bench::median(wall[0]), m0 = bench::median(rss[0]);
-  for (size_t f = 0; f < files.size(); ++f) {
+  const double w0 = bench::median(rows[0].wall), m0 = bench::median(rows[0].rss);
+  for (const Row& row : rows) {
     struct stat st {};
-    ::stat(files[f].c_str(), &st);
-    const auto [wmin, wmax] = std::minmax_element(wall[f].begin(), wall[f].end());
-    const auto [mmin, mmax] = std::minmax_element(rss[f].begin(), rss[f].end());
-    const double w = bench::median(wall[f]), m = bench::median(rss[f]);
+    ::stat(row.file.c_str(), &st);
+    const auto [wmin, wmax] = std::minmax_element(row.wall.begin(), row.wall.end());
+    const auto [mmin, mmax] = std::minmax_element(row.rss.begin(), row.rss.end());
+    const double w = bench::median(row.wall), m = bench::median(row.rss);
     std::printf(
-        "%-28s %7.1f MB on disk  %s %5.2f s [%.2f-%.2f]  peak RSS %5.0f MB [%.0f-%.0f]  time %.2fx  memory %.2fx\n",
-        files[f].substr(files[f].find_last_of('/') + 1).c_str(), static_cast<double>(st.st_size) / 1e6, cmd.c_str(), w,
-        *wmin, *wmax, m, *mmin, *mmax, w / w0, m / m0);
+        "%-28s %7.1f MB on disk  %-8s %5.2f s [%.2f-%.2f]  peak RSS %5.0f MB [%.0f-%.0f]  time %.2fx  memory %.2fx\n",
+        row.file.substr(row.file.find_last_of('/') + 1).c_str(), static_cast<double>(st.st_size) / 1e6, row.cmd.c_str(),
+        w, *wmin, *wmax, m, *mmin, *mmax, w / w0, m / m0);
   }
   return 0;
 }

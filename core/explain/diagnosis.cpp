@@ -268,6 +268,23 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
     rules[r].cover.emplace_back(a, b);
     rules[r].events.push_back(id);
   };
+  struct NameFacts {
+    WorkKind kind = WorkKind::Kernel;
+    bool matrix = false;  // a GEMM or convolution kernel, by its name
+    bool tensorCores = false;
+  };
+  std::unordered_map<uint32_t, NameFacts> facts;
+  auto factsOf = [&](EventId id) -> const NameFacts& {
+    const Event& e = events[id];
+    auto [it, fresh] = facts.try_emplace(e.name);
+    if (fresh) {
+      const std::string_view n = s.name(e);
+      it->second.kind = workKind(s, id);
+      it->second.matrix = contains(n, "gemm") || contains(n, "Cijk") || contains(n, "conv") || contains(n, "xmma");
+      it->second.tensorCores = usesTensorCores(n);
+    }
+    return it->second;
+  };
   // MTIA (and other accelerators Kineto writes under their own category) run on lanes of a device
   // process ("MTIA 17"): its command-processor events are device work, but for the stream waits and
   // records and the runtime's synchronize mirrored there (the reader keeps no category for them: by name).
@@ -285,18 +302,18 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
     }
     if (isGpuWork(e.family)) {
       anyDevice = true;
+      // What a kernel is depends on its name only: looked at once per name.
+      const NameFacts& f = factsOf(id);
       if (e.family == Family::Kernel) {
-        const WorkKind k = workKind(s, id);
-        add(k == WorkKind::Communication ? kComm : kCompute, e.start, e.end(), id);
-        if (k == WorkKind::Kernel) {
+        add(f.kind == WorkKind::Communication ? kComm : kCompute, e.start, e.end(), id);
+        if (f.kind == WorkKind::Kernel) {
           ++kernels;
           kernelDurs.push_back(e.dur);
           kernelNs += e.dur;
           if (e.dur < 10'000) shortKernelNs += e.dur;
-          const std::string_view n = s.name(e);
-          if (contains(n, "gemm") || contains(n, "Cijk") || contains(n, "conv") || contains(n, "xmma")) {
+          if (f.matrix) {
             gemmNs += e.dur;
-            if (usesTensorCores(n)) gemmTcNs += e.dur;
+            if (f.tensorCores) gemmTcNs += e.dur;
           }
         }
       } else {
@@ -306,9 +323,9 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
       if (e.correlation != kNoId) {
         const auto it = callEnd.find(e.correlation);
         if (it != callEnd.end() && it->second < e.start)
-          add(workKind(s, id) == WorkKind::Communication ? kQueuedComm : kQueued, it->second, e.start, id);
+          add(f.kind == WorkKind::Communication ? kQueuedComm : kQueued, it->second, e.start, id);
         // Only work whose launch is in the trace can tell a starved device (nothing queued) from a busy one.
-        if (it != callEnd.end() && e.family == Family::Kernel && workKind(s, id) == WorkKind::Kernel)
+        if (it != callEnd.end() && e.family == Family::Kernel && f.kind == WorkKind::Kernel)
           linkedCompute.emplace_back(e.start, e.end());
       }
       continue;
@@ -460,7 +477,11 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
         if (const int64_t h = heldBy(taken[r], e); h > 0) held.emplace_back(h, id);
       }
     }
-    std::sort(held.begin(), held.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    // The top few only: a cause can hold hundreds of thousands of kernels.
+    const size_t top = std::min<size_t>(held.size(), 16);
+    std::partial_sort(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(top), held.end(),
+                      [](const auto& a, const auto& b) { return a.first > b.first; });
+    held.resize(top);
     std::vector<EventId> ev;
     for (const auto& [h, id] : held)
       if (std::find(ev.begin(), ev.end(), id) == ev.end() && ev.size() < 5) ev.push_back(id);
