@@ -212,6 +212,7 @@ Comparison compareTraces(const TraceSnapshot& sa, const TraceSnapshot& sb, const
   const Explanation& a = *sa.explanation;
   const Explanation& b = *sb.explanation;
   c.steps = join(a.steps, b.steps, [](const StepReport& s) { return s.name; });
+  compare_detail::compareCauses(a.diagnosis, b.diagnosis, c);
   c.syncWaits = join(a.syncWaits, b.syncWaits, [&](const SyncWait& w) {
     // Each side's events belong to its own store: find which one holds it.
     const bool isA = std::any_of(a.syncWaits.begin(), a.syncWaits.end(), [&](const SyncWait& x) { return &x == &w; });
@@ -274,6 +275,7 @@ std::string compareText(const Comparison& c, const CompareOutputOptions& opt) {
       lines.push_back(std::move(l));
     }
   }
+  if (!c.causesLine.empty()) lines.push_back(c.causesLine);
   for (std::string& l : compare_detail::stepViewLines(c, opt.all)) lines.push_back(std::move(l));
   size_t noise = 0;
   for (const Change& ch : c.changes) noise += ch.noise;
@@ -335,6 +337,14 @@ std::string compareJson(const Comparison& c, const CompareOutputOptions& opt) {
   std::string out = "{\"a\": " + jsonString(c.pathA) + ", \"b\": " + jsonString(c.pathB) +
                     ", \"sign\": \"B - A\", \"attribution\": " +
                     (c.options.attribution == Attribution::Torch ? "\"torch\"" : "\"corrected\"");
+  out += ", \"causes_line\": " + jsonString(c.causesLine) + ", \"causes\": [";
+  for (size_t i = 0; i < c.causes.size(); ++i) {
+    const CauseChange& k = c.causes[i];
+    out += (i ? ", " : "") + std::string("{\"code\": ") + jsonString(causeCode(k.code)) +
+           ", \"a_ns\": " + std::to_string(std::llround(k.aNs)) + ", \"b_ns\": " + std::to_string(std::llround(k.bNs)) +
+           ", \"delta_ns\": " + std::to_string(std::llround(k.deltaNs)) + "}";
+  }
+  out += "]";
   out += ", \"step_pairing\": " + jsonString(c.stepPairing) + ", \"step_source_a\": " + jsonString(c.stepSourceA) +
          ", \"step_source_b\": " + jsonString(c.stepSourceB) + ", \"steps_a\": " + std::to_string(c.stepsA) +
          ", \"steps_b\": " + std::to_string(c.stepsB) + ", \"step_stats\": [";

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/explain/diagnosis.h"
 #include "core/explain/explanation.h"
 #include "core/run/engine_metadata.h"
 #include "core/tables/key_averages.h"
@@ -66,6 +67,13 @@ struct EngineTimingChange {
 };
 std::vector<EngineTimingChange> compareEngineTiming(const EngineMetadata& a, const EngineMetadata& b);
 
+// A cause of the diagnosis, per step in each trace (its time over every step / the steps).
+struct CauseChange {
+  Cause code = Cause::LittleWork;
+  double aNs = 0, bNs = 0;
+  double deltaNs = 0;  // bNs - aNs
+};
+
 // Something that changed between the traces, with its time per step.
 struct Change {
   std::string kind;         // "op" (Self CPU), "kernel" (GPU time, also copies and memsets), "sync_group" (wait time)
@@ -98,6 +106,10 @@ struct Comparison {
   // Ops, kernels and sync groups that changed, ranked by |time per step|, largest first (all of them;
   // the outputs bound what they print).
   std::vector<Change> changes;
+  // The diagnosis's causes in A and B, by |change per step|, largest first; and that in one line:
+  // "causes, per step: data_loader 33.1 ms -> 1.9 ms (-31.2 ms); blocking_copy ... (+12.0 ms)".
+  std::vector<CauseChange> causes;
+  std::string causesLine;
 };
 
 // The key under which a table row is joined: its name (with torch's ProfilerStep*), the device

@@ -2,6 +2,7 @@
 // ranked changes (ops, kernels, sync groups), both per step: a trace with
 // more steps does not look slower for it.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <regex>
@@ -254,6 +255,38 @@ void findChanges(const TraceSnapshot& sa, const TraceSnapshot& sb, Comparison& c
   }
   std::stable_sort(c.changes.begin(), c.changes.end(),
                    [](const Change& x, const Change& y) { return std::fabs(x.deltaNs) > std::fabs(y.deltaNs); });
+}
+
+void compareCauses(const Diagnosis& a, const Diagnosis& b, Comparison& c) {
+  auto perStep = [](const Diagnosis& d) {
+    std::array<double, kCauseCount> v{};
+    if (d.steps.empty()) return v;
+    for (const StepWaits& st : d.steps)
+      for (int k = 0; k < kCauseCount; ++k) v[static_cast<size_t>(k)] += static_cast<double>(st.parts[k]);
+    for (double& x : v) x /= static_cast<double>(d.steps.size());
+    return v;
+  };
+  const auto pa = perStep(a), pb = perStep(b);
+  for (int k = 0; k < kCauseCount; ++k) {
+    const size_t i = static_cast<size_t>(k);
+    if (pa[i] == 0 && pb[i] == 0) continue;
+    c.causes.push_back({static_cast<Cause>(k), pa[i], pb[i], pb[i] - pa[i]});
+  }
+  std::stable_sort(c.causes.begin(), c.causes.end(), [](const CauseChange& x, const CauseChange& y) {
+    return std::abs(x.deltaNs) > std::abs(y.deltaNs);
+  });
+  // One line: the causes that moved by at least 1% of the longer step, largest change first.
+  const double scale = std::max(a.steps.empty() ? 0.0 : static_cast<double>(a.wallNs) / a.steps.size(),
+                                b.steps.empty() ? 0.0 : static_cast<double>(b.wallNs) / b.steps.size());
+  std::string line;
+  for (const CauseChange& k : c.causes) {
+    if (std::abs(k.deltaNs) < 0.01 * scale || line.size() > 300) continue;
+    const int64_t d = std::llround(k.deltaNs);
+    line += (line.empty() ? "" : "; ") + std::string(causeCode(k.code)) + " " + spanDurationText(std::llround(k.aNs)) +
+            " -> " + spanDurationText(std::llround(k.bNs)) + " (" + (d >= 0 ? "+" : "-") +
+            spanDurationText(d >= 0 ? d : -d) + ")";
+  }
+  if (!line.empty()) c.causesLine = "what the time went to, per step (the diagnosis's causes, A -> B): " + line;
 }
 
 std::vector<std::string> stepViewLines(const Comparison& c, bool all) {

@@ -14,5 +14,7 @@ void stepView(const TraceSnapshot& a, const TraceSnapshot& b, Comparison& c);
 void findChanges(const TraceSnapshot& a, const TraceSnapshot& b, Comparison& c);
 // The text lines of the step view (bounded unless `all`).
 std::vector<std::string> stepViewLines(const Comparison& c, bool all);
+// Fills c.causes and c.causesLine from the two diagnoses.
+void compareCauses(const Diagnosis& a, const Diagnosis& b, Comparison& c);
 
 }  // namespace attnscope::compare_detail

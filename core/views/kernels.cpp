@@ -12,9 +12,16 @@
 namespace attnscope {
 
 bool usesTensorCores(std::string_view n) {
-  static constexpr std::array<std::string_view, 18> kMarks = {
-      "h884",  "h1688",    "s1688", "i8816",    "hmma",     "imma", "xmma",     "wgmma",   "gmma",
-      "16816", "1688gemm", "_tc",   "tensorop", "TensorOp", "tf32", "bf16gemm", "f16gemm", "cutlass_80_tensorop"};
+  // MMA instruction families and library kernels that use them; FlashAttention (flash_fwd/bwd, FMHA),
+  // Hopper's cuBLAS (nvjet) and warpgroup GEMMs (gmma, wgmma), AMD's matrix cores (hipBLASLt Cijk
+  // kernels with MI<m>x<n> tiles, MFMA), Triton's Inductor templates (triton_tem_: mm, bmm, conv via
+  // tl.dot) and the AMD Triton flash-attention kernels (attn_fwd/attn_bwd).
+  static constexpr std::array<std::string_view, 30> kMarks = {
+      "h884",      "h1688",     "s1688",   "i8816",    "hmma",        "imma",
+      "xmma",      "wgmma",     "gmma",    "16816",    "1688gemm",    "_tc",
+      "tensorop",  "TensorOp",  "tf32",    "bf16gemm", "f16gemm",     "cutlass_80_tensorop",
+      "flash_fwd", "flash_bwd", "flash::", "fmha",     "nvjet",       "_MI16x16",
+      "_MI32x32",  "_MI4x4",    "MFMA",    "mfma",     "triton_tem_", "attn_fwd"};
   for (std::string_view m : kMarks)
     if (n.find(m) != std::string_view::npos) return true;
   return false;

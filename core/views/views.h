@@ -46,7 +46,8 @@ struct KernelView {
 
 // Tensor Cores, by name (the plugin's rule, extended): a kernel whose name carries one of the MMA
 // families (h884, h1688, s1688, i8816, hmma, imma, xmma, wgmma, gmma, tf32 tensor op, cutlass
-// tensorop, "_tc") or cuDNN/cuBLAS Tensor Core variants.
+// tensorop, "_tc") or cuDNN/cuBLAS Tensor Core variants; FlashAttention, Hopper's nvjet, AMD's MFMA
+// (hipBLASLt's MI tiles) and Triton's Inductor templates (kernels.cpp lists them).
 bool usesTensorCores(std::string_view kernelName);
 // untilLastStep: HTA's scope. With two or more ProfilerStep#N, only the GPU work whose launching call
 // (same correlation) started at or before the end of the last step (work with no launching call is

@@ -121,6 +121,27 @@ class CompareExtTest : public QObject {
 
   // Bounded like explain: text <= 200 lines of <= 400 characters, JSON <= 100 findings, ranked,
   // the sign stated; --all lifts the bounds.
+  // What the time went to, A -> B: every cause of either diagnosis, per step; the changes add up to
+  // the change of the mean step (the parts add up to each step), and the line names the largest first.
+  void causesMoveAsTheSteps() {
+    QVERIFY(!c_.causes.empty());
+    auto meanStep = [](const Diagnosis& d) {
+      return static_cast<double>(d.wallNs) / static_cast<double>(d.steps.size());
+    };
+    double sum = 0;
+    for (const CauseChange& k : c_.causes) {
+      QVERIFY(std::abs(k.deltaNs - (k.bNs - k.aNs)) < 1e-6);
+      sum += k.deltaNs;
+    }
+    const double stepDelta = meanStep(b_->explanation->diagnosis) - meanStep(a_->explanation->diagnosis);
+    QVERIFY2(std::abs(sum - stepDelta) < 1.0, qPrintable(QString("%1 vs %2").arg(sum).arg(stepDelta)));
+    for (size_t i = 1; i < c_.causes.size(); ++i)
+      QVERIFY(std::abs(c_.causes[i - 1].deltaNs) >= std::abs(c_.causes[i].deltaNs));
+    const QString line = QString::fromStdString(c_.causesLine);
+    QVERIFY2(line.contains(QString::fromLatin1(causeCode(c_.causes.front().code))), qPrintable(line));
+    QVERIFY(QString::fromStdString(compareText(c_)).contains(line));
+  }
+
   void outputsAreBounded() {
     const Run t = cli({"compare", kControl, kTest});
     QCOMPARE(t.code, 0);

@@ -115,6 +115,34 @@ class ViewsExtTest : public QObject {
     if (work > 0) QVERIFY(std::fabs(share - 100.0) < 1e-6);
   }
 
+  // Tensor Cores by kernel family: names as the libraries print them (FlashAttention 2, cuBLAS on
+  // Hopper, CUTLASS 3, hipBLASLt, Inductor's templates), and kernels that use none.
+  void tensorCoresByFamily_data() {
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<bool>("tc");
+    QTest::newRow("flash2") << "void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>, false>" << true;
+    QTest::newRow("flash_bwd") << "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel" << true;
+    QTest::newRow("fmha") << "fmha_cutlassF_f16_aligned_64x64_rf_sm80" << true;
+    QTest::newRow("sm90 xmma") << "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1"
+                               << true;
+    QTest::newRow("nvjet") << "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT" << true;
+    QTest::newRow("cutlass3x") << "cutlass3x_sm90_tensorop_s64x128x16gemm_bf16_bf16_f32" << true;
+    QTest::newRow("wgmma") << "void cutlass::device_kernel<wgmma_gemm>" << true;
+    QTest::newRow("hipblaslt") << "Cijk_Alik_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0" << true;
+    QTest::newRow("inductor mm") << "triton_tem_fused_mm_0" << true;
+    QTest::newRow("volta sgemm") << "volta_sgemm_128x64_nn" << false;
+    QTest::newRow("elementwise") << "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>"
+                                 << false;
+    QTest::newRow("inductor pointwise") << "triton_poi_fused_add_0" << false;
+    QTest::newRow("softmax") << "void (anonymous namespace)::cunn_SoftMaxForward<4, float>" << false;
+  }
+
+  void tensorCoresByFamily() {
+    QFETCH(QString, name);
+    QFETCH(bool, tc);
+    QCOMPARE(usesTensorCores(name.toStdString()), tc);
+  }
+
   void overviewAddsUp() {
     int withSteps = 0;
     for (const QString& file : sharedTraces()) {

@@ -318,11 +318,13 @@ void CompareView::recompute() {
     if (diff_ && diff_->isVisible()) diff_->setTraces(labelA_, a_, labelB_, b_, c);
     rows_->setFromRows(*c);
     steps_->setFromSteps(*c);
-    QString html;
+    // First, where the time went in A and in B: the diagnosis's causes that moved most.
+    QString html =
+        c->causesLine.empty() ? QString() : QStringLiteral("<p><b>%1</b></p>").arg(qs(c->causesLine).toHtmlEscaped());
     if (c->perturbation.empty()) {
-      html = tr("No perturbation found between the two.");
+      html += tr("No perturbation found between the two.");
     } else {
-      html = tr("<b>What changed between A and B</b><ul style=\"margin-left:-20px\">");
+      html += tr("<b>What changed between A and B</b><ul style=\"margin-left:-20px\">");
       for (const std::string& s : c->perturbation) html += QStringLiteral("<li>%1</li>").arg(qs(s).toHtmlEscaped());
       html += QStringLiteral("</ul>");
     }
