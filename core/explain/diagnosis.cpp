@@ -532,6 +532,23 @@ std::string causesJson(const std::vector<DiagnosedCause>& causes) {
 
 }  // namespace
 
+std::string stepHeadline(const StepWaits& st) {
+  if (st.spanNs() <= 0) return {};
+  int top = 0;
+  for (int c = 1; c < kCauseCount; ++c)
+    if (st.parts[c] > st.parts[top]) top = c;
+  const std::string label = wordsFor(static_cast<Cause>(top), false).label;
+  return "What cost " + st.name + " most: " + label + ", " + spanDurationText(st.parts[top]) + " of " +
+         spanDurationText(st.spanNs()) + " (" +
+         pct(static_cast<double>(st.parts[top]) / static_cast<double>(st.spanNs())) + ").";
+}
+
+const StepWaits* diagnosedStep(const Diagnosis& d, int64_t startNs, int64_t endNs) {
+  for (const StepWaits& st : d.steps)
+    if (st.startNs == startNs && st.endNs == endNs) return &st;
+  return nullptr;
+}
+
 std::string diagnosisJson(const EventStore& s, const Diagnosis& d) {
   (void)s;
   std::string out = "{\"step_source\": " + jsonString(d.stepSource) + ", \"wall_ns\": " + std::to_string(d.wallNs) +

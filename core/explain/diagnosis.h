@@ -81,4 +81,10 @@ Diagnosis diagnose(const EventStore& store, const ActivityIndex& index, const Ex
 
 std::string diagnosisJson(const EventStore& store, const Diagnosis& d);
 
+// One step's headline: "What cost ProfilerStep#3 most: the DataLoader, 33.1 ms of 150.2 ms (22%)."
+// ("" for an empty step). The timeline's overlay opens with it.
+std::string stepHeadline(const StepWaits& st);
+// The diagnosis's step with exactly this window, or nullptr.
+const StepWaits* diagnosedStep(const Diagnosis& d, int64_t startNs, int64_t endNs);
+
 }  // namespace attnscope

@@ -262,6 +262,30 @@ class TestTimeline : public QObject {
     if (events >= 50000 && zoom >= 1.0) QVERIFY(folds > 0);
   }
 
+  // A ProfilerStep's overlay opens with what cost that step most: the diagnosis's largest part of it.
+  void overlayOpensWithTheStepsHeadline() {
+    TimelinePane panel;
+    TraceLoader loader;
+    QSignalSpy loaded(&loader, &TraceLoader::loaded);
+    loader.load(QStringLiteral(ATTNSCOPE_SHARED_TRACES "/ext/kineto_tb_resnet50_nw0.pt.trace.json.gz"));
+    QVERIFY(loaded.wait(60000));
+    panel.setTrace(loaded.takeFirst().at(0).value<std::shared_ptr<const LoadedTrace>>());
+    const Explanation& a = panel.explanation();
+    QVERIFY(a.stepSource == "profiler_steps" && !a.steps.empty());
+    const StepReport& st = a.steps.back();
+    QVERIFY(panel.explainByName(QString::fromStdString(st.name)));
+    const StepWaits* w = diagnosedStep(a.diagnosis, st.hostStartNs, st.hostEndNs);
+    QVERIFY(w);
+    int64_t top = 0;
+    for (int64_t p : w->parts) top = std::max(top, p);
+    const QString legend = panel.legendText();
+    QVERIFY2(legend.startsWith(QStringLiteral("What cost %1 most: ").arg(QString::fromStdString(st.name))),
+             qPrintable(legend));
+    QVERIFY2(legend.contains(QString::fromStdString(spanDurationText(top)) + " of " +
+                             QString::fromStdString(spanDurationText(st.hostNs()))),
+             qPrintable(legend));
+  }
+
   void overlayNumbers() {
     TimelinePane panel;
     const QString path = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.json");

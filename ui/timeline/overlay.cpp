@@ -154,7 +154,14 @@ ExplainOverlay fromReport(const EventStore& s, const Explanation& a, StepReport&
 ExplainOverlay overlayForStep(const EventStore& s, const Explanation& a, int step) {
   if (step < 0 || step >= static_cast<int>(a.steps.size())) return {};
   StepReport r = a.steps[static_cast<size_t>(step)];
-  return fromReport(s, a, std::move(r));
+  const StepWaits* waits = diagnosedStep(a.diagnosis, r.hostStartNs, r.hostEndNs);
+  ExplainOverlay o = fromReport(s, a, std::move(r));
+  // The banner opens with what cost the step most (the diagnosis's split of its wall time).
+  if (waits) {
+    const std::string head = stepHeadline(*waits);
+    if (!head.empty()) o.legend = head + " " + o.legend;
+  }
+  return o;
 }
 
 ExplainOverlay overlayForEvent(const EventStore& s, const Explanation& a, const ActivityIndex& index, EventId ev) {
