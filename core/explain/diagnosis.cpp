@@ -426,6 +426,37 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
     d.steps.push_back(std::move(st));
   }
 
+  // The first steps against the steady state: with three ProfilerSteps or more, a leading step longer than
+  // 1.5x the median of the rest carries one-time work (module loading, autotuning, allocator growth,
+  // DataLoader workers starting). What each of its parts holds above that part's median over the
+  // rest moves to one_time_setup, at most the step's excess over the median step: the parts still
+  // add up to the step.
+  // Only iterations of one loop compare so (ProfilerStep#N); the engine's four steps are four ops.
+  if (d.stepSource == "profiler_steps" && d.steps.size() >= 3) {
+    auto medianOf = [](std::vector<int64_t> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    for (size_t first = 0; first + 2 < d.steps.size(); ++first) {
+      std::vector<int64_t> spans;
+      for (size_t i = first + 1; i < d.steps.size(); ++i) spans.push_back(d.steps[i].spanNs());
+      StepWaits& st = d.steps[first];
+      const int64_t typical = medianOf(spans);
+      if (st.spanNs() * 2 <= typical * 3) break;
+      int64_t budget = st.spanNs() - typical;
+      for (int c = 0; c < kCauseCount && budget > 0; ++c) {
+        if (c == static_cast<int>(Cause::OneTimeSetup)) continue;
+        std::vector<int64_t> rest;
+        for (size_t i = first + 1; i < d.steps.size(); ++i) rest.push_back(d.steps[i].parts[c]);
+        const int64_t excess = std::min(budget, st.parts[c] - medianOf(std::move(rest)));
+        if (excess <= 0) continue;
+        st.parts[c] -= excess;
+        st.parts[static_cast<int>(Cause::OneTimeSetup)] += excess;
+        budget -= excess;
+      }
+    }
+  }
+
   // Rank the causes by their time over every step.
   for (int c = 0; c < kCauseCount; ++c) {
     DiagnosedCause dc;

@@ -11,6 +11,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRegularExpression>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include "core/explain/explanation.h"
@@ -141,6 +142,60 @@ class DiagnosisTest : public QObject {
         QVERIFY2(!text.contains(QRegularExpression(QStringLiteral("is -[0-9]"))), qPrintable(file + ": " + text));
       }
     }
+  }
+
+  // The first step against the steady state, on a trace written by hand: four ProfilerSteps, each an
+  // aten::mm that launches one 10 us kernel; steps 2-4 last 100 us, step 1 400 us (its op runs 300 us
+  // longer). By hand: a steady step is launch_bound 89 us (the op's 90 us but for the 1 us the kernel
+  // sat queued) and little_work 11 us (5 + 5 us outside the op, 1 us queued); the first step holds
+  // 300 us more launch_bound than that, its excess over the median step: one_time_setup.
+  void firstStepsExcessIsSetUp() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QString ev;
+    const double starts[] = {1000, 1500, 1700, 1900};
+    const double spans[] = {400, 100, 100, 100};
+    for (int i = 0; i < 4; ++i) {
+      const double t = starts[i], d = spans[i];
+      auto x = [&](const QString& cat, const QString& name, double ts, double dur, int pid, int tid,
+                   const QString& args) {
+        ev += QStringLiteral(
+                  "{\"ph\":\"X\",\"cat\":\"%1\",\"name\":\"%2\",\"ts\":%3,\"dur\":%4,\"pid\":%5,\"tid\":%6,\"args\":{%"
+                  "7}},")
+                  .arg(cat, name)
+                  .arg(ts, 0, 'f', 3)
+                  .arg(dur, 0, 'f', 3)
+                  .arg(pid)
+                  .arg(tid)
+                  .arg(args);
+      };
+      x("user_annotation", QStringLiteral("ProfilerStep#%1").arg(i + 1), t, d, 1, 1, "");
+      x("cpu_op", "aten::mm", t + 5, d - 10, 1, 1, "");
+      x("cuda_runtime", "cudaLaunchKernel", t + 10, 5, 1, 1, QStringLiteral("\"correlation\":%1").arg(i + 1));
+      x("kernel", "gemm_kernel", t + 16, 10, 0, 7,
+        QStringLiteral("\"device\":0,\"stream\":7,\"correlation\":%1").arg(i + 1));
+    }
+    ev.chop(1);
+    const QString path = dir.filePath("steps.json");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QStringLiteral("{\"traceEvents\":[%1]}").arg(ev).toUtf8());
+    f.close();
+    const auto snap = snapshotAt(path);
+    QVERIFY(snap);
+    const Diagnosis& d = snap->explanation->diagnosis;
+    QCOMPARE(QString::fromStdString(d.stepSource), QStringLiteral("profiler_steps"));
+    QCOMPARE(d.steps.size(), size_t{4});
+    auto part = [&](size_t step, Cause c) { return d.steps[step].parts[static_cast<int>(c)]; };
+    for (size_t i = 1; i < 4; ++i) {
+      QCOMPARE(part(i, Cause::LaunchBound), int64_t{89'000});
+      QCOMPARE(part(i, Cause::LittleWork), int64_t{11'000});
+      QCOMPARE(part(i, Cause::OneTimeSetup), int64_t{0});
+    }
+    QCOMPARE(part(0, Cause::OneTimeSetup), int64_t{300'000});
+    QCOMPARE(part(0, Cause::LaunchBound), int64_t{89'000});
+    QCOMPARE(part(0, Cause::LittleWork), int64_t{11'000});
+    checkSplit(d, QStringLiteral("steps.json"));
   }
 
   // Our H200 attention captures: engine steps (or one step), parts add up too, and the four steps' device work
