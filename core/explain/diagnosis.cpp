@@ -206,11 +206,15 @@ CauseWords wordsFor(Cause c, bool fp32) {
 std::string sentence(const DiagnosedCause& c, const CauseWords& w, int64_t wallNs, size_t steps) {
   std::string label = w.label;
   if (!label.empty()) label[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(label[0])));
-  std::string per = steps > 1 ? ", " + spanDurationText(std::llround(c.perStep.medianNs)) + " a step [p10 " +
-                                    spanDurationText(std::llround(c.perStep.p10Ns)) + " - p90 " +
-                                    spanDurationText(std::llround(c.perStep.p90Ns)) + "] over " +
-                                    std::to_string(steps) + " steps"
-                              : std::string();
+  // A cause in most steps: its median a step with the spread; one in few steps (set-up in the first):
+  // in how many.
+  std::string per;
+  if (steps > 1 && static_cast<size_t>(c.steps) * 2 > steps)
+    per = ", " + spanDurationText(std::llround(c.perStep.medianNs)) + " a step [p10 " +
+          spanDurationText(std::llround(c.perStep.p10Ns)) + " - p90 " +
+          spanDurationText(std::llround(c.perStep.p90Ns)) + "] over " + std::to_string(steps) + " steps";
+  else if (steps > 1)
+    per = ", in " + std::to_string(c.steps) + " of the " + std::to_string(steps) + " steps";
   return label + ": " + spanDurationText(c.totalNs) + " of " + spanDurationText(wallNs) + " (" + pct(c.share) + ")" +
          per + ": " + w.what + ".";
 }
@@ -235,7 +239,27 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
       lo = std::min(lo, e.start);
       hi = std::max(hi, e.end());
     }
-    if (lo < hi) windows.push_back({"whole trace", {lo, hi}});
+    // Iterations from the optimizer: each ends where an Optimizer.step#... ends (two or more), the
+    // first from the trace's start, the rest after the last one its own step, so that every piece of
+    // work (the autograd thread's too) falls in a step.
+    std::vector<int64_t> ends;
+    for (const Event& e : events)
+      if ((e.family == Family::UserAnnotation || e.family == Family::CpuOp) && e.dur > 0 &&
+          startsWith(s.name(e), "Optimizer.step#"))
+        ends.push_back(e.end());
+    std::sort(ends.begin(), ends.end());
+    ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+    if (lo < hi && ends.size() >= 2) {
+      d.stepSource = "optimizer_steps";
+      int64_t from = lo;
+      for (size_t i = 0; i < ends.size(); ++i) {
+        windows.push_back({"iteration " + std::to_string(i + 1), {from, ends[i]}});
+        from = ends[i];
+      }
+      if (from < hi) windows.push_back({"after the last Optimizer.step", {from, hi}});
+    } else if (lo < hi) {
+      windows.push_back({"whole trace", {lo, hi}});
+    }
   }
 
   // The rules' intervals over the whole trace.
@@ -431,8 +455,9 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
   // DataLoader workers starting). What each of its parts holds above that part's median over the
   // rest moves to one_time_setup, at most the step's excess over the median step: the parts still
   // add up to the step.
-  // Only iterations of one loop compare so (ProfilerStep#N); the engine's four steps are four ops.
-  if (d.stepSource == "profiler_steps" && d.steps.size() >= 3) {
+  // Only iterations of one loop compare so (ProfilerStep#N, Optimizer.step); the engine's four steps
+  // are four ops.
+  if ((d.stepSource == "profiler_steps" || d.stepSource == "optimizer_steps") && d.steps.size() >= 3) {
     auto medianOf = [](std::vector<int64_t> v) {
       std::sort(v.begin(), v.end());
       return v[v.size() / 2];

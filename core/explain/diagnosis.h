@@ -65,9 +65,9 @@ struct Diagnosis {
   std::vector<StepWaits> steps;
   std::vector<DiagnosedCause> causes;  // ranked by totalNs, largest first; the first, then those of 3% or more
   std::vector<DiagnosedCause> minor;   // the rest with time (under 3% of the wall time), ranked
-  std::string stepSource;              // where the steps came from ("profiler_steps", "engine", "whole_trace")
-  int64_t wallNs = 0;                  // the steps' wall time added up
-  std::string headline;                // the first cause in one sentence with its fix ("" when no cause)
+  std::string stepSource;  // where the steps came from: "profiler_steps", "engine", "optimizer_steps", "whole_trace"
+  int64_t wallNs = 0;      // the steps' wall time added up
+  std::string headline;    // the first cause in one sentence with its fix ("" when no cause)
 };
 
 inline constexpr double kMinorShare = 0.03;
@@ -75,8 +75,9 @@ inline constexpr double kMinorShare = 0.03;
 struct Explanation;
 class ActivityIndex;
 
-// The steps are the explanation's ProfilerStep#N or engine steps; any other trace is one step from
-// its first to its last event.
+// The steps are the explanation's ProfilerStep#N or engine steps; else iterations that end where
+// each Optimizer.step#... ends (two or more; the first from the trace's start, what follows the last
+// one a step of its own); else one step from the trace's first to its last event.
 Diagnosis diagnose(const EventStore& store, const ActivityIndex& index, const Explanation& x);
 
 std::string diagnosisJson(const EventStore& store, const Diagnosis& d);

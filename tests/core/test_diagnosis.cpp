@@ -59,6 +59,13 @@ void checkSplit(const Diagnosis& d, const QString& what) {
       QVERIFY(std::abs(c.share - static_cast<double>(c.totalNs) / static_cast<double>(wall)) < 1e-9);
       QVERIFY2(list == &d.minor || &c == &d.causes.front() || c.share >= kMinorShare, qPrintable(what));
       QVERIFY(!c.text.empty());
+      // "in K of the N steps" counts the steps that hold its time, of the diagnosis's steps.
+      const QString text = QString::fromStdString(c.text);
+      const auto m = QRegularExpression(QStringLiteral("in ([0-9]+) of the ([0-9]+) steps")).match(text);
+      if (m.hasMatch()) {
+        QCOMPARE(m.captured(1).toInt(), c.steps);
+        QCOMPARE(m.captured(2).toInt(), static_cast<int>(d.steps.size()));
+      }
     }
   }
   // Every cause with time is listed, in causes or minor.

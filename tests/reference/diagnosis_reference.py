@@ -2,8 +2,10 @@
 """Reference figures for the diagnosis's wait-for split, computed from the raw events with the
 standard library only (it shares no code with the C++): the steps and each step's device-busy time.
 
-Steps: every ProfilerStep#N annotation (ts .. ts+dur; one per distinct window), else one step from
-the first to the last event (complete events with a duration, GPU work even without one; the
+Steps: every ProfilerStep#N annotation (ts .. ts+dur; one per distinct window); else, with two or
+more Optimizer.step#... (user_annotation or cpu_op), iterations ending where each ends (the first
+from the trace's start, what follows the last one its own step); else one step from the first to
+the last event (complete events with a duration, GPU work even without one; the
 profiler's own overhead and instant events left out).
 Device busy: the union of the device work inside the step: cat kernel, gpu_memcpy, gpu_memset
 (and the older Kernel, Memcpy, Memset); MTIA's command-processor events (cat mtia_ccp_events) but
@@ -55,7 +57,7 @@ def union_within(intervals, lo, hi):
 def reference(path):
     events = [e for e in load(path) if isinstance(e, dict) and e.get("ph") == "X" and
               isinstance(e.get("ts"), (int, Decimal)) and not isinstance(e.get("ts"), bool)]
-    device, steps, lo, hi = [], set(), None, None
+    device, steps, lo, hi, optimizer_ends = [], set(), None, None, set()
     for e in events:
         start = ns(e["ts"])
         dur = e.get("dur")
@@ -67,12 +69,24 @@ def reference(path):
         # 2021-era Kineto wrote ops (and ProfilerStep#N) as cat "Operator".
         if cat in ("user_annotation", "cpu_op", "Operator") and isinstance(name, str) and STEP.match(name):
             steps.add((start, start + dur, name))
+        if cat in ("user_annotation", "cpu_op") and isinstance(name, str) and name.startswith("Optimizer.step#") \
+                and dur > 0:
+            optimizer_ends.add(start + dur)
         if cat not in ("overhead", "cpu_instant_event") and (dur > 0 or cat in DEVICE_CATS):
             lo = start if lo is None else min(lo, start)
             hi = start + dur if hi is None else max(hi, start + dur)
     if steps:
         windows = sorted(steps)
         source = "profiler_steps"
+    elif len(optimizer_ends) >= 2 and lo is not None and lo < hi:
+        ends = sorted(optimizer_ends)
+        windows, start = [], lo
+        for i, end in enumerate(ends):
+            windows.append((start, end, "iteration %d" % (i + 1)))
+            start = end
+        if start < hi:
+            windows.append((start, hi, "after the last Optimizer.step"))
+        source = "optimizer_steps"
     else:
         windows = [(lo, hi, "whole trace")] if lo is not None and lo < hi else []
         source = "whole_trace"
