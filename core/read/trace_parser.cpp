@@ -493,7 +493,9 @@ bool Parser::argsObject(od::object a, Raw& r) {
     od::value v;
     if (!readField(field, &key, &v)) return false;
     int64_t x = 0;
-    if (key == "External id") {
+    // 2021-era Kineto (torch 1.8/1.9) wrote the runtime calls' and kernels' link to their op as
+    // "external id", the ops' own as "External id": the same id, and torch's table joined them so.
+    if (key == "External id" || key == "external id") {
       if (intArg(v, &x)) r.externalId = x;
     } else if (key == "correlation") {
       if (intArg(v, &x)) r.correlation = x;

@@ -63,6 +63,27 @@ class ExplainExtTest : public QObject {
     QCOMPARE(torchAgrees, 18);
   }
 
+  // 2021-era Kineto linked kernels to their op through a lowercase "external id" (the op's own is
+  // "External id"): torch's table then gave each op the kernels it launched. The expected Self CUDA
+  // per op was summed from the raw JSON (kernels, copies and memsets whose "external id" is one of
+  // the op's "External id"s, a Python one-liner over the file), not by our code.
+  void lowercaseExternalIdLinksKernelsToOps() {
+    LoadResult r = loadTrace(tracePath("kineto_tb_resnet50_nw0.pt.trace.json.gz").toStdString());
+    QVERIFY(r.ok());
+    const KeyAverages t = computeKeyAverages(*r.store, GroupBy::Name, Attribution::Torch);
+    const std::map<std::string, int64_t> expected = {{"aten::cudnn_convolution", 126'500'000},
+                                                     {"aten::cudnn_convolution_backward_weight", 142'531'000},
+                                                     {"aten::cudnn_batch_norm_backward", 61'857'000}};
+    int found = 0;
+    for (const KeyAverageRow& row : t.rows) {
+      const auto it = expected.find(row.name);
+      if (it == expected.end() || row.deviceType != DeviceType::Cpu) continue;
+      QCOMPARE(row.selfDeviceNs, it->second);
+      ++found;
+    }
+    QCOMPARE(found, 3);
+  }
+
   // The 19 traces of ../shared/traces/ext (the 2 NEG_ files are refused: test_cli).
   void everyTraceHasItsReference() {
     const QStringList refs = QDir(kReference).entryList({"*.json"}, QDir::Files, QDir::Name);
