@@ -369,14 +369,16 @@ QString ExplainPanel::diagnosisHtml() const {
                                : QString();
     QString hints;
     for (const std::string& h : c.hints) hints += (hints.isEmpty() ? QString() : QStringLiteral(", ")) + qs(h);
+    // The cause in words (its JSON code on pointing); the time never wraps.
     rows += QStringLiteral(
-                "<tr><td>%1.</td><td><b>%2</b></td><td align=\"right\">%3</td><td align=\"right\">%4%</td>"
-                "<td>%5</td><td>%6%7</td></tr>")
+                "<tr><td>%1.</td><td title=\"%8\"><b>%2</b></td><td align=\"right\" nowrap>%3</td>"
+                "<td align=\"right\">%4%</td><td>%5</td><td>%6%7</td></tr>")
                 .arg(i + 1)
-                .arg(qs(causeCode(c.code)), t(c.totalNs))
+                .arg(qs(c.label).toHtmlEscaped(), t(c.totalNs))
                 .arg(100.0 * c.share, 0, 'f', 0)
                 .arg(spread, qs(c.fix).toHtmlEscaped(),
-                     hints.isEmpty() ? QString() : QStringLiteral(" <i>(%1)</i>").arg(hints));
+                     hints.isEmpty() ? QString() : QStringLiteral(" <i>(%1)</i>").arg(hints))
+                .arg(qs(causeCode(c.code)));
   }
   // The headline itself opens the dock (the header above); here, every cause.
   return tr("<h3>What costs the most</h3><table cellspacing=\"0\" cellpadding=\"3\">"
