@@ -588,11 +588,18 @@ std::string causesJson(const std::vector<DiagnosedCause>& causes) {
 
 }  // namespace
 
-std::string stepHeadline(const StepWaits& st) {
-  if (st.spanNs() <= 0) return {};
+std::string causeLabel(Cause c) { return wordsFor(c, false).label; }
+
+Cause topCause(const StepWaits& st) {
   int top = 0;
   for (int c = 1; c < kCauseCount; ++c)
     if (st.parts[c] > st.parts[top]) top = c;
+  return static_cast<Cause>(top);
+}
+
+std::string stepHeadline(const StepWaits& st) {
+  if (st.spanNs() <= 0) return {};
+  const int top = static_cast<int>(topCause(st));
   const std::string label = wordsFor(static_cast<Cause>(top), false).label;
   return "What cost " + st.name + " most: " + label + ", " + spanDurationText(st.parts[top]) + " of " +
          spanDurationText(st.spanNs()) + " (" +

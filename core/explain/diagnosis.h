@@ -34,6 +34,7 @@ enum class Cause : uint8_t {
 };
 inline constexpr int kCauseCount = static_cast<int>(Cause::Count);
 std::string_view causeCode(Cause c);  // "gpu_compute", ... (the JSON codes)
+std::string causeLabel(Cause c);      // in a few words: "GPU compute", "the DataLoader", "launch-bound"
 
 // One step's wall time, split: parts[c] add up to endNs - startNs exactly.
 struct StepWaits {
@@ -85,6 +86,8 @@ std::string diagnosisJson(const EventStore& store, const Diagnosis& d);
 // One step's headline: "What cost ProfilerStep#3 most: the DataLoader, 33.1 ms of 150.2 ms (22%)."
 // ("" for an empty step). The timeline's overlay opens with it.
 std::string stepHeadline(const StepWaits& st);
+// The cause holding most of the step (the first of equals).
+Cause topCause(const StepWaits& st);
 // The diagnosis's step with exactly this window, or nullptr.
 const StepWaits* diagnosedStep(const Diagnosis& d, int64_t startNs, int64_t endNs);
 

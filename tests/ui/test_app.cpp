@@ -246,6 +246,37 @@ class AppTest : public QObject {
     QCOMPARE(app.w.timelinePane()->view()->overlay()->name, std::string("SCALE"));
   }
 
+  // The Explanation dock opens with the diagnosis's headline, and its steps table says what cost each
+  // step most: the largest part of that step (argmax over the parts, taken here from the parts).
+  // A click on the column's header sorts the steps by it, largest first on the second click.
+  void explanationOpensWithTheDiagnosis() {
+    App app;
+    QVERIFY(app.open(QStringLiteral(ATTNSCOPE_SHARED_TRACES "/ext/kineto_tb_resnet50_nw0.pt.trace.json.gz")));
+    const Explanation& x = *app.w.trace()->snapshot->explanation;
+    QVERIFY(!x.diagnosis.headline.empty());
+    auto* header = app.w.explainPanel()->findChild<QLabel*>(QStringLiteral("explainHeader"));
+    QVERIFY(header);
+    QVERIFY2(header->text().startsWith(QStringLiteral("<b>What costs the most: ")), qPrintable(header->text()));
+    QTableView* steps = app.w.explainPanel()->stepsView();
+    const QAbstractItemModel* m = steps->model();
+    int col = -1;
+    for (int c = 0; c < m->columnCount(); ++c)
+      if (m->headerData(c, Qt::Horizontal).toString() == QStringLiteral("Cost it most")) col = c;
+    QVERIFY(col >= 0);
+    QCOMPARE(m->rowCount(), static_cast<int>(x.diagnosis.steps.size()));
+    for (int r = 0; r < m->rowCount(); ++r) {
+      const StepWaits& st = x.diagnosis.steps[static_cast<size_t>(r)];
+      int top = 0;
+      for (int c = 1; c < kCauseCount; ++c)
+        if (st.parts[c] > st.parts[top]) top = c;
+      QCOMPARE(m->index(r, col).data().toString(),
+               QString::fromStdString(causeLabel(static_cast<Cause>(top)) + " " + spanDurationText(st.parts[top])));
+    }
+    clickHeader(steps, col);
+    clickHeader(steps, col);
+    QVERIFY(sortedBy(m, col, Qt::DescendingOrder) || sortedBy(m, col, Qt::AscendingOrder));
+  }
+
   // Finding 4: Compare speaks one sign, B - A, in its summary and its tables.
   void compareOneSign() {
     App app;

@@ -24,6 +24,8 @@ QVariant StepsModel::headerData(int section, Qt::Orientation o, int role) const 
         return tr("Step");
       case Host:
         return tr("Host time");
+      case CostMost:
+        return tr("Cost it most");
       case Gpu:
         return tr("GPU work launched");
       case Busy:
@@ -46,6 +48,8 @@ QVariant StepsModel::headerData(int section, Qt::Orientation o, int role) const 
     switch (section) {
       case Host:
         return tr("How long the step ran on the CPU (its host window)");
+      case CostMost:
+        return tr("The cause that held most of the step's wall time (the diagnosis's split of it)");
       case Gpu:
         return tr("GPU time of the kernels, copies and memsets the step launched (by correlation, any thread)");
       case Busy:
@@ -95,6 +99,16 @@ QVariant StepsModel::cell(int row, int col, int role) const {
       break;
     default:
       break;
+  }
+  const StepWaits* waits = diagnosedStep(explanation_->diagnosis, st.hostStartNs, st.hostEndNs);
+  if (col == CostMost) {
+    if (!waits)
+      return role == SortRole ? QVariant(qlonglong{-1})
+                              : (role == Qt::DisplayRole ? QVariant(QStringLiteral("—")) : QVariant());
+    const Cause top = topCause(*waits);
+    ns = waits->parts[static_cast<int>(top)];
+    if (role == Qt::DisplayRole) return QStringLiteral("%1 %2").arg(qs(causeLabel(top)), qs(spanDurationText(ns)));
+    if (role == Qt::ToolTipRole) return qs(stepHeadline(*waits));
   }
   if (role == StepIndexRole) return row;
   if (role == Qt::TextAlignmentRole)

@@ -1,4 +1,5 @@
-// The explanation's steps as a table: one row per step with its host time,
+// The explanation's steps as a table: one row per step with its host time, what cost it most (the
+// diagnosis's largest part of that step, where the diagnosis has the same window),
 // the GPU work it launched, GPU busy share and idle time in its window, sync
 // wait, communication and spill. Sortable by every column (numeric SortRole).
 #pragma once
@@ -14,7 +15,7 @@ class StepsModel : public TableModelBase {
   Q_OBJECT
 
  public:
-  enum Col { Step, Host, Gpu, Busy, Idle, SyncWait, Communication, SpillOut, SpillIn, ColumnCount };
+  enum Col { Step, Host, CostMost, Gpu, Busy, Idle, SyncWait, Communication, SpillOut, SpillIn, ColumnCount };
   static constexpr int StepIndexRole = Qt::UserRole + 20;  // int: index into Explanation::steps
 
   using TableModelBase::TableModelBase;
