@@ -81,6 +81,7 @@ constexpr int kLastDeviceRule = 4;  // kDeviceOther
 struct RuleEvents {
   Intervals cover;              // merged
   std::vector<EventId> events;  // what made it (for evidence)
+  Intervals spans;              // the stretch each of them put in (a queued kernel's: launch to start)
 };
 
 // One-time set-up calls: a runtime/driver call of 1 ms or more that its own later calls show to be a
@@ -144,58 +145,119 @@ struct CauseWords {
   std::string fix;    // what to do ("" when nothing applies)
 };
 
-CauseWords wordsFor(Cause c, bool fp32) {
+// What the trace says about the program and the machine, so that a fix fits them: the device's
+// generation (its precision advice), whether the model is already compiled, which data-parallel
+// wrapper it uses, ROCm or CUDA, and the parts of a cause's time that its words should name.
+struct FixContext {
+  bool fp32 = false;      // the fp32_no_tensor_cores hint holds
+  std::string precision;  // what reduced precision this device runs well
+  bool compiled = false;  // torch.compile'd (CompiledFunction ops)
+  bool ddp = false, fsdp = false;
+  bool rocm = false;         // hip* runtime calls
+  bool mtia = false;         // an MTIA device
+  int64_t queuedCommNs = 0;  // of communication: collectives launched and not yet started
+  int64_t queuedIdleNs = 0;  // of little_work: work launched and not yet started
+};
+
+FixContext fixContext(const EventStore& s) {
+  FixContext f;
+  int major = 0, minor = 0;
+  std::string device;
+  for (const DeviceProperties& d : s.meta().devices) {
+    major = d.computeMajor;
+    minor = d.computeMinor;
+    device = d.name;
+  }
+  std::unordered_map<uint32_t, bool> seen;
+  for (const Event& e : s.events()) {
+    if (!seen.try_emplace(e.name, true).second) continue;
+    const std::string_view n = s.name(e);
+    if (startsWith(n, "CompiledFunction") || startsWith(n, "Torch-Compiled Region")) f.compiled = true;
+    if (contains(n, "DistributedDataParallel")) f.ddp = true;
+    if (contains(n, "FullyShardedDataParallel") || contains(n, "FSDP")) f.fsdp = true;
+    if ((e.family == Family::CudaRuntime || e.family == Family::CudaDriver) && startsWith(n, "hip")) f.rocm = true;
+  }
+  for (const Lane& l : s.lanes()) f.mtia = f.mtia || startsWith(l.label, "MTIA ");
+  if (f.rocm || contains(device, "MI2") || contains(device, "MI3") || contains(device, "Instinct"))
+    f.precision = "torch.autocast(dtype=torch.bfloat16) (MI200/MI300 matrix cores)";
+  else if (major == 7 && minor == 0)
+    f.precision = "torch.autocast(dtype=torch.float16) (this V100 has fp16 Tensor Cores, no bf16 or TF32)";
+  else if (major == 7)
+    f.precision = "torch.autocast(dtype=torch.float16) (this Turing GPU has fp16 Tensor Cores, no bf16 or TF32)";
+  else if (major >= 8)
+    f.precision =
+        "torch.autocast(dtype=torch.bfloat16), or TF32 (torch.backends.cuda.matmul.allow_tf32, "
+        "torch.backends.cudnn.allow_tf32)";
+  else
+    f.precision = "torch.autocast: bf16 on A100 and newer, fp16 on V100 and Turing; or TF32 on A100 and newer";
+  return f;
+}
+
+CauseWords wordsFor(Cause c, const FixContext& f) {
+  const std::string device = f.mtia ? "the accelerator" : "the device";
   switch (c) {
     case Cause::GpuCompute:
-      return {"GPU compute", "the device was busy running kernels, with work queued behind them",
-              fp32 ? "put its fp32 matmuls and convolutions on Tensor Cores: torch.autocast (bf16 on A100+, fp16 on "
-                     "V100) or TF32 on A100+ (torch.backends.cuda.matmul.allow_tf32, cudnn.allow_tf32)"
-                   : "the device sets the pace: fuse or replace the longest kernels (see Kernels), lower the "
-                     "precision, or do less work"};
-    case Cause::Communication:
-      return {"exposed communication", "collectives ran with no compute beside them",
-              "overlap them with compute (DDP bucket_cap_mb, FSDP prefetch, a pipelined sparse data-parallel "
-              "step) or send less"};
+      return {f.mtia ? "device compute" : "GPU compute",
+              device + " was busy running its work, with more queued behind it",
+              f.fp32 ? "put its fp32 matmuls and convolutions on Tensor Cores: " + f.precision
+                     : device + " sets the pace: fuse or replace the longest kernels (see Kernels), or do less work"};
+    case Cause::Communication: {
+      std::string what = "collectives ran with no compute beside them";
+      if (f.queuedCommNs > 0)
+        what += " (" + spanDurationText(f.queuedCommNs) +
+                " of it they sat launched but not started: waiting on a dependency or on other ranks)";
+      std::string fix = f.ddp    ? "overlap them with compute (DDP bucket_cap_mb, gradient_as_bucket_view) or send less"
+                        : f.fsdp ? "overlap them with compute (FSDP forward/backward prefetch) or send less"
+                                 : "coalesce small collectives and overlap them with compute, or send less";
+      if (f.queuedCommNs > 0) fix += "; check the other ranks' traces for a late one";
+      return {"exposed communication", what, fix};
+    }
     case Cause::BlockingCopy:
       return {"blocking copies", "the host sat in memory copies (pageable or device-to-host) while they ran",
               "pin the host memory (DataLoader pin_memory=True) and copy with non_blocking=True; keep "
               ".item()/.cpu()/.tolist() out of the loop"};
     case Cause::ExplicitSync:
-      return {"synchronizes", "the host sat in synchronize calls while the device idled",
+      return {"synchronizes", "the host sat in synchronize calls while " + device + " idled",
               "remove the synchronizes from the step (torch.cuda.synchronize, .item(), printing tensors)"};
     case Cause::Allocator:
-      return {"the allocator", "the host sat in cudaFree/cudaMalloc while the device idled",
+      return {"the allocator", "the host sat in the device allocator (free/malloc) while " + device + " idled",
               "stop calling torch.cuda.empty_cache() in the loop and let the caching allocator keep its blocks "
               "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)"};
     case Cause::DataLoader:
-      return {"the DataLoader", "the device waited while the host was in the DataLoader",
+      return {"the DataLoader", device + " waited while the host was in the DataLoader",
               "load in worker processes: DataLoader(num_workers > 0, pin_memory=True, persistent_workers=True)"};
     case Cause::LaunchBound:
       return {"launch-bound",
-              "the host dispatching ops and launches set the pace (the device idled, or ran "
-              "with nothing queued behind it)",
-              "fewer, larger kernels: torch.compile, CUDA graphs, larger batches"};
+              "the host dispatching ops and launches set the pace (" + device +
+                  " idled, or ran with nothing queued behind it)",
+              f.compiled ? "the model is compiled but still launches op by op: CUDA graphs "
+                           "(torch.compile(mode=\"reduce-overhead\")), larger batches, fewer graph breaks"
+                         : "fewer, larger kernels: torch.compile, CUDA graphs, larger batches"};
     case Cause::HostCompute:
       return {"host work",
-              "the device waited while the host ran code that launches nothing (Python, "
-              "framework overhead, CPU ops)",
-              "framework Python between ops goes away with torch.compile or CUDA graphs; other CPU work moves "
-              "off the step (to the DataLoader's workers, or onto the device)"};
+              device +
+                  " waited while the host ran code that launches nothing (Python, framework overhead, CPU "
+                  "ops, long runtime calls)",
+              "find the CPU work in these stretches (the evidence): framework Python goes away with "
+              "torch.compile or CUDA graphs; other CPU work moves off the step"};
     case Cause::GraphCapture:
-      return {"graph capture", "the host captured or instantiated graphs while the device idled",
+      return {"graph capture", "the host captured or instantiated graphs while " + device + " idled",
               "capture once and replay; keep capture out of the measured steps"};
     case Cause::OneTimeSetup:
       return {"one-time set-up",
-              "first-use work (CUDA context, library and kernel loading, a first huge "
-              "cudaFree)",
+              f.rocm ? "first-use work (HIP context, code-object and library loading, a first huge hipFree)"
+                     : "first-use work (CUDA context, library and kernel loading, a first huge cudaFree)",
               "profile after a warm-up (torch.profiler.schedule(wait=1, warmup=1, active=3))"};
     case Cause::CpuOnly:
       return {"CPU only", "the trace has no device activity: a CPU-only profile", ""};
-    case Cause::LittleWork:
-      return {"idle",
-              "the device idled and the host recorded nothing there (little work, untraced code, or "
-              "work queued behind a dependency the trace does not show)",
-              ""};
+    case Cause::LittleWork: {
+      std::string what = device + " idled and the host recorded nothing there (little work or untraced code)";
+      if (f.queuedIdleNs > 0)
+        what += "; " + spanDurationText(f.queuedIdleNs) +
+                " of it work sat launched but not started (a dependency the trace does not show, or clocks that "
+                "disagree)";
+      return {"idle", what, ""};
+    }
     case Cause::Count:
       break;
   }
@@ -236,6 +298,8 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
     for (const Event& e : events) {
       if (e.family == Family::Memory || e.family == Family::CpuInstant || e.family == Family::Overhead) continue;
       if (e.dur <= 0 && !isGpuWork(e.family)) continue;
+      // The profiler's own span ("PyTorch Profiler (0)") covers its start-up, not the program.
+      if (e.family == Family::Other && startsWith(s.name(e), "PyTorch Profiler")) continue;
       lo = std::min(lo, e.start);
       hi = std::max(hi, e.end());
     }
@@ -291,6 +355,7 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
     if (b <= a) return;
     rules[r].cover.emplace_back(a, b);
     rules[r].events.push_back(id);
+    rules[r].spans.emplace_back(a, b);
   };
   struct NameFacts {
     WorkKind kind = WorkKind::Kernel;
@@ -425,6 +490,7 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
     for (Rule r : {kSetup, kAlloc, kCopy, kSync, kCapture, kLoader}) takeCovered(starved, rules[r].cover);
     rules[kStarved].cover = std::move(starved);
     rules[kStarved].events = rules[kDispatch].events;
+    rules[kStarved].spans = rules[kDispatch].spans;
   }
 
   // Each step, moment by moment, in the rules' order; what each rule took, for the evidence.
@@ -512,25 +578,35 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
   int64_t longestStep = 0;
   for (const StepWaits& st : d.steps) longestStep = std::max(longestStep, st.spanNs());
   for (auto& t : taken) t = merged(std::move(t));
-  auto heldBy = [&](const Intervals& pieces, const Event& e) {
+  auto heldBy = [&](const Intervals& pieces, std::pair<int64_t, int64_t> span) {
+    const auto [a, b] = span;
     int64_t held = 0;
-    auto it = std::lower_bound(pieces.begin(), pieces.end(), std::make_pair(e.start, INT64_MIN));
+    auto it = std::lower_bound(pieces.begin(), pieces.end(), std::make_pair(a, INT64_MIN));
     if (it != pieces.begin()) --it;
-    for (; it != pieces.end() && it->first < e.end(); ++it)
-      held += std::max<int64_t>(0, std::min(it->second, e.end()) - std::max(it->first, e.start));
+    for (; it != pieces.end() && it->first < b; ++it)
+      held += std::max<int64_t>(0, std::min(it->second, b) - std::max(it->first, a));
     return held;
   };
   std::sort(kernelDurs.begin(), kernelDurs.end());
   const int64_t kernelMedian = kernelDurs.empty() ? 0 : kernelDurs[kernelDurs.size() / 2];
+  FixContext context = fixContext(s);
+  if (anyDevice) {
+    context.queuedCommNs = ruleNs[kQueuedComm];
+    context.queuedIdleNs = ruleNs[kQueued];
+  }
   auto describe = [&](DiagnosedCause& c) {
     std::vector<std::pair<int64_t, EventId>> held;
     for (int r = 0; r < kRuleCount; ++r) {
       const Cause rc = anyDevice || r <= kLastDeviceRule ? kRuleCause[r] : Cause::CpuOnly;
       if (rc != c.code || ruleNs[r] == 0) continue;
-      for (EventId id : rules[r].events) {
+      for (size_t k = 0; k < rules[r].events.size(); ++k) {
+        const EventId id = rules[r].events[k];
         const Event& e = events[id];
-        if (e.dur * 2 > longestStep) continue;
-        if (const int64_t h = heldBy(taken[r], e); h > 0) held.emplace_back(h, id);
+        // Ops and regions that wrap half a step say nothing; a long runtime call is the evidence itself.
+        const bool container =
+            e.family == Family::CpuOp || e.family == Family::UserAnnotation || e.family == Family::PythonFunction;
+        if (container && e.dur * 2 > longestStep) continue;
+        if (const int64_t h = heldBy(taken[r], rules[r].spans[k]); h > 0) held.emplace_back(h, id);
       }
     }
     // The top few only: a cause can hold hundreds of thousands of kernels.
@@ -548,8 +624,9 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
       if (kernels >= 200 && kernelMedian > 0 && kernelMedian < 10'000 && shortKernelNs * 4 >= kernelNs)
         c.hints.push_back("many_small_kernels");
     }
-    const CauseWords w =
-        wordsFor(c.code, std::find(c.hints.begin(), c.hints.end(), "fp32_no_tensor_cores") != c.hints.end());
+    FixContext f = context;
+    f.fp32 = std::find(c.hints.begin(), c.hints.end(), "fp32_no_tensor_cores") != c.hints.end();
+    const CauseWords w = wordsFor(c.code, f);
     c.label = w.label;
     c.text = sentence(c, w, d.wallNs, d.steps.size());
     c.fix = w.fix;
@@ -588,7 +665,7 @@ std::string causesJson(const std::vector<DiagnosedCause>& causes) {
 
 }  // namespace
 
-std::string causeLabel(Cause c) { return wordsFor(c, false).label; }
+std::string causeLabel(Cause c) { return wordsFor(c, FixContext{}).label; }
 
 Cause topCause(const StepWaits& st) {
   int top = 0;
@@ -600,7 +677,7 @@ Cause topCause(const StepWaits& st) {
 std::string stepHeadline(const StepWaits& st) {
   if (st.spanNs() <= 0) return {};
   const int top = static_cast<int>(topCause(st));
-  const std::string label = wordsFor(static_cast<Cause>(top), false).label;
+  const std::string label = causeLabel(static_cast<Cause>(top));
   return "What cost " + st.name + " most: " + label + ", " + spanDurationText(st.parts[top]) + " of " +
          spanDurationText(st.spanNs()) + " (" +
          pct(static_cast<double>(st.parts[top]) / static_cast<double>(st.spanNs())) + ").";

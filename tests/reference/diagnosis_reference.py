@@ -72,7 +72,8 @@ def reference(path):
         if cat in ("user_annotation", "cpu_op") and isinstance(name, str) and name.startswith("Optimizer.step#") \
                 and dur > 0:
             optimizer_ends.add(start + dur)
-        if cat not in ("overhead", "cpu_instant_event") and (dur > 0 or cat in DEVICE_CATS):
+        profiler_span = isinstance(name, str) and name.startswith("PyTorch Profiler")
+        if cat not in ("overhead", "cpu_instant_event") and not profiler_span and (dur > 0 or cat in DEVICE_CATS):
             lo = start if lo is None else min(lo, start)
             hi = start + dur if hi is None else max(hi, start + dur)
     if steps:
