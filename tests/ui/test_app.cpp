@@ -39,6 +39,11 @@
 #include <QToolButton>
 #include <QTreeView>
 #include <QtTest>
+#if __has_include(<QtCharts/QChartView>)
+#include <QtCharts/QBarSet>
+#include <QtCharts/QChartView>
+#include <QtCharts/QHorizontalStackedBarSeries>
+#endif
 
 #include "core/explain/compare.h"
 #include "gzip_util.h"
@@ -275,6 +280,46 @@ class AppTest : public QObject {
     clickHeader(steps, col);
     clickHeader(steps, col);
     QVERIFY(sortedBy(m, col, Qt::DescendingOrder) || sortedBy(m, col, Qt::AscendingOrder));
+  }
+
+  // The Overview's bars are the diagnosis's split: one bar per step whose parts add up to the step's
+  // wall time, a legend entry per cause that holds time; opened with a click on its tab.
+  void overviewBarsAreTheDiagnosis() {
+#if __has_include(<QtCharts/QChartView>)
+    App app;
+    QVERIFY(app.open(QStringLiteral(ATTNSCOPE_SHARED_TRACES "/ext/kineto_tb_resnet50_nw0.pt.trace.json.gz")));
+    QTabWidget* tabs = app.w.viewTabs();
+    ViewPanel* overview = qobject_cast<ViewPanel*>(tabs->widget(1));
+    QVERIFY(overview);
+    QSignalSpy ready(overview, &ViewPanel::ready);
+    QTest::mouseClick(tabs->tabBar(), Qt::LeftButton, Qt::NoModifier, tabs->tabBar()->tabRect(1).center());
+    QVERIFY(ready.size() > 0 || ready.wait(30000));
+    auto* view = overview->findChild<QChartView*>(QStringLiteral("overviewChart"));
+    QVERIFY(view);
+    auto* bars = qobject_cast<QHorizontalStackedBarSeries*>(view->chart()->series().value(0));
+    QVERIFY(bars);
+    const Diagnosis& d = app.w.trace()->snapshot->explanation->diagnosis;
+    const int n = static_cast<int>(d.steps.size());
+    QVERIFY(n > 1);
+    QStringList labels;
+    for (QBarSet* set : bars->barSets()) {
+      QCOMPARE(set->count(), n);
+      labels << set->label();
+    }
+    for (int i = 0; i < n; ++i) {  // bottom-up on the axis: the last step first
+      double sum = 0;
+      for (QBarSet* set : bars->barSets()) sum += set->at(i);
+      const StepWaits& st = d.steps[static_cast<size_t>(n - 1 - i)];
+      QVERIFY2(std::abs(sum - static_cast<double>(st.spanNs()) / 1e6) < 1e-6, qPrintable(QString::number(sum)));
+    }
+    for (int c = 0; c < kCauseCount; ++c) {
+      int64_t total = 0;
+      for (const StepWaits& st : d.steps) total += st.parts[c];
+      QCOMPARE(labels.contains(QString::fromStdString(causeLabel(static_cast<Cause>(c)))), total > 0);
+    }
+#else
+    QSKIP("built without Qt Charts");
+#endif
   }
 
   // Finding 4: Compare speaks one sign, B - A, in its summary and its tables.

@@ -200,14 +200,24 @@ void OverviewPanel::fill() {
   if (v.steps.size() > 1) row(v.whole);
   model_->setRows(cols, rows);
   table_->resizeColumnsToContents();
-  // The explanation's findings beside it: the top five, in the user's words.
+  // Beside it, what cost the steps most (the diagnosis, as `explain` says it), then the top findings.
+  const Diagnosis& dg = trace_->explanation().diagnosis;
   QString html = tr("<b>%1 step(s)</b> (%2). Each moment of a step goes to the first part that applies, so the "
-                    "parts add up to the step.<p><b>Findings</b></p><ol style=\"margin-left:-20px\">")
+                    "parts add up to the step.")
                      .arg(v.steps.size())
                      .arg(v.stepSource == "profiler_steps" ? tr("ProfilerStep#N") : qs(v.stepSource));
+  if (!dg.causes.empty()) {
+    html += tr("<p><b>What costs the most</b></p><ol style=\"margin-left:-20px\">");
+    for (const DiagnosedCause& c : dg.causes)
+      html += QStringLiteral("<li><b>%1</b>: %2 (%3%)</li>")
+                  .arg(qs(c.label).toHtmlEscaped(), qs(spanDurationText(c.totalNs)))
+                  .arg(100.0 * c.share, 0, 'f', 0);
+    html += QStringLiteral("</ol>");
+  }
+  html += tr("<p><b>Findings</b></p><ol style=\"margin-left:-20px\">");
   int shown = 0;
   for (const Verdict& f : trace_->explanation().verdicts) {
-    if (f.kind == "glossary" || shown >= 5) continue;
+    if (f.kind == "glossary" || shown >= 3) continue;
     ++shown;
     QString t = qs(f.text);
     if (t.size() > 260) t = t.left(257) + QStringLiteral("…");
@@ -216,43 +226,53 @@ void OverviewPanel::fill() {
   html += QStringLiteral("</ol>");
   findings_->setText(html);
 #ifdef ATTNSCOPE_HAVE_CHARTS
-  // One horizontal stacked bar per step (at most 30: the first ones), parts in the table's order.
+  // One horizontal stacked bar per step of the diagnosis (at most 30: the first ones): where its wall
+  // time went, by cause, the same split `explain` ranks (the table below says what ran).
   delete chartHost_->findChild<QChartView*>();
   auto* chart = new QChart;
+  chart->setTitle(tr("Where each step's time went (the diagnosis)"));
   auto* series = new QHorizontalStackedBarSeries;
-  static const QColor colors[kOverviewParts] = {
-      QColor(0x8e, 0x44, 0xad), QColor(0x2e, 0x8b, 0x57), QColor(0xe0, 0xa0, 0x30), QColor(0xc0, 0x80, 0x40),
-      QColor(0x3d, 0x7b, 0xd9), QColor(0x20, 0xa0, 0xb0), QColor(0x90, 0xa8, 0xc8), QColor(0xd0, 0xd0, 0xd0)};
-  const int n = std::min<int>(static_cast<int>(v.steps.size()), 30);
+  static const QColor colors[kCauseCount] = {
+      QColor(0x2e, 0x8b, 0x57), QColor(0x8e, 0x44, 0xad), QColor(0xe0, 0x80, 0x30), QColor(0xc6, 0x28, 0x28),
+      QColor(0xb0, 0x70, 0x40), QColor(0x20, 0xa0, 0xb0), QColor(0x3d, 0x7b, 0xd9), QColor(0x90, 0xa8, 0xc8),
+      QColor(0xa0, 0x60, 0xa0), QColor(0x70, 0x70, 0x70), QColor(0x60, 0x90, 0x60), QColor(0xd8, 0xd8, 0xd8)};
+  const int n = std::min<int>(static_cast<int>(dg.steps.size()), 30);
   QStringList cats;
   for (int i = n - 1; i >= 0; --i) {
     // "ProfilerStep#12" is "#12" on the axis: the names are in the table below.
-    QString name = qs(v.steps[static_cast<size_t>(i)].name);
+    QString name = qs(dg.steps[static_cast<size_t>(i)].name);
     if (name.startsWith(QLatin1String("ProfilerStep#"))) name = name.mid(12);
     if (name.size() > 14) name = name.left(13) + QStringLiteral("…");
     cats << name;
   }
-  for (int p = 0; p < kOverviewParts; ++p) {
-    auto* set = new QBarSet(qs(overviewPartLabel(static_cast<OverviewPart>(p))));
+  for (int p = 0; p < kCauseCount; ++p) {
+    double total = 0;
+    for (int i = 0; i < n; ++i) total += static_cast<double>(dg.steps[static_cast<size_t>(i)].parts[p]);
+    if (total <= 0) continue;  // a legend entry only for what holds time
+    auto* set = new QBarSet(qs(causeLabel(static_cast<Cause>(p))));
     set->setColor(colors[p]);
-    for (int i = n - 1; i >= 0; --i) *set << static_cast<double>(v.steps[static_cast<size_t>(i)].parts[p]) / 1e6;
+    for (int i = n - 1; i >= 0; --i) *set << static_cast<double>(dg.steps[static_cast<size_t>(i)].parts[p]) / 1e6;
     series->append(set);
   }
   chart->addSeries(series);
   auto* y = new QBarCategoryAxis;
   y->append(cats);
   auto* x = new QValueAxis;
-  x->setTitleText(tr("ms"));
-  x->setLabelFormat(QStringLiteral("%.0f"));
+  // The unit in the labels, not a title: the short chart has no height to spare for one, and
+  // QtCharts elides every label to "..." when the labels and the title do not fit.
+  x->setLabelFormat(QStringLiteral("%.0f ms"));
+  // Round steps (0, 200, 400 ms ...) that fit: QtCharts' default five ticks over the raw maximum give
+  // labels too long for the width, which it elides to "...".
+  x->setTickCount(5);
   chart->addAxis(y, Qt::AlignLeft);
   chart->addAxis(x, Qt::AlignBottom);
   series->attachAxis(y);
   series->attachAxis(x);
+  x->applyNiceNumbers();
   QFont small = font();
   small.setPointSizeF(small.pointSizeF() * 0.8);
   y->setLabelsFont(small);
   x->setLabelsFont(small);
-  x->setTitleFont(small);
   chart->legend()->setFont(small);
   chart->legend()->setAlignment(Qt::AlignBottom);
   chart->setMargins(QMargins(0, 0, 0, 0));
