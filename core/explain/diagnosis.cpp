@@ -478,6 +478,25 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
       add(kHostOther, e.start, e.end(), id);
     }
   }
+  // Graph capture: from a stream's BeginCapture to its EndCapture on the same thread, everything the
+  // host does is capture (the kernels it "launches" meanwhile are recorded into the graph, not run).
+  {
+    std::unordered_map<uint32_t, int64_t> open;  // lane -> the start of its open capture
+    for (EventId id = 0; id < events.size(); ++id) {
+      const Event& e = events[id];
+      if (e.family != Family::CudaRuntime && e.family != Family::CudaDriver) continue;
+      const std::string_view n = s.name(e);
+      if (contains(n, "BeginCapture")) {
+        open.try_emplace(e.lane, e.start);
+      } else if (contains(n, "EndCapture")) {
+        const auto it = open.find(e.lane);
+        if (it != open.end()) {
+          add(kCapture, it->second, e.end(), id);
+          open.erase(it);
+        }
+      }
+    }
+  }
   for (auto& r : rules) r.cover = merged(std::move(r.cover));
   // A device copy counts as waited on only while a host thread is inside a copy call.
   rules[kCopyWaited].cover = intersected(rules[kCopyWaited].cover, rules[kCopy].cover);

@@ -75,6 +75,28 @@ void checkSplit(const Diagnosis& d, const QString& what) {
   }
 }
 
+// A trace written by hand: complete events (times in us, as Kineto writes them) into one file.
+struct TraceText {
+  QString events;
+  void x(const QString& cat, const QString& name, double ts, double dur, int pid, int tid, const QString& args) {
+    events += QStringLiteral(
+                  "%1{\"ph\":\"X\",\"cat\":\"%2\",\"name\":\"%3\",\"ts\":%4,\"dur\":%5,\"pid\":%6,"
+                  "\"tid\":%7,\"args\":{%8}}")
+                  .arg(events.isEmpty() ? QString() : QStringLiteral(","), cat, name)
+                  .arg(ts, 0, 'f', 3)
+                  .arg(dur, 0, 'f', 3)
+                  .arg(pid)
+                  .arg(tid)
+                  .arg(args);
+  }
+  QString write(const QTemporaryDir& dir, const QString& name) const {
+    QFile f(dir.filePath(name));
+    if (!f.open(QIODevice::WriteOnly)) return {};
+    f.write(QStringLiteral("{\"traceEvents\":[%1]}").arg(events).toUtf8());
+    return f.fileName();
+  }
+};
+
 }  // namespace
 
 class DiagnosisTest : public QObject {
@@ -159,35 +181,19 @@ class DiagnosisTest : public QObject {
   void firstStepsExcessIsSetUp() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
-    QString ev;
+    TraceText t;
     const double starts[] = {1000, 1500, 1700, 1900};
     const double spans[] = {400, 100, 100, 100};
     for (int i = 0; i < 4; ++i) {
-      const double t = starts[i], d = spans[i];
-      auto x = [&](const QString& cat, const QString& name, double ts, double dur, int pid, int tid,
-                   const QString& args) {
-        ev += QStringLiteral(
-                  "{\"ph\":\"X\",\"cat\":\"%1\",\"name\":\"%2\",\"ts\":%3,\"dur\":%4,\"pid\":%5,\"tid\":%6,\"args\":{%"
-                  "7}},")
-                  .arg(cat, name)
-                  .arg(ts, 0, 'f', 3)
-                  .arg(dur, 0, 'f', 3)
-                  .arg(pid)
-                  .arg(tid)
-                  .arg(args);
-      };
-      x("user_annotation", QStringLiteral("ProfilerStep#%1").arg(i + 1), t, d, 1, 1, "");
-      x("cpu_op", "aten::mm", t + 5, d - 10, 1, 1, "");
-      x("cuda_runtime", "cudaLaunchKernel", t + 10, 5, 1, 1, QStringLiteral("\"correlation\":%1").arg(i + 1));
-      x("kernel", "gemm_kernel", t + 16, 10, 0, 7,
-        QStringLiteral("\"device\":0,\"stream\":7,\"correlation\":%1").arg(i + 1));
+      const double at = starts[i], d = spans[i];
+      t.x("user_annotation", QStringLiteral("ProfilerStep#%1").arg(i + 1), at, d, 1, 1, "");
+      t.x("cpu_op", "aten::mm", at + 5, d - 10, 1, 1, "");
+      t.x("cuda_runtime", "cudaLaunchKernel", at + 10, 5, 1, 1, QStringLiteral("\"correlation\":%1").arg(i + 1));
+      t.x("kernel", "gemm_kernel", at + 16, 10, 0, 7,
+          QStringLiteral("\"device\":0,\"stream\":7,\"correlation\":%1").arg(i + 1));
     }
-    ev.chop(1);
-    const QString path = dir.filePath("steps.json");
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(QStringLiteral("{\"traceEvents\":[%1]}").arg(ev).toUtf8());
-    f.close();
+    const QString path = t.write(dir, "steps.json");
+    QVERIFY(!path.isEmpty());
     const auto snap = snapshotAt(path);
     QVERIFY(snap);
     const Diagnosis& d = snap->explanation->diagnosis;
@@ -203,6 +209,44 @@ class DiagnosisTest : public QObject {
     QCOMPARE(part(0, Cause::LaunchBound), int64_t{89'000});
     QCOMPARE(part(0, Cause::LittleWork), int64_t{11'000});
     checkSplit(d, QStringLiteral("steps.json"));
+  }
+
+  // Graph capture by hand: three 100 us ProfilerSteps, each capturing (BeginCapture at +10 us to
+  // EndCapture ending at +52 us, three launches inside that run nothing) and then replaying the graph
+  // (cudaGraphLaunch at +60 us for 3 us, its kernel from +64 us for 20 us). By hand, a step: capture
+  // 42 us (graph_capture), the replay's call 3 us (launch_bound), its kernel 20 us (gpu_compute), and
+  // 35 us of nothing or of the kernel sitting queued (little_work: 10 + 8 + 1 + 16).
+  void graphCaptureIsItsOwnCause() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    TraceText t;
+    for (int i = 0; i < 3; ++i) {
+      const double at = 1000 + 100 * i;
+      const int g = 100 + i;
+      t.x("user_annotation", QStringLiteral("ProfilerStep#%1").arg(i + 1), at, 100, 1, 1, "");
+      t.x("cuda_runtime", "cudaStreamBeginCapture", at + 10, 2, 1, 1, "");
+      for (int k = 0; k < 3; ++k)
+        t.x("cuda_runtime", "cudaLaunchKernel", at + 15 + 5 * k, 2, 1, 1,
+            QStringLiteral("\"correlation\":%1").arg(10 * i + k + 1));
+      t.x("cuda_runtime", "cudaStreamEndCapture", at + 50, 2, 1, 1, "");
+      t.x("cuda_runtime", "cudaGraphLaunch", at + 60, 3, 1, 1, QStringLiteral("\"correlation\":%1").arg(g));
+      t.x("kernel", "fused_kernel", at + 64, 20, 0, 7,
+          QStringLiteral("\"device\":0,\"stream\":7,\"correlation\":%1").arg(g));
+    }
+    const QString path = t.write(dir, "capture.json");
+    QVERIFY(!path.isEmpty());
+    const auto snap = snapshotAt(path);
+    QVERIFY(snap);
+    const Diagnosis& d = snap->explanation->diagnosis;
+    QCOMPARE(d.steps.size(), size_t{3});
+    for (const StepWaits& st : d.steps) {
+      QCOMPARE(st.parts[static_cast<int>(Cause::GraphCapture)], int64_t{42'000});
+      QCOMPARE(st.parts[static_cast<int>(Cause::LaunchBound)], int64_t{3'000});
+      QCOMPARE(st.parts[static_cast<int>(Cause::GpuCompute)], int64_t{20'000});
+      QCOMPARE(st.parts[static_cast<int>(Cause::LittleWork)], int64_t{35'000});
+    }
+    QCOMPARE(d.causes.front().code, Cause::GraphCapture);
+    checkSplit(d, QStringLiteral("capture.json"));
   }
 
   // Our H200 attention captures: engine steps (or one step), parts add up too, and the four steps' device work
