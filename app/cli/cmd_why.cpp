@@ -33,7 +33,8 @@ int cmdWhy(Args& a) {
   const EventStore store = loadOrThrow(pos[0], limits);
   // A row as the table shows it (ProfilerStep*, a name with its input shapes), else any event name.
   const bool shapes = pos[1].find(" [") != std::string::npos;
-  const auto snap = snapshotOf(store, {.explain = false, .shapeTables = shapes});
+  // With its explanation: the row says what the diagnosis blamed while its calls ran.
+  const auto snap = snapshotOf(store, {.explain = true, .shapeTables = shapes});
   const WhyReport r = whyShownRow(*snap, pos[1]);
   if (!r.found)
     throw UsageError(pos[0] + ": no table row or event named '" + pos[1] +

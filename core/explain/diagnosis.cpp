@@ -597,6 +597,12 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
   int64_t longestStep = 0;
   for (const StepWaits& st : d.steps) longestStep = std::max(longestStep, st.spanNs());
   for (auto& t : taken) t = merged(std::move(t));
+  for (int r = 0; r < kRuleCount; ++r) {
+    const Cause c = anyDevice || r <= kLastDeviceRule ? kRuleCause[r] : Cause::CpuOnly;
+    Intervals& m = d.moments[static_cast<int>(c)];
+    m.insert(m.end(), taken[r].begin(), taken[r].end());
+  }
+  for (auto& m : d.moments) m = merged(std::move(m));
   auto heldBy = [&](const Intervals& pieces, std::pair<int64_t, int64_t> span) {
     const auto [a, b] = span;
     int64_t held = 0;
@@ -683,6 +689,17 @@ std::string causesJson(const std::vector<DiagnosedCause>& causes) {
 }
 
 }  // namespace
+
+std::vector<std::pair<Cause, int64_t>> causesDuring(const Diagnosis& d, const Intervals& when) {
+  std::vector<std::pair<Cause, int64_t>> out;
+  for (int c = 0; c < kCauseCount; ++c) {
+    int64_t ns = 0;
+    for (const auto& [a, b] : intersected(d.moments[c], when)) ns += b - a;
+    if (ns > 0) out.emplace_back(static_cast<Cause>(c), ns);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+  return out;
+}
 
 std::string causeLabel(Cause c) { return wordsFor(c, FixContext{}).label; }
 

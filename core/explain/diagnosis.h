@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/store/event_store.h"
+#include "core/store/intervals.h"
 
 namespace attnscope {
 
@@ -69,6 +70,9 @@ struct Diagnosis {
   std::string stepSource;  // where the steps came from: "profiler_steps", "engine", "optimizer_steps", "whole_trace"
   int64_t wallNs = 0;      // the steps' wall time added up
   std::string headline;    // the first cause in one sentence with its fix ("" when no cause)
+  // The moments each cause took, by the rules (merged; before the first-step set-up correction, which
+  // moves amounts, not moments): `why` says which of them a row's calls cover.
+  Intervals moments[kCauseCount];
 };
 
 inline constexpr double kMinorShare = 0.03;
@@ -82,6 +86,9 @@ class ActivityIndex;
 Diagnosis diagnose(const EventStore& store, const ActivityIndex& index, const Explanation& x);
 
 std::string diagnosisJson(const EventStore& store, const Diagnosis& d);
+
+// How much of each cause's moments the given intervals (a row's calls, merged) cover, by cause.
+std::vector<std::pair<Cause, int64_t>> causesDuring(const Diagnosis& d, const Intervals& when);
 
 // One step's headline: "What cost ProfilerStep#3 most: the DataLoader, 33.1 ms of 150.2 ms (22%)."
 // ("" for an empty step). The timeline's overlay opens with it.

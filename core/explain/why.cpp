@@ -173,6 +173,35 @@ void deviceItems(const TraceSnapshot& snap, const std::vector<EventId>& spans, c
 
 }  // namespace
 
+namespace {
+
+// What the diagnosis blamed while this row's calls ran (or its kernels ran), by cause: the same split
+// `explain` ranks, so the row and the headline can be read together.
+void diagnosisItem(const TraceSnapshot& snap, const std::set<EventId>& cpu, const std::vector<EventId>& work,
+                   WhyReport& r) {
+  if (!snap.explanation) return;  // a snapshot built without its explanation
+  const EventStore& s = *snap.store;
+  const Diagnosis& d = snap.explanation->diagnosis;
+  if (d.steps.empty()) return;
+  Intervals when;
+  for (EventId id : cpu) when.emplace_back(s.event(id).start, s.event(id).end());
+  for (EventId id : work) when.emplace_back(s.event(id).start, s.event(id).end());
+  const auto during = causesDuring(d, merged(std::move(when)));
+  if (during.empty()) return;
+  std::string text = "while its calls ran, the diagnosis blamed the steps' time on ";
+  int64_t total = 0;
+  for (size_t i = 0; i < during.size() && i < 4; ++i) {
+    text += (i ? ", " : "") + causeLabel(during[i].first) + " " + spanDurationText(during[i].second);
+    total += during[i].second;
+  }
+  if (during.size() > 4) text += " and " + std::to_string(during.size() - 4) + " more";
+  text += " (the causes `explain` ranks; its headline: " +
+          (d.causes.empty() ? std::string("none") : d.causes.front().label) + ")";
+  r.items.push_back({"diagnosis", text, total, {}});
+}
+
+}  // namespace
+
 WhyReport whyRow(const TraceSnapshot& snap, std::string_view name) {
   const EventStore& s = *snap.store;
   WhyReport r;
@@ -195,6 +224,7 @@ WhyReport whyRow(const TraceSnapshot& snap, std::string_view name) {
   rowItems(snap, name, r);
   if (!cpu.empty()) cpuItems(snap, cpu, r);
   if (!spans.empty() || !work.empty()) deviceItems(snap, spans, work, r);
+  diagnosisItem(snap, cpu, work, r);
   return r;
 }
 
@@ -308,6 +338,7 @@ WhyReport whyTableRow(const TraceSnapshot& snap, const KeyAverageRow& row, Group
   }
   if (!cpu.empty()) cpuItems(snap, cpu, r);
   if (!spans.empty() || !work.empty()) deviceItems(snap, spans, work, r);
+  diagnosisItem(snap, cpu, work, r);
   return r;
 }
 

@@ -15,6 +15,7 @@
 #include <QtTest>
 
 #include "core/explain/explanation.h"
+#include "core/explain/why.h"
 #include "core/read/trace_reader.h"
 #include "core/snapshot/trace_snapshot.h"
 #include "ext_traces.h"
@@ -209,6 +210,32 @@ class DiagnosisTest : public QObject {
     QCOMPARE(part(0, Cause::LaunchBound), int64_t{89'000});
     QCOMPARE(part(0, Cause::LittleWork), int64_t{11'000});
     checkSplit(d, QStringLiteral("steps.json"));
+  }
+
+  // `why` reads the same split: the DataLoader row of kineto_tb_resnet50_nw0 covers every moment the
+  // diagnosis blamed on the DataLoader (rule 13 is "the host is in the DataLoader"), so its diagnosis
+  // line gives the data_loader cause's whole total; and what it lists never exceeds the row's calls.
+  void whyReadsTheSameSplit() {
+    const auto snap = snapshotAt(extTracePath("kineto_tb_resnet50_nw0.pt.trace.json.gz"));
+    QVERIFY(snap);
+    const Diagnosis& d = snap->explanation->diagnosis;
+    int64_t loader = 0;
+    for (const StepWaits& st : d.steps) loader += st.parts[static_cast<int>(Cause::DataLoader)];
+    QVERIFY(loader > 0);
+    const std::string name = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
+    const WhyReport r = whyRow(*snap, name);
+    QVERIFY(r.found);
+    const WhyItem* item = nullptr;
+    for (const WhyItem& it : r.items)
+      if (it.section == "diagnosis") item = &it;
+    QVERIFY(item);
+    QVERIFY2(item->text.find("the DataLoader " + spanDurationText(loader)) != std::string::npos, item->text.c_str());
+    Intervals calls;
+    for (const Event& e : snap->store->events())
+      if (snap->store->name(e) == name) calls.emplace_back(e.start, e.end());
+    int64_t callNs = 0;
+    for (const auto& [a, b] : merged(calls)) callNs += b - a;
+    QVERIFY(item->ns <= callNs);
   }
 
   // Graph capture by hand: three 100 us ProfilerSteps, each capturing (BeginCapture at +10 us to
