@@ -61,6 +61,7 @@
 #include "ui/shell/main_window.h"
 #include "ui/table/key_averages_model.h"
 #include "ui/table/key_averages_proxy.h"
+#include "ui/table/sort_header_view.h"
 #include "ui/table/table_pane.h"
 #include "ui/table/two_line_header_view.h"
 #include "ui/timeline/timeline_pane.h"
@@ -166,6 +167,7 @@ class AppTest : public QObject {
     clickHeader(view, selfCpu);
     QCOMPARE(header->sortIndicatorSection(), selfCpu);
     const Qt::SortOrder first = header->sortIndicatorOrder();
+    QCOMPARE(first, Qt::DescendingOrder);  // a time column: largest first on the first click
     QVERIFY(sortedBy(view->model(), selfCpu, first));
     clickHeader(view, selfCpu);
     const Qt::SortOrder second = header->sortIndicatorOrder();
@@ -320,6 +322,26 @@ class AppTest : public QObject {
 #else
     QSKIP("built without Qt Charts");
 #endif
+  }
+
+  // Tab leaves a table (the arrows move in it): from a cell of the Operators table, Tab takes the
+  // focus out of the table, and Shift+Tab back into it.
+  void tabLeavesTheTable() {
+    App app;
+    QVERIFY(app.openSample());
+    QVERIFY(QTest::qWaitForWindowExposed(&app.w));
+    QTableView* view = app.w.tablePane()->view();
+    view->setFocus();
+    view->setCurrentIndex(view->model()->index(0, 0));
+    QTRY_VERIFY(view->hasFocus());
+    QTest::keyClick(view, Qt::Key_Right);
+    QCOMPARE(view->currentIndex().column(), 1);  // the arrows move inside
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Tab);
+    QWidget* after = QApplication::focusWidget();
+    QVERIFY(after);
+    QVERIFY2(after != view && !view->isAncestorOf(after), qPrintable(after->objectName()));
+    QTest::keyClick(after, Qt::Key_Backtab);
+    QCOMPARE(QApplication::focusWidget(), static_cast<QWidget*>(view));
   }
 
   // Finding 4: Compare speaks one sign, B - A, in its summary and its tables.
@@ -853,18 +875,30 @@ class AppTest : public QObject {
     QVERIFY(kready.size() > 0 || kready.wait(30000));
     QTableView* kt = k->table();
     QVERIFY(kt->model()->rowCount() > 10);
-    // The Total column: a click sorts ascending, a second descending.
+    // The Total column: a click sorts largest first (as profilers do), its arrow pointing down the way
+    // the values go, as in the Operators table; a second click reverses.
     int total = -1;
     for (int c = 0; c < kt->model()->columnCount(); ++c)
       if (kt->model()->headerData(c, Qt::Horizontal).toString() == QLatin1String("Total")) total = c;
     QVERIFY(total >= 0);
     const auto headerX = [&](int c) { return kt->horizontalHeader()->sectionViewportPosition(c) + 5; };
-    QTest::mouseClick(kt->horizontalHeader()->viewport(), Qt::LeftButton, Qt::NoModifier, QPoint(headerX(total), 5));
-    QTest::mouseClick(kt->horizontalHeader()->viewport(), Qt::LeftButton, Qt::NoModifier, QPoint(headerX(total), 5));
-    QCOMPARE(kt->horizontalHeader()->sortIndicatorSection(), total);
     const auto sortValue = [&](int r) {
       return kt->model()->index(r, total).data(TableModelBase::SortRole).toLongLong();
     };
+    auto* kh = qobject_cast<SortHeaderView*>(kt->horizontalHeader());
+    QVERIFY(kh);
+    QTest::mouseClick(kt->horizontalHeader()->viewport(), Qt::LeftButton, Qt::NoModifier, QPoint(headerX(total), 5));
+    QCOMPARE(kt->horizontalHeader()->sortIndicatorSection(), total);
+    QCOMPARE(kh->sortArrow(total), QStyleOptionHeader::SortDown);
+    for (int r = 1; r < kt->model()->rowCount(); ++r) QVERIFY(sortValue(r - 1) >= sortValue(r));
+    QTest::mouseClick(kt->horizontalHeader()->viewport(), Qt::LeftButton, Qt::NoModifier, QPoint(headerX(total), 5));
+    QCOMPARE(kh->sortArrow(total), QStyleOptionHeader::SortUp);
+    for (int r = 1; r < kt->model()->rowCount(); ++r) QVERIFY(sortValue(r - 1) <= sortValue(r));
+    // Ctrl+Shift+S on a cell of the column sorts the other way again: largest first.
+    kt->setFocus();
+    kt->setCurrentIndex(kt->model()->index(0, total));
+    QTest::keyClick(kt, Qt::Key_S, Qt::ControlModifier | Qt::ShiftModifier);
+    QCOMPARE(kh->sortArrow(total), QStyleOptionHeader::SortDown);
     for (int r = 1; r < kt->model()->rowCount(); ++r) QVERIFY(sortValue(r - 1) >= sortValue(r));
     clickRow(kt, 0);
     const auto& lit = app.w.timelinePane()->view()->highlighted();

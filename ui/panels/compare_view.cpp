@@ -20,6 +20,7 @@
 #include "ui/common/background.h"
 #include "ui/common/text.h"
 #include "ui/panels/timeline_diff.h"
+#include "ui/table/sort_header_view.h"
 
 namespace attnscope::ui {
 namespace {
@@ -240,6 +241,7 @@ CompareView::CompareView(QWidget* parent)
   auto* tabs = new QTabWidget(this);
   auto setup = [](QTableView* v) {
     v->setSortingEnabled(true);
+    useSortableTable(v);
     v->setSelectionBehavior(QAbstractItemView::SelectRows);
     v->verticalHeader()->hide();
     v->verticalHeader()->setDefaultSectionSize(v->fontMetrics().height() + 6);

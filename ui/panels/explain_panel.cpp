@@ -18,6 +18,7 @@
 #include "core/snapshot/trace_snapshot.h"
 #include "ui/common/text.h"
 #include "ui/panels/steps_model.h"
+#include "ui/table/sort_header_view.h"
 
 namespace attnscope::ui {
 namespace {
@@ -82,6 +83,7 @@ ExplainPanel::ExplainPanel(QWidget* parent)
   view_->setObjectName(QStringLiteral("stepsTable"));
   view_->setModel(proxy_);
   view_->setSortingEnabled(true);
+  useSortableTable(view_);
   view_->sortByColumn(StepsModel::Step, Qt::AscendingOrder);
   view_->setSelectionBehavior(QAbstractItemView::SelectRows);
   view_->setSelectionMode(QAbstractItemView::SingleSelection);

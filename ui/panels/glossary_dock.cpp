@@ -13,6 +13,7 @@
 
 #include "core/explain/glossary.h"
 #include "ui/common/text.h"
+#include "ui/table/sort_header_view.h"
 
 static void initGlossaryResources() { Q_INIT_RESOURCE(glossary); }
 
@@ -132,6 +133,7 @@ GlossaryDock::GlossaryDock(QWidget* parent)
   auto* split = split_ = new QSplitter(Qt::Vertical, this);
   list_ = new QTableView(split);
   list_->setModel(proxy_);
+  useSortableTable(list_);
   list_->setSelectionBehavior(QAbstractItemView::SelectRows);
   list_->setSelectionMode(QAbstractItemView::SingleSelection);
   list_->verticalHeader()->hide();

@@ -14,6 +14,7 @@
 
 #include "ui/common/background.h"
 #include "ui/common/text.h"
+#include "ui/table/sort_header_view.h"
 #include "ui/timeline/index.h"
 #include "ui/timeline/view.h"
 
@@ -137,6 +138,7 @@ TimelineDiff::TimelineDiff(QWidget* parent)
   proxy_->setSortRole(TableModelBase::SortRole);
   changesView_->setModel(proxy_);
   changesView_->setSortingEnabled(true);
+  useSortableTable(changesView_);
   changesView_->sortByColumn(ChangesModel::Rank, Qt::AscendingOrder);
   changesView_->setSelectionBehavior(QAbstractItemView::SelectRows);
   changesView_->setSelectionMode(QAbstractItemView::SingleSelection);

@@ -18,6 +18,7 @@ RunsDock::RunsDock(QWidget* parent) : QWidget(parent), model_(new RunsModel(this
   auto* rl = new QVBoxLayout(this);
   rl->setContentsMargins(6, 6, 6, 6);
   view_->setObjectName(QStringLiteral("runsView"));
+  view_->setTabKeyNavigation(false);  // Tab leaves the list; the arrows move in it
   view_->setModel(model_);
   view_->setSelectionBehavior(QAbstractItemView::SelectRows);
   view_->setSelectionMode(QAbstractItemView::ExtendedSelection);

@@ -22,6 +22,7 @@
 #include "ui/shell/export.h"
 #include "ui/shell/trace_loader.h"
 #include "ui/table/key_averages_proxy.h"
+#include "ui/table/sort_header_view.h"
 #include "ui/table/two_line_header_view.h"
 
 namespace attnscope::ui {
@@ -53,6 +54,7 @@ TablePane::TablePane(QWidget* parent)
   view_->setHorizontalHeader(new TwoLineHeaderView(view_));
   view_->setModel(proxy_);
   view_->setSortingEnabled(true);
+  useSortableTable(view_);
   view_->setAlternatingRowColors(true);
   view_->setSelectionBehavior(QAbstractItemView::SelectRows);
   view_->setWordWrap(false);

@@ -7,12 +7,7 @@
 
 namespace attnscope::ui {
 
-TwoLineHeaderView::TwoLineHeaderView(QWidget* parent) : QHeaderView(Qt::Horizontal, parent) {
-  // A header made by hand is not clickable by default (QTableView makes its own one so):
-  // clicking a title must sort by it, clicking again the other way.
-  setSectionsClickable(true);
-  setSortIndicatorShown(true);
-}
+TwoLineHeaderView::TwoLineHeaderView(QWidget* parent) : SortHeaderView(parent) {}
 
 QString TwoLineHeaderView::wrapped(const QString& title, const QFontMetrics& fm) {
   QString best = title;
@@ -28,19 +23,8 @@ QString TwoLineHeaderView::wrapped(const QString& title, const QFontMetrics& fm)
 }
 
 void TwoLineHeaderView::initStyleOptionForIndex(QStyleOptionHeader* option, int logicalIndex) const {
-  QHeaderView::initStyleOptionForIndex(option, logicalIndex);
+  SortHeaderView::initStyleOptionForIndex(option, logicalIndex);
   option->text = wrapped(option->text, QFontMetrics(option->fontMetrics));
-  // Qt draws its arrow pointing up for a descending sort (QHeaderView maps DescendingOrder to
-  // SortUp): the arrow points the way the values go down the column instead.
-  if (option->sortIndicator != QStyleOptionHeader::None)
-    option->sortIndicator =
-        sortIndicatorOrder() == Qt::DescendingOrder ? QStyleOptionHeader::SortDown : QStyleOptionHeader::SortUp;
-}
-
-QStyleOptionHeader::SortIndicator TwoLineHeaderView::sortArrow(int logicalIndex) const {
-  QStyleOptionHeader opt;
-  initStyleOptionForIndex(&opt, logicalIndex);
-  return opt.sortIndicator;
 }
 
 QSize TwoLineHeaderView::sectionSizeFromContents(int logicalIndex) const {

@@ -1,14 +1,16 @@
 // A horizontal header that breaks long titles ("CUDA time avg") onto two
 // lines, so torch's 15 columns fit a 1280-pixel window. The model's titles
-// stay as they are; only the painting and the section sizes change.
+// stay as they are; only the painting and the section sizes change. Sorting is the shared header's
+// (sort_header_view.h).
 #pragma once
 
-#include <QHeaderView>
 #include <QStyleOptionHeader>
+
+#include "ui/table/sort_header_view.h"
 
 namespace attnscope::ui {
 
-class TwoLineHeaderView : public QHeaderView {
+class TwoLineHeaderView : public SortHeaderView {
   Q_OBJECT
 
  public:
@@ -17,8 +19,6 @@ class TwoLineHeaderView : public QHeaderView {
   // The title with its best space turned into a line break (the split that
   // makes the wider line narrowest); titles without a space stay whole.
   static QString wrapped(const QString& title, const QFontMetrics& fm);
-  // The arrow the style draws for a section (tests read it): SortDown for a descending sort.
-  QStyleOptionHeader::SortIndicator sortArrow(int logicalIndex) const;
 
  protected:
   void initStyleOptionForIndex(QStyleOptionHeader* option, int logicalIndex) const override;

@@ -24,6 +24,7 @@
 #include "ui/common/text.h"
 #include "ui/shell/export.h"
 #include "ui/shell/trace_loader.h"
+#include "ui/table/sort_header_view.h"
 
 #ifdef ATTNSCOPE_HAVE_CHARTS
 #include <QtCharts/QBarCategoryAxis>
@@ -44,6 +45,7 @@ namespace {
 QString bytesText(qint64 b) { return qs(attnscope::bytesText(b)); }
 
 void setupTable(QTableView* v) {
+  useSortableTable(v);
   // The model's own order until the user clicks a header.
   v->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
   v->setSortingEnabled(true);
