@@ -23,6 +23,7 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QPushButton>
@@ -342,6 +343,38 @@ class AppTest : public QObject {
     QVERIFY2(after != view && !view->isAncestorOf(after), qPrintable(after->objectName()));
     QTest::keyClick(after, Qt::Key_Backtab);
     QCOMPARE(QApplication::focusWidget(), static_cast<QWidget*>(view));
+  }
+
+  // Ctrl+F searches where the user can see it: from the Overview tab it brings the Operators table
+  // forward and types into its filter. Help > Keyboard Shortcuts (Ctrl+/) lists the menus' keys.
+  void findFromAnyTabAndShortcutsListed() {
+    App app;
+    QVERIFY(app.openSample());
+    QVERIFY(QTest::qWaitForWindowExposed(&app.w));
+    QTabWidget* tabs = app.w.viewTabs();
+    QTest::mouseClick(tabs->tabBar(), Qt::LeftButton, Qt::NoModifier, tabs->tabBar()->tabRect(1).center());
+    QCOMPARE(tabs->currentIndex(), 1);
+    QTest::keyClick(&app.w, Qt::Key_F, Qt::ControlModifier);
+    QCOMPARE(tabs->currentWidget(), static_cast<QWidget*>(app.w.tablePane()));
+    auto* filter = qobject_cast<QLineEdit*>(QApplication::focusWidget());
+    QVERIFY2(filter && app.w.tablePane()->isAncestorOf(filter) && filter->isVisible(),
+             qPrintable(QApplication::focusWidget() ? QApplication::focusWidget()->objectName() : QString("none")));
+    QTest::keyClicks(filter, QStringLiteral("softmax"));
+    QTRY_VERIFY(app.w.tablePane()->proxy()->rowCount() > 0);
+    for (int r = 0; r < app.w.tablePane()->proxy()->rowCount(); ++r)
+      QVERIFY(app.w.tablePane()->proxy()->index(r, 0).data().toString().contains(QStringLiteral("softmax"),
+                                                                                 Qt::CaseInsensitive));
+    QString listed;
+    QTimer::singleShot(0, [&listed] {
+      auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+      if (!box) return;
+      listed = box->text();
+      box->close();
+    });
+    QTest::keyClick(&app.w, Qt::Key_Slash, Qt::ControlModifier);
+    QTRY_VERIFY(!listed.isEmpty());
+    for (const char* key : {"Ctrl+F", "F5", "Ctrl+K", "Ctrl+Shift+S", "Tab"})
+      QVERIFY2(listed.contains(QString::fromLatin1(key)), key);
   }
 
   // Finding 4: Compare speaks one sign, B - A, in its summary and its tables.

@@ -5,6 +5,7 @@
 #include <QSignalSpy>
 #include <QtTest>
 
+#include "ui/panels/compare_view.h"
 #include "ui/shell/main_window.h"
 #include "ui/table/key_averages_proxy.h"
 #include "ui/table/table_pane.h"
@@ -13,9 +14,11 @@ using namespace attnscope::ui;
 
 namespace {
 
-bool drop(MainWindow& w, const QString& path) {
+bool drop(MainWindow& w, const QStringList& paths) {
   QMimeData mime;
-  mime.setUrls({QUrl::fromLocalFile(path)});
+  QList<QUrl> urls;
+  for (const QString& p : paths) urls << QUrl::fromLocalFile(p);
+  mime.setUrls(urls);
   QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
   QCoreApplication::sendEvent(&w, &enter);
   if (!enter.isAccepted()) return false;
@@ -33,15 +36,31 @@ class MainWindowDropTest : public QObject {
     MainWindow w;
     QSignalSpy shown(&w, &MainWindow::traceShown);
     const QString good = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/none_8x16x1024x64.json");
-    QVERIFY(drop(w, good));
+    QVERIFY(drop(w, {good}));
     QVERIFY(shown.wait(30000));
     QVERIFY(w.trace());
     const auto before = w.trace();
     QCOMPARE(w.tablePane()->proxy()->rowCount() > 0, true);
     // A broken trace dropped next: an error is shown, the loaded trace stays.
-    QVERIFY(drop(w, QStringLiteral(ATTNSCOPE_TEST_DATA "/malformed/not_json.json")));
+    QVERIFY(drop(w, {QStringLiteral(ATTNSCOPE_TEST_DATA "/malformed/not_json.json")}));
     QTest::qWait(1500);
     QCOMPARE(w.trace(), before);
+  }
+
+  // Two files dropped at once are compared, the first as A; three are refused.
+  void twoDroppedFilesAreCompared() {
+    MainWindow w;
+    const QString a = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/none_8x16x1024x64.json");
+    const QString b = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.json");
+    QSignalSpy compared(w.compareView(), &CompareView::compared);
+    QVERIFY(drop(w, {a, b}));
+    QVERIFY(compared.wait(30000));
+    QVERIFY(w.compareView()->comparison());
+    QVERIFY(QString::fromStdString(w.compareView()->comparison()->pathA)
+                .endsWith(QStringLiteral("none_8x16x1024x64.json")));
+    QVERIFY(QString::fromStdString(w.compareView()->comparison()->pathB)
+                .endsWith(QStringLiteral("softmax_8x16x1024x64.json")));
+    QVERIFY(!drop(w, {a, b, a}));
   }
 };
 

@@ -28,6 +28,7 @@
 #include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
+#include <QUrl>
 #include <QVBoxLayout>
 #include <algorithm>
 
@@ -398,7 +399,11 @@ void MainWindow::buildMenus() {
 
   QMenu* edit = bar->addMenu(tr("&Edit"));
   edit->addAction(copyAct_);
-  QAction* find = edit->addAction(tr("&Find in Table"), table_, &TablePane::focusFilter);
+  // Find searches where the user can see it: the Operators table comes forward first.
+  QAction* find = edit->addAction(tr("&Find in Table"), this, [this] {
+    viewTabs_->setCurrentWidget(table_);
+    table_->focusFilter();
+  });
   find->setShortcut(QKeySequence::Find);
   QAction* findGloss = edit->addAction(tr("Search the &Glossary"), this, [this] {
     showDock(QStringLiteral("glossaryDock"));
@@ -427,12 +432,68 @@ void MainWindow::buildMenus() {
 
   QMenu* help = bar->addMenu(tr("&Help"));
   help->addAction(tr("&Glossary"), this, [this] { showDock(QStringLiteral("glossaryDock")); });
+  QAction* keys = help->addAction(tr("&Keyboard Shortcuts"), this, [this] {
+    QMessageBox box(QMessageBox::NoIcon, tr("Keyboard shortcuts"), keyboardShortcutsHtml(), QMessageBox::Close, this);
+    box.setObjectName(QStringLiteral("shortcutsBox"));
+    box.setTextFormat(Qt::RichText);
+    box.exec();
+  });
+  keys->setObjectName(QStringLiteral("keyboardShortcuts"));
+  keys->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Slash));
+  help->addAction(tr("&Documentation"), this, [this] {
+    const QString dir = docsDir();
+    QMessageBox::information(
+        this, tr("Documentation"),
+        dir.isEmpty() ? tr("This build has no documentation beside it. In the source tree: README.md and docs/.")
+                      : tr("<p>README: <a href=\"%1\">%1</a></p><p>The rest (the explain schema, timing methods, "
+                           "architecture): <a href=\"%2\">%2</a></p>")
+                            .arg(QUrl::fromLocalFile(QDir(dir).filePath(QStringLiteral("../README.md"))).toString(),
+                                 QUrl::fromLocalFile(dir).toString()));
+  });
   help->addAction(tr("&About attnscope"), this, [this] {
     QMessageBox::about(this, tr("About attnscope"),
                        tr("<b>attnscope %1</b><p>Reads torch.profiler traces, reproduces key_averages(), "
                           "and explains where CUDA time goes. Runs use %2.</p>")
                            .arg(QApplication::applicationVersion(), runPanel_->runner()->program().toHtmlEscaped()));
   });
+}
+
+QString MainWindow::keyboardShortcutsHtml() const {
+  // Every menu action with a key, as the menus have them (so the list never goes stale), then the
+  // keys of the tables and the timeline.
+  QString rows;
+  for (QAction* top : menuBar()->actions()) {
+    QMenu* menu = top->menu();
+    if (!menu) continue;
+    for (QAction* a : menu->actions()) {
+      if (a->shortcut().isEmpty()) continue;
+      QStringList keys;
+      for (const QKeySequence& k : a->shortcuts()) keys << k.toString(QKeySequence::NativeText);
+      rows += QStringLiteral("<tr><td>%1</td><td>%2 &gt; %3</td></tr>")
+                  .arg(keys.join(QStringLiteral(", ")).toHtmlEscaped(), QString(top->text()).remove(QLatin1Char('&')),
+                       QString(a->text()).remove(QLatin1Char('&')));
+    }
+  }
+  rows +=
+      tr("<tr><td>Tab, Shift+Tab</td><td>Leave a table (the arrows move inside it)</td></tr>"
+         "<tr><td>Ctrl+Shift+S</td><td>Sort a table by the current cell's column (again: the other way)</td></tr>"
+         "<tr><td>Ctrl+C</td><td>Copy the selected rows</td></tr>"
+         "<tr><td>Wheel, W / S</td><td>Timeline: zoom</td></tr>"
+         "<tr><td>A / D, drag</td><td>Timeline: pan</td></tr>"
+         "<tr><td>F1</td><td>Search the glossary</td></tr>");
+  return tr("<table cellspacing=\"0\" cellpadding=\"3\">%1</table><p>The timeline's Keys button lists all of its "
+            "keys.</p>")
+      .arg(rows);
+}
+
+QString MainWindow::docsDir() {
+  const QString app = QCoreApplication::applicationDirPath();
+  for (const QString& rel :
+       {QStringLiteral("/../../docs"), QStringLiteral("/../docs"), QStringLiteral("/../share/doc/attnscope/docs")}) {
+    const QString dir = QDir::cleanPath(app + rel);
+    if (QFileInfo::exists(dir + QStringLiteral("/explain-schema.md"))) return dir;
+  }
+  return {};
 }
 
 void MainWindow::buildStatusBar() {
@@ -571,19 +632,30 @@ void MainWindow::chooseFile() {
   if (!path.isEmpty()) openTrace(path);
 }
 
+namespace {
+
+// One or two local files: one opens, two are compared (A the first, B the second).
+bool droppable(const QMimeData* mime) {
+  if (!mime->hasUrls()) return false;
+  const auto urls = mime->urls();
+  return (urls.size() == 1 || urls.size() == 2) &&
+         std::all_of(urls.begin(), urls.end(), [](const QUrl& u) { return u.isLocalFile(); });
+}
+
+}  // namespace
+
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
-  if (event->mimeData()->hasUrls() && event->mimeData()->urls().size() == 1 &&
-      event->mimeData()->urls().front().isLocalFile()) {
-    event->acceptProposedAction();
-  }
+  if (droppable(event->mimeData())) event->acceptProposedAction();
 }
 
 void MainWindow::dropEvent(QDropEvent* event) {
+  if (!droppable(event->mimeData())) return;
   const auto urls = event->mimeData()->urls();
-  if (urls.size() == 1 && urls.front().isLocalFile()) {
+  if (urls.size() == 1)
     openTrace(urls.front().toLocalFile());
-    event->acceptProposedAction();
-  }
+  else
+    compareFiles(urls[0].toLocalFile(), urls[1].toLocalFile(), false);
+  event->acceptProposedAction();
 }
 
 void MainWindow::showTrace(std::shared_ptr<const LoadedTrace> trace) {

@@ -93,6 +93,10 @@ class MainWindow : public QMainWindow {
   bool compareRows(int rowA, int rowB, QString* error = nullptr);
   // Compares two trace files (A, B); with `timelines`, opens them side by side once compared.
   void compareFiles(const QString& pathA, const QString& pathB, bool timelines);
+  // Help > Keyboard Shortcuts: every menu action's keys, then the tables' and the timeline's.
+  QString keyboardShortcutsHtml() const;
+  // The bundled docs (docs/ beside the build or the install), or "".
+  static QString docsDir();
   // Copies the table's selected rows to the clipboard; returns the text.
   QString copySelection();
   QStringList recentFiles() const { return recent_; }
