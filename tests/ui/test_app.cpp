@@ -377,6 +377,40 @@ class AppTest : public QObject {
       QVERIFY2(listed.contains(QString::fromLatin1(key)), key);
   }
 
+  // At 1280x800 the window never grows past its size, whatever the user opens: every view tab, the
+  // Compare dock with a comparison in it, the Run panel.
+  void windowStaysInside1280x800() {
+    App app;
+    QVERIFY(app.open(QStringLiteral(ATTNSCOPE_SHARED_TRACES "/ext/kineto_tb_resnet50_nw0.pt.trace.json.gz")));
+    QVERIFY(QTest::qWaitForWindowExposed(&app.w));
+    const QSize start = app.w.size();
+    QCOMPARE(start, QSize(1280, 800));
+    QTabWidget* tabs = app.w.viewTabs();
+    QStringList grew;
+    auto within = [&](const QString& what) {
+      QCoreApplication::processEvents();
+      if (app.w.width() > start.width() || app.w.height() > start.height())
+        grew << QString("%1: %2x%3").arg(what).arg(app.w.width()).arg(app.w.height());
+    };
+    for (int t = 0; t < tabs->count(); ++t) {
+      auto* panel = qobject_cast<ViewPanel*>(tabs->widget(t));
+      QSignalSpy ready(panel ? panel : static_cast<QObject*>(tabs),
+                       panel ? SIGNAL(ready()) : SIGNAL(currentChanged(int)));
+      QTest::mouseClick(tabs->tabBar(), Qt::LeftButton, Qt::NoModifier, tabs->tabBar()->tabRect(t).center());
+      if (panel) QVERIFY(ready.size() > 0 || ready.wait(30000));
+      within(tabs->tabText(t));
+    }
+    QSignalSpy compared(app.w.compareView(), &CompareView::compared);
+    app.w.compareFiles(QStringLiteral(ATTNSCOPE_SHARED_TRACES "/ext/hta_trace_diff_control.json.gz"),
+                       QStringLiteral(ATTNSCOPE_SHARED_TRACES "/ext/hta_trace_diff_test_v100.json.gz"), false);
+    QVERIFY(compared.wait(60000));
+    within("Compare");
+    app.w.dock(QStringLiteral("runDock"))->show();
+    app.w.dock(QStringLiteral("runDock"))->raise();
+    within("Run");
+    QVERIFY2(grew.isEmpty(), qPrintable(grew.join(QStringLiteral("; "))));
+  }
+
   // Finding 4: Compare speaks one sign, B - A, in its summary and its tables.
   void compareOneSign() {
     App app;

@@ -203,6 +203,8 @@ CompareView::CompareView(QWidget* parent)
       rows_(new CompareModel(this)),
       steps_(new CompareModel(this)),
       rowsProxy_(new QSortFilterProxyModel(this)) {
+  // Its own minimum size: a long kernel name in a table must not grow the window (tables scroll).
+  setMinimumSize(1, 1);
   setObjectName(QStringLiteral("compareView"));
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 6, 6, 6);

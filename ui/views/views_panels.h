@@ -56,7 +56,9 @@ class ViewPanel : public QWidget {
   Q_OBJECT
 
  public:
-  using QWidget::QWidget;
+  // A minimum size of its own, so that what a view holds (a long kernel name, a wide chart) never
+  // makes the window grow past the screen: the view squeezes, its tables scroll.
+  explicit ViewPanel(QWidget* parent = nullptr) : QWidget(parent) { setMinimumSize(1, 1); }
   void setTrace(std::shared_ptr<const LoadedTrace> trace);
   bool computed() const { return computedFor_ != nullptr && computedFor_ == trace_.get(); }
 
