@@ -117,6 +117,8 @@ void perturbation(const EventStore& ea, const EventStore& eb, const Explanation&
                              std::to_string(a.syncGroups.size()) + " and " + std::to_string(b.syncGroups.size()) +
                              " groups) among the changes.");
   }
+  // The waits that moved most first; one that did not move is no change and is not listed.
+  std::vector<std::pair<int64_t, std::string>> moved;
   for (const auto& p : c.syncWaits) {
     if (a.syncWaits.size() > kMaxWaitLines || b.syncWaits.size() > kMaxWaitLines) break;
     if (!p.a || !p.b) {
@@ -125,6 +127,7 @@ void perturbation(const EventStore& ea, const EventStore& eb, const Explanation&
                                (p.a ? "A" : "B") + ".");
       continue;
     }
+    if (p.b->durNs == p.a->durNs) continue;
     std::string t = "sync wait moved: " + p.key + " waited " + usText(p.a->durNs) + " in A vs " + usText(p.b->durNs) +
                     " in B (" + signedUs(p.b->durNs - p.a->durNs) + ", B - A).";
     const Awaited* wa = mainAwaited(*p.a);
@@ -137,8 +140,10 @@ void perturbation(const EventStore& ea, const EventStore& eb, const Explanation&
            " on the GPU; host time from its launch to the sync was " + usText(hostA) + " in A vs " + usText(hostB) +
            " in B. " + explainShift(hostB - hostA, p.b->durNs - p.a->durNs);
     }
-    c.perturbation.push_back(std::move(t));
+    moved.emplace_back(std::abs(p.b->durNs - p.a->durNs), std::move(t));
   }
+  std::stable_sort(moved.begin(), moved.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  for (auto& [delta, t] : moved) c.perturbation.push_back(std::move(t));
   c.perturbation.push_back("CUDA-event markers: " + std::to_string(a.ledger.cudaEventRecords) +
                            " cudaEventRecord in A, " + std::to_string(b.ledger.cudaEventRecords) + " in B" +
                            (a.ledger.cudaEventRecords || b.ledger.cudaEventRecords

@@ -8,6 +8,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
 #include <QStringList>
 #include <QtTest>
 #include <cmath>
@@ -140,6 +141,31 @@ class CompareExtTest : public QObject {
     const QString line = QString::fromStdString(c_.causesLine);
     QVERIFY2(line.contains(QString::fromLatin1(causeCode(c_.causes.front().code))), qPrintable(line));
     QVERIFY(QString::fromStdString(compareText(c_)).contains(line));
+  }
+
+  // The perturbation lists the sync waits that moved, the largest move first, and never one that did
+  // not move ("+0.000 us" is no change): the attention captures with and without the softmax wrapped.
+  void movedWaitsLargestFirstNoZeros() {
+    const auto a = load(QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/none_8x16x1024x64.json"));
+    const auto b = load(QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.json"));
+    QVERIFY(a && b);
+    const Comparison c = compareTraces(*a, *b);
+    static const QRegularExpression kMove(QStringLiteral("^sync wait moved: .*\\(([+-][0-9.]+) us, B - A\\)"));
+    double last = 1e300;
+    int lines = 0;
+    for (const std::string& line : c.perturbation) {
+      const auto m = kMove.match(QString::fromStdString(line));
+      if (!m.hasMatch()) continue;
+      const double delta = std::abs(m.captured(1).toDouble());
+      QVERIFY2(delta > 0, line.c_str());
+      QVERIFY2(delta <= last, line.c_str());
+      last = delta;
+      ++lines;
+    }
+    int nonZero = 0;
+    for (const auto& p : c.syncWaits) nonZero += p.a && p.b && p.a->durNs != p.b->durNs;
+    QCOMPARE(lines, nonZero);
+    QVERIFY(lines >= 2);  // these two captures have waits that moved
   }
 
   void outputsAreBounded() {
