@@ -405,6 +405,11 @@ class AppTest : public QObject {
                        QStringLiteral(ATTNSCOPE_SHARED_TRACES "/ext/hta_trace_diff_test_v100.json.gz"), false);
     QVERIFY(compared.wait(60000));
     within("Compare");
+    // Its tables keep the names to a fixed width (the whole name on pointing): the figures stay in view.
+    auto* changes = app.w.compareView()->findChild<QTableView*>(QStringLiteral("compareChanges"));
+    QVERIFY(changes && changes->model()->rowCount() > 0);
+    for (int c = 0; c < changes->model()->columnCount(); ++c)
+      QVERIFY2(changes->columnWidth(c) <= 400, qPrintable(changes->model()->headerData(c, Qt::Horizontal).toString()));
     app.w.dock(QStringLiteral("runDock"))->show();
     app.w.dock(QStringLiteral("runDock"))->raise();
     within("Run");

@@ -276,6 +276,13 @@ CompareView::CompareView(QWidget* parent)
   // A double click (or Enter) shows the change in both timelines.
   connect(changesView_, &QTableView::activated, this,
           [this](const QModelIndex& i) { openTimelines(changesProxy_->mapToSource(i).row()); });
+  // Names elide at a fixed width (the whole name on pointing), so the figures beside them stay on
+  // screen: a kernel's full name is thousands of pixels wide.
+  for (auto [view, column] : {std::pair{changesView_, static_cast<int>(ChangesModel::What)}, std::pair{rowsView_, 0}}) {
+    view->horizontalHeader()->setSectionResizeMode(column, QHeaderView::Interactive);
+    view->setColumnWidth(column, 280);
+    view->setTextElideMode(Qt::ElideMiddle);
+  }
   tabs->addTab(summary, tr("Summary"));
   tabs->addTab(changesView_, tr("What changed"));
   tabs->addTab(stepsView_, tr("Steps"));
