@@ -631,6 +631,24 @@ class AppTest : public QObject {
     QVERIFY(p.readAllStandardOutput().contains("--screenshot"));
   }
 
+  // With no engine where the CLI looks for it, the Run panel names that path and the one command that
+  // builds it, and Run is off (the CLI honours ATTNSCOPE_ENGINE_EXE for where it looks).
+  void runPanelSaysWhereTheEngineIsMissing() {
+    const QByteArray missing = "/opt/nowhere/attnscope-engine";
+    qputenv("ATTNSCOPE_ENGINE_EXE", missing);
+    EngineRunner probe;
+    probe.setProgram(QStringLiteral(ATTNSCOPE_BIN_DIR "/attnscope-cli"));
+    QSignalSpy probed(&probe, &EngineRunner::availabilityChanged);
+    probe.probe();
+    const bool answered = probed.wait(30000) || !probed.isEmpty();
+    qunsetenv("ATTNSCOPE_ENGINE_EXE");
+    QVERIFY(answered);
+    QVERIFY(!probe.availability().engineBuilt);
+    const QString reason = probe.availability().reason;
+    QVERIFY2(reason.contains(QString::fromLatin1(missing)), qPrintable(reason));
+    QVERIFY2(reason.contains(QStringLiteral("scripts/run")), qPrintable(reason));
+  }
+
   // The command the Run panel shows when it first appears is the one its boxes ask for: once the
   // engine has said what it can do here (no GPU: the GPU-only boxes are unticked), the preview's
   // --timing list names exactly the ticked methods, before any box is touched.
