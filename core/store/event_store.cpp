@@ -628,7 +628,12 @@ void EventStoreBuilder::labelLanes() {
   const auto& meta = store_.meta_;
   for (auto& l : store_.lanes_) {
     if (l.kind == LaneKind::GpuStream) {
-      l.label = "GPU " + std::to_string(l.pid) + " / stream " + std::to_string(l.tid);
+      // 2021-era Kineto wrote a stream's tid as a name ("stream 7"): the trace's own words, not the
+      // synthetic id the reader gave it.
+      const auto named = l.tid < 0 ? meta.threadNames.find(l.tid) : meta.threadNames.end();
+      l.label = "GPU " + std::to_string(l.pid) + " / " +
+                (named != meta.threadNames.end() && !named->second.empty() ? named->second
+                                                                           : "stream " + std::to_string(l.tid));
     } else if (l.kind == LaneKind::CpuThread) {
       if (l.pid == -1) {
         l.label = "profiler overhead";

@@ -84,6 +84,18 @@ class ExplainExtTest : public QObject {
     QCOMPARE(found, 3);
   }
 
+  // The same traces wrote a GPU stream's tid as "stream 7": the lane says so (the trace's own name),
+  // not the synthetic id the reader gives a name-like tid.
+  void streamLanesKeepTheTracesName() {
+    LoadResult r = loadTrace(tracePath("kineto_tb_resnet50_nw0.pt.trace.json.gz").toStdString());
+    QVERIFY(r.ok());
+    QStringList gpuLanes;
+    for (const Lane& l : r.store->lanes())
+      if (l.kind == LaneKind::GpuStream) gpuLanes << QString::fromStdString(l.label);
+    QVERIFY(gpuLanes.contains(QStringLiteral("GPU 0 / stream 7")));
+    for (const QString& label : gpuLanes) QVERIFY2(!label.contains(QStringLiteral("stream -")), qPrintable(label));
+  }
+
   // The 19 traces of ../shared/traces/ext (the 2 NEG_ files are refused: test_cli).
   void everyTraceHasItsReference() {
     const QStringList refs = QDir(kReference).entryList({"*.json"}, QDir::Files, QDir::Name);
