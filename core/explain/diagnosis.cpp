@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
 #include <unordered_map>
 
 #include "core/explain/explanation.h"
@@ -153,10 +154,11 @@ struct FixContext {
   std::string precision;  // what reduced precision this device runs well
   bool compiled = false;  // torch.compile'd (CompiledFunction ops)
   bool ddp = false, fsdp = false;
-  bool rocm = false;         // hip* runtime calls
-  bool mtia = false;         // an MTIA device
-  int64_t queuedCommNs = 0;  // of communication: collectives launched and not yet started
-  int64_t queuedIdleNs = 0;  // of little_work: work launched and not yet started
+  bool rocm = false;             // hip* runtime calls
+  bool mtia = false;             // an MTIA device
+  int64_t queuedCommNs = 0;      // of communication: collectives launched and not yet started
+  int64_t overlappedCommNs = 0;  // not part of it: collectives' time with compute beside them
+  int64_t queuedIdleNs = 0;      // of little_work: work launched and not yet started
 };
 
 FixContext fixContext(const EventStore& s) {
@@ -206,6 +208,7 @@ CauseWords wordsFor(Cause c, const FixContext& f) {
       if (f.queuedCommNs > 0)
         what += " (" + spanDurationText(f.queuedCommNs) +
                 " of it they sat launched but not started: waiting on a dependency or on other ranks)";
+      if (f.overlappedCommNs > 0) what += "; another " + spanDurationText(f.overlappedCommNs) + " ran beside compute";
       std::string fix = f.ddp    ? "overlap them with compute (DDP bucket_cap_mb, gradient_as_bucket_view) or send less"
                         : f.fsdp ? "overlap them with compute (FSDP forward/backward prefetch) or send less"
                                  : "coalesce small collectives and overlap them with compute, or send less";
@@ -512,6 +515,19 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
     rules[kStarved].spans = rules[kDispatch].spans;
   }
 
+  // Each device's work (GPU lanes by device index, MTIA's lanes by device process), and the
+  // collectives that ran while compute ran beside them.
+  std::map<int64_t, Intervals> deviceWork;
+  for (EventId id = 0; id < events.size(); ++id) {
+    const Event& e = events[id];
+    const bool mtiaWork = e.family == Family::Other && e.lane < deviceLane.size() && deviceLane[e.lane] && e.dur > 0 &&
+                          s.name(e) != "event_wait" && s.name(e) != "event_record" && s.name(e) != "synchronize";
+    if ((isGpuWork(e.family) && e.dur > 0) || mtiaWork)
+      deviceWork[s.lanes()[e.lane].pid].emplace_back(e.start, e.end());
+  }
+  for (auto& [dev, iv] : deviceWork) iv = merged(std::move(iv));
+  const Intervals overlappedComm = intersected(rules[kComm].cover, rules[kCompute].cover);
+
   // Each step, moment by moment, in the rules' order; what each rule took, for the evidence.
   int64_t ruleNs[kRuleCount] = {};
   Intervals taken[kRuleCount];
@@ -531,6 +547,14 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
     int64_t rest = 0;
     for (const auto& [a, b] : remaining) rest += b - a;
     st.parts[static_cast<int>(anyDevice ? Cause::LittleWork : Cause::CpuOnly)] += rest;
+    // Per device: its busy time in the step; and the collectives' time that compute overlapped.
+    const Intervals window{{w.first, w.second}};
+    for (const auto& [dev, busy] : deviceWork) {
+      int64_t ns = 0;
+      for (const auto& [a, b] : intersected(busy, window)) ns += b - a;
+      if (ns > 0) st.busyByDevice.emplace_back(dev, ns);
+    }
+    for (const auto& [a, b] : intersected(overlappedComm, window)) st.communicationOverlappedNs += b - a;
     d.wallNs += st.spanNs();
     d.steps.push_back(std::move(st));
   }
@@ -618,6 +642,7 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
   if (anyDevice) {
     context.queuedCommNs = ruleNs[kQueuedComm];
     context.queuedIdleNs = ruleNs[kQueued];
+    for (const StepWaits& st : d.steps) context.overlappedCommNs += st.communicationOverlappedNs;
   }
   auto describe = [&](DiagnosedCause& c) {
     std::vector<std::pair<int64_t, EventId>> held;
@@ -735,7 +760,12 @@ std::string diagnosisJson(const EventStore& s, const Diagnosis& d) {
     const StepWaits& st = d.steps[i];
     out += (i ? ", " : "") + std::string("{\"name\": ") + jsonString(st.name) +
            ", \"start_ns\": " + std::to_string(st.startNs) + ", \"end_ns\": " + std::to_string(st.endNs) +
-           ", \"device_busy_ns\": " + std::to_string(st.deviceBusyNs) + ", \"parts\": {";
+           ", \"device_busy_ns\": " + std::to_string(st.deviceBusyNs) +
+           ", \"communication_overlapped_ns\": " + std::to_string(st.communicationOverlappedNs) + ", \"devices\": [";
+    for (size_t k = 0; k < st.busyByDevice.size(); ++k)
+      out += (k ? ", " : "") + std::string("{\"device\": ") + std::to_string(st.busyByDevice[k].first) +
+             ", \"busy_ns\": " + std::to_string(st.busyByDevice[k].second) + "}";
+    out += "], \"parts\": {";
     for (int c = 0; c < kCauseCount; ++c)
       out += (c ? ", " : "") + jsonString(causeCode(static_cast<Cause>(c))) + ": " + std::to_string(st.parts[c]);
     out += "}}";

@@ -42,7 +42,9 @@ struct StepWaits {
   std::string name;
   int64_t startNs = 0, endNs = 0;
   int64_t parts[kCauseCount] = {};
-  int64_t deviceBusyNs = 0;  // the union of device work inside the step (any device)
+  int64_t deviceBusyNs = 0;                               // the union of device work inside the step (any device)
+  std::vector<std::pair<int64_t, int64_t>> busyByDevice;  // (device index, its busy time in the step)
+  int64_t communicationOverlappedNs = 0;                  // collectives' time with compute running beside it
   int64_t spanNs() const { return endNs - startNs; }
 };
 

@@ -133,6 +133,13 @@ class DiagnosisTest : public QObject {
       QCOMPARE(st.startNs, s["start_ns"].toInteger());
       QCOMPARE(st.endNs, s["end_ns"].toInteger());
       QCOMPARE(st.deviceBusyNs, s["device_busy_ns"].toInteger());
+      QCOMPARE(st.communicationOverlappedNs, s["communication_overlapped_ns"].toInteger());
+      const QJsonArray devices = s["devices"].toArray();
+      QCOMPARE(st.busyByDevice.size(), static_cast<size_t>(devices.size()));
+      for (qsizetype k = 0; k < devices.size(); ++k) {
+        QCOMPARE(st.busyByDevice[static_cast<size_t>(k)].first, devices[k].toObject()["device"].toInteger());
+        QCOMPARE(st.busyByDevice[static_cast<size_t>(k)].second, devices[k].toObject()["busy_ns"].toInteger());
+      }
     }
     checkSplit(d, file);
   }

@@ -7,7 +7,8 @@ more Optimizer.step#... (user_annotation or cpu_op), iterations ending where eac
 from the trace's start, what follows the last one its own step); else one step from the first to
 the last event (complete events with a duration, GPU work even without one; the
 profiler's own overhead and instant events left out).
-Device busy: the union of the device work inside the step: cat kernel, gpu_memcpy, gpu_memset
+Per step also each device's (pid's) busy time and the collectives' time (NCCL/RCCL kernels, by name)
+that compute kernels overlapped. Device busy: the union of the device work inside the step: cat kernel, gpu_memcpy, gpu_memset
 (and the older Kernel, Memcpy, Memset); MTIA's command-processor events (cat mtia_ccp_events) but
 for its stream waits and records (event_wait, event_record).
 
@@ -54,10 +55,36 @@ def union_within(intervals, lo, hi):
     return total
 
 
+def merge(intervals):
+    out = []
+    for a, b in sorted(intervals):
+        if b <= a:
+            continue
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return [(a, b) for a, b in out]
+
+
+def intersect(xs, ys):
+    out, i, j = [], 0, 0
+    while i < len(xs) and j < len(ys):
+        a, b = max(xs[i][0], ys[j][0]), min(xs[i][1], ys[j][1])
+        if b > a:
+            out.append((a, b))
+        if xs[i][1] < ys[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
 def reference(path):
     events = [e for e in load(path) if isinstance(e, dict) and e.get("ph") == "X" and
               isinstance(e.get("ts"), (int, Decimal)) and not isinstance(e.get("ts"), bool)]
     device, steps, lo, hi, optimizer_ends = [], set(), None, None, set()
+    by_device, comm, compute = {}, [], []
     for e in events:
         start = ns(e["ts"])
         dur = e.get("dur")
@@ -66,6 +93,12 @@ def reference(path):
         is_device = cat in DEVICE_CATS or (cat == "mtia_ccp_events" and name not in ("event_wait", "event_record"))
         if is_device and dur > 0:
             device.append((start, start + dur))
+            by_device.setdefault(e.get("pid"), []).append((start, start + dur))
+            if cat in ("kernel", "Kernel"):
+                lowered = name.lower() if isinstance(name, str) else ""
+                (comm if ("nccl" in lowered or "rccl" in lowered) else compute).append((start, start + dur))
+            elif cat == "mtia_ccp_events":
+                compute.append((start, start + dur))
         # 2021-era Kineto wrote ops (and ProfilerStep#N) as cat "Operator".
         if cat in ("user_annotation", "cpu_op", "Operator") and isinstance(name, str) and STEP.match(name):
             steps.add((start, start + dur, name))
@@ -91,9 +124,18 @@ def reference(path):
     else:
         windows = [(lo, hi, "whole trace")] if lo is not None and lo < hi else []
         source = "whole_trace"
-    return {"trace": os.path.basename(path), "step_source": source,
-            "steps": [{"name": n, "start_ns": a, "end_ns": b, "device_busy_ns": union_within(device, a, b)}
-                      for a, b, n in windows]}
+    overlapped = intersect(merge(comm), merge(compute))
+
+    def step(a, b, n):
+        devices = []
+        for dev in sorted(by_device, key=lambda d: (isinstance(d, str), d)):
+            busy = union_within(by_device[dev], a, b)
+            if busy > 0:
+                devices.append({"device": dev, "busy_ns": busy})
+        return {"name": n, "start_ns": a, "end_ns": b, "device_busy_ns": union_within(device, a, b),
+                "communication_overlapped_ns": union_within(overlapped, a, b), "devices": devices}
+
+    return {"trace": os.path.basename(path), "step_source": source, "steps": [step(a, b, n) for a, b, n in windows]}
 
 
 def main():
