@@ -414,6 +414,20 @@ class AppTest : public QObject {
     app.w.dock(QStringLiteral("runDock"))->raise();
     within("Run");
     QVERIFY2(grew.isEmpty(), qPrintable(grew.join(QStringLiteral("; "))));
+    // The status bar keeps its figures in view, even in a narrower window (960 px): "loaded in … ms"
+    // fits the label, which cuts only the path after it.
+    app.w.resize(960, 800);
+    QCoreApplication::processEvents();
+    auto* summary = app.w.statusBar()->findChild<QLabel*>(QStringLiteral("summary"));
+    QVERIFY(summary);
+    const QString text = summary->text();
+    const qsizetype loaded = text.indexOf(QStringLiteral(" ms"), text.indexOf(QStringLiteral("loaded in")));
+    QVERIFY2(loaded > 0, qPrintable(text));
+    QVERIFY2(summary->fontMetrics().horizontalAdvance(text.left(loaded + 3)) <= summary->width(),
+             qPrintable(QString("%1 px of text in a %2 px label: %3")
+                            .arg(summary->fontMetrics().horizontalAdvance(text.left(loaded + 3)))
+                            .arg(summary->width())
+                            .arg(text)));
   }
 
   // Finding 4: Compare speaks one sign, B - A, in its summary and its tables.

@@ -750,7 +750,8 @@ void MainWindow::updateStatus() {
     QStringList gpus;
     for (const DeviceProperties& d : store.meta().devices) gpus << QString::fromStdString(d.name);
     gpus.removeDuplicates();
-    text = tr("%1 — %2%3 · loaded in %4 ms")
+    // The figures first, the path last: a narrow window cuts the path, never the figures.
+    text = tr("%2%3 · loaded in %4 ms — %1")
                .arg(trace_->bundled ? tr("bundled sample %1").arg(trace_->displayName) : trace_->path,
                     qs(traceSummaryLine(store)),
                     gpus.isEmpty() ? QString() : QStringLiteral(" · ") + gpus.join(QStringLiteral(", ")))
