@@ -89,18 +89,11 @@ engine_mode() {
   esac
 }
 
-# Sets TORCH_DIR to the torch package folder and TORCH_CUDA to its CUDA version ("" for a CPU
-# build); returns 1 when python3 cannot import torch.
+# Sets TORCH_DIR to the torch package folder; returns 1 when python3 cannot import torch.
 probe_torch() {
   TORCH_DIR=""
-  TORCH_CUDA=""
   command -v python3 >/dev/null 2>&1 || return 1
-  local out
-  out="$(python3 -c 'import torch
-print(torch.__path__[0])
-print(torch.version.cuda or "")' 2>/dev/null)" || return 1
-  TORCH_DIR="$(sed -n 1p <<<"$out")"
-  TORCH_CUDA="$(sed -n 2p <<<"$out")"
+  TORCH_DIR="$(python3 -c 'import torch; print(torch.__path__[0])' 2>/dev/null)" || return 1
   [[ -n $TORCH_DIR ]]
 }
 

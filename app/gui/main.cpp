@@ -135,6 +135,30 @@ struct Options {
   }
 };
 
+// Saves `w` as a PNG to `out` once queued layout work (the view's delayed item layout) has run,
+// then exits: 0, or 2 when the PNG cannot be written.
+void shootLater(QWidget* w, const QString& out) {
+  QTimer::singleShot(0, w, [w, out] {
+    QCoreApplication::processEvents();
+    QCoreApplication::processEvents();
+    const QImage image = w->grab().toImage();
+    if (image.size() != w->size()) {
+      fail(QStringLiteral("note: the window is %1x%2 (device pixels %3x%4)")
+               .arg(w->width())
+               .arg(w->height())
+               .arg(image.width())
+               .arg(image.height()));
+    }
+    QString error;
+    if (!savePng(image, out, &error)) {
+      fail(error);
+      QCoreApplication::exit(2);
+      return;
+    }
+    QCoreApplication::exit(0);
+  });
+}
+
 // --run: once the first trace is shown and the engine has been probed, press Run; when the run
 // ends, say where its trace is and how many entries the Runs list has, then (with FILE) shoot the
 // window once the run's trace is shown and exit.
@@ -170,19 +194,7 @@ void pressRunOnceProbed(attnscope::ui::MainWindow* window, const QString& shot) 
                             << o.elapsedMs << " ms)\n";
         if (shot.isEmpty()) return;
         QObject::connect(
-            window, &attnscope::ui::MainWindow::traceShown, window,
-            [window, shot] {
-              QTimer::singleShot(0, window, [window, shot] {
-                QCoreApplication::processEvents();
-                QString error;
-                if (!savePng(window->grab().toImage(), shot, &error)) {
-                  fail(error);
-                  QCoreApplication::exit(2);
-                  return;
-                }
-                QCoreApplication::exit(0);
-              });
-            },
+            window, &attnscope::ui::MainWindow::traceShown, window, [window, shot] { shootLater(window, shot); },
             Qt::SingleShotConnection);
       },
       Qt::SingleShotConnection);
@@ -326,28 +338,7 @@ int main(int argc, char* argv[]) {
     // Render without putting a window on a real desktop.
     window.setAttribute(Qt::WA_DontShowOnScreen);
     window.resize(size);
-    auto shoot = [out](QWidget* w) {
-      // Let queued layout work (the view's delayed item layout) run first.
-      QTimer::singleShot(0, w, [w, out] {
-        QCoreApplication::processEvents();
-        QCoreApplication::processEvents();
-        const QImage image = w->grab().toImage();
-        if (image.size() != w->size()) {
-          fail(QStringLiteral("note: the window is %1x%2 (device pixels %3x%4)")
-                   .arg(w->width())
-                   .arg(w->height())
-                   .arg(image.width())
-                   .arg(image.height()));
-        }
-        QString error;
-        if (!savePng(image, out, &error)) {
-          fail(error);
-          QCoreApplication::exit(2);
-          return;
-        }
-        QCoreApplication::exit(0);
-      });
-    };
+    auto shoot = [out](QWidget* w) { shootLater(w, out); };
     if (compareDock) {
       QObject::connect(window.compareView(), &attnscope::ui::CompareView::compared, &app,
                        [&window, shoot] { shoot(&window); });

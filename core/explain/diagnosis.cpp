@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "core/explain/explanation.h"
-#include "core/store/activity_index.h"
+#include "core/run/engine_metadata.h"
 #include "core/store/intervals.h"
 #include "core/text/duration.h"
 #include "core/text/json_out.h"
@@ -76,6 +76,8 @@ constexpr Cause kRuleCause[kRuleCount] = {
     Cause::LaunchBound,  Cause::GpuCompute,   Cause::Communication, Cause::BlockingCopy,  Cause::GpuCompute,
     Cause::OneTimeSetup, Cause::Allocator,    Cause::BlockingCopy,  Cause::Communication, Cause::LittleWork,
     Cause::ExplicitSync, Cause::GraphCapture, Cause::DataLoader,    Cause::LaunchBound,   Cause::HostCompute};
+// The rule a blocking call of each kind feeds (CallKind order; Other is dispatch or host work, by length).
+constexpr Rule kCallRule[] = {kAlloc, kCopy, kSync, kCapture};
 // Rules up to this one are the device's (busy time); the rest blame an idle device on the host.
 constexpr int kLastDeviceRule = 4;  // kDeviceOther
 
@@ -116,22 +118,6 @@ std::vector<bool> setupCalls(const EventStore& s) {
     }
   }
   return out;
-}
-
-CauseSpread spreadOf(std::vector<int64_t> v) {
-  CauseSpread c;
-  if (v.empty()) return c;
-  std::sort(v.begin(), v.end());
-  auto at = [&](double q) {
-    const double pos = q * static_cast<double>(v.size() - 1);
-    const size_t lo = static_cast<size_t>(std::floor(pos));
-    const size_t hi = std::min(lo + 1, v.size() - 1);
-    return static_cast<double>(v[lo]) + (pos - static_cast<double>(lo)) * static_cast<double>(v[hi] - v[lo]);
-  };
-  c.medianNs = at(0.5);
-  c.p10Ns = at(0.1);
-  c.p90Ns = at(0.9);
-  return c;
 }
 
 std::string pct(double share) {
@@ -286,8 +272,7 @@ std::string sentence(const DiagnosedCause& c, const CauseWords& w, int64_t wallN
 
 }  // namespace
 
-Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explanation& x) {
-  (void)index;
+Diagnosis diagnose(const EventStore& s, const Explanation& x) {
   Diagnosis d;
   const auto& events = s.events();
   // Steps: ProfilerStep#N or the engine's; else the whole trace.
@@ -342,17 +327,15 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
   std::unordered_map<uint32_t, std::vector<int64_t>> launchesByLane;
   Intervals linkedCompute;
   std::unordered_map<int64_t, int64_t> callEnd;
-  for (EventId id = 0; id < events.size(); ++id) {
-    const Event& e = events[id];
-    if ((e.family == Family::CudaRuntime || e.family == Family::CudaDriver) && e.correlation != kNoId) {
+  std::unordered_map<int64_t, bool> correlationHasWork;
+  for (const Event& e : events) {
+    if (e.correlation == kNoId) continue;
+    if (e.family == Family::CudaRuntime || e.family == Family::CudaDriver) {
       auto [it, fresh] = callEnd.emplace(e.correlation, e.end());
       if (!fresh) it->second = std::min(it->second, e.end());
+    } else if (isGpuWork(e.family)) {
+      correlationHasWork[e.correlation] = true;
     }
-  }
-  std::unordered_map<int64_t, bool> correlationHasWork;
-  for (EventId id = 0; id < events.size(); ++id) {
-    const Event& e = events[id];
-    if (isGpuWork(e.family) && e.correlation != kNoId) correlationHasWork[e.correlation] = true;
   }
   auto add = [&](Rule r, int64_t a, int64_t b, EventId id) {
     if (b <= a) return;
@@ -382,6 +365,10 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
   // records and the runtime's synchronize mirrored there (the reader keeps no category for them: by name).
   std::vector<bool> deviceLane(s.lanes().size(), false);
   for (size_t l = 0; l < s.lanes().size(); ++l) deviceLane[l] = startsWith(s.lanes()[l].label, "MTIA ");
+  // Each device's work (GPU lanes by device index, MTIA's lanes by device process), for the per-device
+  // busy time; and what is open of each thread's graph capture (BeginCapture to EndCapture).
+  std::map<int64_t, Intervals> deviceWork;
+  std::unordered_map<uint32_t, int64_t> openCapture;
   for (EventId id = 0; id < events.size(); ++id) {
     const Event& e = events[id];
     if (e.family == Family::Other && e.lane < deviceLane.size() && deviceLane[e.lane]) {
@@ -389,11 +376,13 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
       if (n != "event_wait" && n != "event_record" && n != "synchronize" && e.dur > 0) {
         anyDevice = true;
         add(kCompute, e.start, e.end(), id);
+        deviceWork[s.lanes()[e.lane].pid].emplace_back(e.start, e.end());
       }
       continue;
     }
     if (isGpuWork(e.family)) {
       anyDevice = true;
+      if (e.dur > 0) deviceWork[s.lanes()[e.lane].pid].emplace_back(e.start, e.end());
       // What a kernel is depends on its name only: looked at once per name.
       const NameFacts& f = factsOf(id);
       if (e.family == Family::Kernel) {
@@ -429,29 +418,27 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
     const bool otherRuntime =
         e.family == Family::Other && e.correlation != kNoId && !(e.lane < deviceLane.size() && deviceLane[e.lane]);
     if (e.family == Family::CudaRuntime || e.family == Family::CudaDriver || otherRuntime) {
+      // A capture, BeginCapture to EndCapture on one thread, is graph_capture whole: the kernels the
+      // host "launches" meanwhile are recorded into the graph, not run. (Events are in time order
+      // within a lane.)
+      if (contains(n, "BeginCapture")) {
+        openCapture.try_emplace(e.lane, e.start);
+      } else if (contains(n, "EndCapture")) {
+        if (const auto it = openCapture.find(e.lane); it != openCapture.end()) {
+          add(kCapture, it->second, e.end(), id);
+          openCapture.erase(it);
+        }
+      }
       if (setup[id]) {
         add(kSetup, e.start, e.end(), id);
         continue;
       }
-      switch (callKind(n)) {
-        case CallKind::Allocator:
-          add(kAlloc, e.start, e.end(), id);
-          break;
-        case CallKind::Copy:
-          add(kCopy, e.start, e.end(), id);
-          break;
-        case CallKind::Sync:
-          add(kSync, e.start, e.end(), id);
-          break;
-        case CallKind::Capture:
-          add(kCapture, e.start, e.end(), id);
-          break;
-        case CallKind::Other:
-          // A launch is microseconds of dispatch; a runtime call that works a millisecond or more on
-          // the host (and is no first use) is host work of the runtime's, not launch overhead.
-          add(e.dur >= kLongCallNs ? kHostOther : kDispatch, e.start, e.end(), id);
-          break;
-      }
+      // A launch is microseconds of dispatch; a runtime call that works a millisecond or more on the
+      // host (and is no first use) is host work of the runtime's, not launch overhead.
+      const CallKind kind = callKind(n);
+      const Rule rule =
+          kind == CallKind::Other ? (e.dur >= kLongCallNs ? kHostOther : kDispatch) : kCallRule[static_cast<int>(kind)];
+      add(rule, e.start, e.end(), id);
       if (e.correlation != kNoId && correlationHasWork.count(e.correlation)) launchesByLane[e.lane].push_back(e.start);
     }
   }
@@ -481,25 +468,6 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
       add(kHostOther, e.start, e.end(), id);
     }
   }
-  // Graph capture: from a stream's BeginCapture to its EndCapture on the same thread, everything the
-  // host does is capture (the kernels it "launches" meanwhile are recorded into the graph, not run).
-  {
-    std::unordered_map<uint32_t, int64_t> open;  // lane -> the start of its open capture
-    for (EventId id = 0; id < events.size(); ++id) {
-      const Event& e = events[id];
-      if (e.family != Family::CudaRuntime && e.family != Family::CudaDriver) continue;
-      const std::string_view n = s.name(e);
-      if (contains(n, "BeginCapture")) {
-        open.try_emplace(e.lane, e.start);
-      } else if (contains(n, "EndCapture")) {
-        const auto it = open.find(e.lane);
-        if (it != open.end()) {
-          add(kCapture, it->second, e.end(), id);
-          open.erase(it);
-        }
-      }
-    }
-  }
   for (auto& r : rules) r.cover = merged(std::move(r.cover));
   // A device copy counts as waited on only while a host thread is inside a copy call.
   rules[kCopyWaited].cover = intersected(rules[kCopyWaited].cover, rules[kCopy].cover);
@@ -515,16 +483,7 @@ Diagnosis diagnose(const EventStore& s, const ActivityIndex& index, const Explan
     rules[kStarved].spans = rules[kDispatch].spans;
   }
 
-  // Each device's work (GPU lanes by device index, MTIA's lanes by device process), and the
-  // collectives that ran while compute ran beside them.
-  std::map<int64_t, Intervals> deviceWork;
-  for (EventId id = 0; id < events.size(); ++id) {
-    const Event& e = events[id];
-    const bool mtiaWork = e.family == Family::Other && e.lane < deviceLane.size() && deviceLane[e.lane] && e.dur > 0 &&
-                          s.name(e) != "event_wait" && s.name(e) != "event_record" && s.name(e) != "synchronize";
-    if ((isGpuWork(e.family) && e.dur > 0) || mtiaWork)
-      deviceWork[s.lanes()[e.lane].pid].emplace_back(e.start, e.end());
-  }
+  // The collectives that ran while compute ran beside them.
   for (auto& [dev, iv] : deviceWork) iv = merged(std::move(iv));
   const Intervals overlappedComm = intersected(rules[kComm].cover, rules[kCompute].cover);
 
@@ -726,6 +685,11 @@ std::vector<std::pair<Cause, int64_t>> causesDuring(const Diagnosis& d, const In
   return out;
 }
 
+bool blocksHost(Cause c) {
+  return c == Cause::BlockingCopy || c == Cause::ExplicitSync || c == Cause::Allocator || c == Cause::DataLoader ||
+         c == Cause::OneTimeSetup;
+}
+
 std::string causeLabel(Cause c) { return wordsFor(c, FixContext{}).label; }
 
 Cause topCause(const StepWaits& st) {
@@ -750,8 +714,7 @@ const StepWaits* diagnosedStep(const Diagnosis& d, int64_t startNs, int64_t endN
   return nullptr;
 }
 
-std::string diagnosisJson(const EventStore& s, const Diagnosis& d) {
-  (void)s;
+std::string diagnosisJson(const Diagnosis& d) {
   std::string out = "{\"step_source\": " + jsonString(d.stepSource) + ", \"wall_ns\": " + std::to_string(d.wallNs) +
                     ", \"headline\": " + jsonString(d.headline) + ", \"causes\": " + causesJson(d.causes) +
                     ", \"minor_causes\": " + causesJson(d.minor);

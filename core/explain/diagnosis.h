@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/explain/spread.h"
 #include "core/store/event_store.h"
 #include "core/store/intervals.h"
 
@@ -48,15 +49,11 @@ struct StepWaits {
   int64_t spanNs() const { return endNs - startNs; }
 };
 
-struct CauseSpread {
-  double medianNs = 0, p10Ns = 0, p90Ns = 0;
-};
-
 struct DiagnosedCause {
   Cause code = Cause::LittleWork;
   int64_t totalNs = 0;             // over every step
   double share = 0;                // of the steps' wall time, 0..1
-  CauseSpread perStep;             // over the steps
+  StepSpread perStep;              // over the steps
   int steps = 0;                   // steps where it holds time
   std::string label;               // a few words: "launch-bound", "the DataLoader"
   std::string text;                // one sentence with its numbers
@@ -80,14 +77,13 @@ struct Diagnosis {
 inline constexpr double kMinorShare = 0.03;
 
 struct Explanation;
-class ActivityIndex;
 
 // The steps are the explanation's ProfilerStep#N or engine steps; else iterations that end where
 // each Optimizer.step#... ends (two or more; the first from the trace's start, what follows the last
 // one a step of its own); else one step from the trace's first to its last event.
-Diagnosis diagnose(const EventStore& store, const ActivityIndex& index, const Explanation& x);
+Diagnosis diagnose(const EventStore& store, const Explanation& x);
 
-std::string diagnosisJson(const EventStore& store, const Diagnosis& d);
+std::string diagnosisJson(const Diagnosis& d);
 
 // How much of each cause's moments the given intervals (a row's calls, merged) cover, by cause.
 std::vector<std::pair<Cause, int64_t>> causesDuring(const Diagnosis& d, const Intervals& when);
@@ -95,6 +91,9 @@ std::vector<std::pair<Cause, int64_t>> causesDuring(const Diagnosis& d, const In
 // One step's headline: "What cost ProfilerStep#3 most: the DataLoader, 33.1 ms of 150.2 ms (22%)."
 // ("" for an empty step). The timeline's overlay opens with it.
 std::string stepHeadline(const StepWaits& st);
+// A cause that means the host sat blocked (copy, sync, allocator, DataLoader, set-up): while one of
+// them leads, no step is launch-bound.
+bool blocksHost(Cause c);
 // The cause holding most of the step (the first of equals).
 Cause topCause(const StepWaits& st);
 // The diagnosis's step with exactly this window, or nullptr.

@@ -164,7 +164,7 @@ std::string explainJson(const EventStore& s, const Explanation& a, const Explain
   std::set<EventId> cited;
   std::string out = "{\"trace\": " + jsonString(s.meta().sourcePath) + ", \"step_source\": " + jsonString(a.stepSource);
   out += ", \"partial\": " + (a.partial.empty() ? std::string("null") : jsonString(a.partial));
-  out += ", \"diagnosis\": " + diagnosisJson(s, a.diagnosis);
+  out += ", \"diagnosis\": " + diagnosisJson(a.diagnosis);
   for (const DiagnosedCause& c : a.diagnosis.causes) cited.insert(c.evidence.begin(), c.evidence.end());
   out += ", \"steps\": [";
   for (size_t i = 0; i < a.steps.size(); ++i) out += (i ? ", " : "") + stepJson(s, a, a.steps[i], cited);
@@ -230,10 +230,9 @@ std::string explainText(const EventStore& s, const Explanation& a, const Explain
          spanDurationText(a.diagnosis.wallNs) + " of wall time):");
     for (size_t i = 0; i < a.diagnosis.causes.size() && i < (opt.all ? SIZE_MAX : 6); ++i) {
       const DiagnosedCause& c = a.diagnosis.causes[i];
-      std::string hints;
-      for (const std::string& h : c.hints) hints += (hints.empty() ? " [" : ", ") + h;
-      line("  " + std::to_string(i + 1) + ". " + c.text + " [" + std::string(causeCode(c.code)) +
-           (hints.empty() ? "" : "; " + hints.substr(2)) + "]");
+      std::string tags(causeCode(c.code));
+      for (size_t k = 0; k < c.hints.size(); ++k) tags += (k ? ", " : "; ") + c.hints[k];
+      line("  " + std::to_string(i + 1) + ". " + c.text + " [" + tags + "]");
     }
   }
   if (!a.inflation.empty()) {  // engine runs: first, what each step costs

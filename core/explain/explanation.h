@@ -170,14 +170,6 @@ struct Verdict {
   std::vector<std::string> glossary;  // glossary keys it refers to
 };
 
-// How one step's figure moved over a run's iterations: the median and its
-// spread. Percentiles interpolate linearly between the sorted values (numpy's
-// default), so p10/p90 of 2 values lie between them.
-struct StepSpread {
-  int n = 0;  // iterations with a value (0: no figure)
-  double medianNs = -1, minNs = -1, maxNs = -1, p10Ns = -1, p90Ns = -1;
-};
-
 // Engine runs: one step's host time with no profiler (the host pass), under
 // our collector (this trace's windows) and under torch.profiler (the torch
 // pass), each a median with its spread over the iterations (n = 0: that pass

@@ -491,7 +491,7 @@ Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep
   a.syncGroups = groupSyncWaits(s, a.syncWaits);
   a.ledger = computeLedger(snap);
   // The diagnosis first: the findings read it (a step is called launch-bound only where it agrees).
-  a.diagnosis = diagnose(s, snap.index, a);
+  a.diagnosis = diagnose(s, a);
   a.verdicts = findVerdicts(s, snap.index, a);
   return a;
 }

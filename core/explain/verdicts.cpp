@@ -25,9 +25,7 @@ namespace {
 bool diagnosisSaysLaunchBound(const Diagnosis& d) {
   for (const DiagnosedCause& c : d.causes) {
     if (c.code == Cause::LaunchBound) return true;
-    if (c.code == Cause::BlockingCopy || c.code == Cause::ExplicitSync || c.code == Cause::Allocator ||
-        c.code == Cause::DataLoader || c.code == Cause::OneTimeSetup)
-      return false;
+    if (blocksHost(c.code)) return false;
   }
   return false;
 }

@@ -40,6 +40,7 @@
 #include <QToolButton>
 #include <QTreeView>
 #include <QtTest>
+#include <optional>
 #if __has_include(<QtCharts/QChartView>)
 #include <QtCharts/QBarSet>
 #include <QtCharts/QChartView>
@@ -100,6 +101,22 @@ QStringList columnTexts(const QAbstractItemModel* m, int col) {
   QStringList out;
   for (int r = 0; r < m->rowCount(); ++r) out << m->index(r, col).data(TableModelBase::SortRole).toString();
   return out;
+}
+
+// The Run panel in front, on the bundled sample.
+RunPanel* showRunPanel(App& app) {
+  RunPanel* panel = app.w.runPanel();
+  app.w.dock(QStringLiteral("runDock"))->show();
+  app.w.dock(QStringLiteral("runDock"))->raise();
+  QCoreApplication::processEvents();
+  return panel;
+}
+
+// Waits until the engine has said what it can do here (the Run panel probes it once).
+bool waitForProbe(EngineRunner* runner) {
+  if (runner->availability().probed) return true;
+  QSignalSpy probed(runner, &EngineRunner::availabilityChanged);
+  return probed.wait(60000);
 }
 
 bool sortedBy(const QAbstractItemModel* m, int col, Qt::SortOrder order) {
@@ -393,11 +410,12 @@ class AppTest : public QObject {
         grew << QString("%1: %2x%3").arg(what).arg(app.w.width()).arg(app.w.height());
     };
     for (int t = 0; t < tabs->count(); ++t) {
+      // Operators is the table itself; every other tab is a view that fills itself, then says ready.
       auto* panel = qobject_cast<ViewPanel*>(tabs->widget(t));
-      QSignalSpy ready(panel ? panel : static_cast<QObject*>(tabs),
-                       panel ? SIGNAL(ready()) : SIGNAL(currentChanged(int)));
+      std::optional<QSignalSpy> ready;
+      if (panel) ready.emplace(panel, &ViewPanel::ready);
       QTest::mouseClick(tabs->tabBar(), Qt::LeftButton, Qt::NoModifier, tabs->tabBar()->tabRect(t).center());
-      if (panel) QVERIFY(ready.size() > 0 || ready.wait(30000));
+      if (ready) QVERIFY(ready->size() > 0 || ready->wait(30000));
       within(tabs->tabText(t));
     }
     QSignalSpy compared(app.w.compareView(), &CompareView::compared);
@@ -669,14 +687,8 @@ class AppTest : public QObject {
   void runPreviewMatchesBoxesAtFirstShow() {
     App app;
     QVERIFY(app.openSample());
-    RunPanel* panel = app.w.runPanel();
-    app.w.dock(QStringLiteral("runDock"))->show();
-    app.w.dock(QStringLiteral("runDock"))->raise();
-    EngineRunner* runner = panel->runner();
-    if (!runner->availability().probed) {
-      QSignalSpy probed(runner, &EngineRunner::availabilityChanged);
-      QVERIFY(probed.wait(60000));
-    }
+    RunPanel* panel = showRunPanel(app);
+    QVERIFY(waitForProbe(panel->runner()));
     QCoreApplication::processEvents();
     auto* preview = panel->findChild<QPlainTextEdit*>(QStringLiteral("commandPreview"));
     QVERIFY(preview);
@@ -701,10 +713,7 @@ class AppTest : public QObject {
   void runPanelByInput() {
     App app;
     QVERIFY(app.openSample());
-    RunPanel* panel = app.w.runPanel();
-    app.w.dock(QStringLiteral("runDock"))->show();
-    app.w.dock(QStringLiteral("runDock"))->raise();
-    QCoreApplication::processEvents();
+    RunPanel* panel = showRunPanel(app);
     auto* preview = panel->findChild<QPlainTextEdit*>(QStringLiteral("commandPreview"));
     QVERIFY(preview);
     for (const char* key : {"qk", "scale", "softmax", "av"}) {
@@ -729,10 +738,7 @@ class AppTest : public QObject {
     pickComboItem(sync, 0);
     // Run on the CPU: the run ends in the Runs list, and its trace is shown.
     EngineRunner* runner = panel->runner();
-    if (!runner->availability().probed) {
-      QSignalSpy probed(runner, &EngineRunner::availabilityChanged);
-      QVERIFY(probed.wait(60000));
-    }
+    QVERIFY(waitForProbe(runner));
     // The timing boxes follow the device: a CPU run cannot time CUDA events or sync a GPU.
     auto* device = panel->findChild<QComboBox*>(QStringLiteral("device"));
     pickComboItem(device, device->findData(static_cast<int>(RunDevice::Cpu)));

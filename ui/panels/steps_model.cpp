@@ -7,6 +7,11 @@ namespace attnscope::ui {
 void StepsModel::setExplanation(std::shared_ptr<const Explanation> explanation) {
   beginResetModel();
   explanation_ = std::move(explanation);
+  // Each row's step in the diagnosis (same window), found once here, not on every paint.
+  waits_.clear();
+  if (explanation_)
+    for (const StepReport& st : explanation_->steps)
+      waits_.push_back(diagnosedStep(explanation_->diagnosis, st.hostStartNs, st.hostEndNs));
   endResetModel();
 }
 
@@ -100,8 +105,8 @@ QVariant StepsModel::cell(int row, int col, int role) const {
     default:
       break;
   }
-  const StepWaits* waits = diagnosedStep(explanation_->diagnosis, st.hostStartNs, st.hostEndNs);
   if (col == CostMost) {
+    const StepWaits* waits = waits_[static_cast<size_t>(row)];
     if (!waits)
       return role == SortRole ? QVariant(qlonglong{-1})
                               : (role == Qt::DisplayRole ? QVariant(QStringLiteral("—")) : QVariant());

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "core/explain/explanation.h"
 #include "ui/table/table_model_base.h"
@@ -30,6 +31,7 @@ class StepsModel : public TableModelBase {
 
  private:
   std::shared_ptr<const Explanation> explanation_;
+  std::vector<const StepWaits*> waits_;  // per row: its step in explanation_->diagnosis, or null
 };
 
 }  // namespace attnscope::ui

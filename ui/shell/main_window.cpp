@@ -474,13 +474,12 @@ QString MainWindow::keyboardShortcutsHtml() const {
                        QString(a->text()).remove(QLatin1Char('&')));
     }
   }
+  // Keys no menu carries (Copy and the glossary's F1 are in the Edit menu above).
   rows +=
       tr("<tr><td>Tab, Shift+Tab</td><td>Leave a table (the arrows move inside it)</td></tr>"
          "<tr><td>Ctrl+Shift+S</td><td>Sort a table by the current cell's column (again: the other way)</td></tr>"
-         "<tr><td>Ctrl+C</td><td>Copy the selected rows</td></tr>"
          "<tr><td>Wheel, W / S</td><td>Timeline: zoom</td></tr>"
-         "<tr><td>A / D, drag</td><td>Timeline: pan</td></tr>"
-         "<tr><td>F1</td><td>Search the glossary</td></tr>");
+         "<tr><td>A / D, drag</td><td>Timeline: pan</td></tr>");
   return tr("<table cellspacing=\"0\" cellpadding=\"3\">%1</table><p>The timeline's Keys button lists all of its "
             "keys.</p>")
       .arg(rows);
