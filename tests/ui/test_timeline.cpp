@@ -286,6 +286,70 @@ class TestTimeline : public QObject {
              qPrintable(legend));
   }
 
+  // The bundler alone: arrows whose ends share a cell on one row are one arrow with their count and
+  // their mean ends; on another row they are not; a thousand spread arrows come down to the budget
+  // and still stand for all thousand.
+  void flowBundler() {
+    FlowBundler b;
+    b.add({100, 10}, {300, 80});
+    b.add({103, 10}, {302, 80});  // same cells (8 px: 96-104, 296-304), same rows
+    b.add({103, 30}, {302, 80});  // another launch row
+    std::vector<FlowArrow> out = b.take();
+    QCOMPARE(out.size(), std::size_t(2));
+    QCOMPARE(out[0].count, 2);
+    QCOMPARE(out[0].from, QPointF(101.5, 10));
+    QCOMPARE(out[0].to, QPointF(301, 80));
+    QCOMPARE(out[1].count, 1);
+    QCOMPARE(b.added(), 0);
+    for (int i = 0; i < 1000; ++i) b.add({200.0 + i, 10}, {250.0 + 1.5 * i, 80});
+    out = b.take();
+    QVERIFY(!out.empty() && out.size() <= FlowBundler::kMaxArrows);
+    int total = 0;
+    for (const FlowArrow& a : out) total += a.count;
+    QCOMPARE(total, 1000);
+  }
+
+  // A training step selected draws its launches' arrows bundled (issue 31: thousands of single
+  // arrows were a solid block): at most FlowBundler::kMaxArrows arrows, standing for exactly the
+  // step's own launches, as the explanation counts them (each GPU activity launched from the
+  // step's thread), both with the whole trace in view and zoomed to the step.
+  void selectedStepFlowsBundled() {
+    TraceLoader loader;
+    QSignalSpy loaded(&loader, &TraceLoader::loaded);
+    loader.load(QStringLiteral(ATTNSCOPE_SHARED_TRACES "/ext/kineto_tb_resnet50_nw0.pt.trace.json.gz"));
+    QVERIFY(loaded.wait(60000));
+    const auto trace = loaded.takeFirst().at(0).value<std::shared_ptr<const LoadedTrace>>();
+    TimelinePane panel;
+    panel.setAttribute(Qt::WA_DontShowOnScreen);
+    panel.resize(1280, 1400);  // every lane on screen
+    panel.show();
+    panel.setTrace(trace);
+    QCoreApplication::processEvents();
+    TimelineView* v = panel.view();
+    const Explanation& a = panel.explanation();
+    QVERIFY(a.steps.size() >= 2);
+    const StepReport& st = a.steps[1];
+    QVERIFY(st.event != kNoEvent);
+    const EventStore& s = *v->store();
+    int ownLaunches = 0;
+    for (const Launch& l : st.launches)
+      if (l.launch != kNoEvent && s.event(l.launch).lane == s.event(st.event).lane) ++ownLaunches;
+    QVERIFY2(ownLaunches > 500, qPrintable(QString::number(ownLaunches)));
+    v->selectEvent(st.event);
+    for (bool zoomed : {false, true}) {
+      if (zoomed)
+        v->zoomToRange(st.hostStartNs, std::max(st.hostEndNs, st.gpuEndNs));
+      else
+        v->fitAll();
+      v->viewport()->grab();  // paints
+      const TimelineView::FlowStats f = v->lastFlows();
+      QVERIFY2(f.links == ownLaunches,
+               qPrintable(QString("%1 links drawn, %2 launches").arg(f.links).arg(ownLaunches)));
+      QVERIFY2(f.arrows >= 1 && f.arrows <= static_cast<int>(FlowBundler::kMaxArrows),
+               qPrintable(QString::number(f.arrows)));
+    }
+  }
+
   void overlayNumbers() {
     TimelinePane panel;
     const QString path = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.json");

@@ -3,6 +3,7 @@
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QScrollBar>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
@@ -10,6 +11,7 @@
 #include <QTextDocumentFragment>
 #include <QUrl>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <array>
 #include <map>
 
@@ -128,6 +130,19 @@ void ExplainPanel::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
   const Qt::Orientation want = width() > 2 * height() ? Qt::Horizontal : Qt::Vertical;
   if (split_->orientation() != want) split_->setOrientation(want);
+  fitStepColumns();
+}
+
+// Side by side, the steps table gets the width of its first three columns (step, host time, what
+// cost it most), up to 55% of the panel: the answer per step is read without scrolling.
+void ExplainPanel::fitStepColumns() {
+  if (split_->orientation() != Qt::Horizontal) return;
+  const int total = split_->width() - split_->handleWidth();
+  if (total <= 0) return;
+  int want = 2 * view_->frameWidth() + view_->verticalScrollBar()->sizeHint().width();
+  for (int c = StepsModel::Step; c <= StepsModel::CostMost; ++c) want += view_->horizontalHeader()->sectionSize(c);
+  const int left = std::clamp(want, total * 3 / 10, total * 55 / 100);
+  split_->setSizes({left, total - left});
 }
 
 void ExplainPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
@@ -160,6 +175,8 @@ void ExplainPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
     head = QStringLiteral("<b>%1</b><br>").arg(qs(an->diagnosis.headline).toHtmlEscaped()) + head;
   header_->setText(head);
   details_->setHtml(overviewHtml());
+  view_->resizeColumnsToContents();
+  fitStepColumns();
   emit explained();
 }
 

@@ -50,6 +50,7 @@ class ExplainPanel : public QWidget {
   void resizeEvent(QResizeEvent* event) override;
 
  private:
+  void fitStepColumns();
   QString overviewHtml() const;
   // For the attention block (our engine's runs, the bundled capture): the four steps' CUDA time
   // by every method the trace has, and the four questions users ask, answered with its numbers.

@@ -173,13 +173,22 @@ QWidget* MainWindow::buildCentral() {
   viewTabs_->addTab(modules_, tr("Modules"));
   split->addWidget(timeline_);
   split->addWidget(viewTabs_);
-  // A view's charts and tables need room: opening one gives the tabs at least half the height
-  // (the user's own split stays when it already does).
-  connect(viewTabs_, &QTabWidget::currentChanged, this, [split](int index) {
+  // A view's charts and tables need room: opening one gives the tabs at least 55% of the height
+  // (the user's own split stays when it already does). Each tab keeps its own split: back on
+  // Operators, the timeline has the height it had there.
+  connect(viewTabs_, &QTabWidget::currentChanged, this, [this, split](int index) {
     const QList<int> sizes = split->sizes();
-    if (index <= 0 || sizes.size() != 2) return;
+    if (sizes.size() != 2) return;
+    if (shownTab_ >= 0) tabSplits_[shownTab_] = sizes;
+    shownTab_ = index;
     const int total = sizes[0] + sizes[1];
-    if (sizes[1] < total * 11 / 20) split->setSizes({total * 9 / 20, total - total * 9 / 20});
+    const auto kept = tabSplits_.find(index);
+    if (kept != tabSplits_.end() && kept->second.size() == 2 && kept->second[0] + kept->second[1] > 0) {
+      const int top = kept->second[0] * total / (kept->second[0] + kept->second[1]);
+      split->setSizes({top, total - top});
+    } else if (index > 0 && sizes[1] < total * 11 / 20) {
+      split->setSizes({total * 9 / 20, total - total * 9 / 20});
+    }
   });
   for (ViewPanel* p : std::initializer_list<ViewPanel*>{overview_, kernels_, memory_, modules_}) {
     connect(p, &ViewPanel::highlightRequested, this, [this](std::vector<EventId> ids) {
@@ -525,7 +534,7 @@ void MainWindow::buildStatusBar() {
 
 void MainWindow::resetLayout() { restoreState(defaultState_, kStateVersion); }
 
-// The default layout grows with the screen: the bottom docks get about 30% of the height and
+// The default layout grows with the screen: the bottom docks get about a quarter of the height and
 // the explanation 60% of their width (at 1280x800: about 240 px; at 1920x1080: 320 px).
 void MainWindow::showEvent(QShowEvent* event) {
   QMainWindow::showEvent(event);
@@ -536,14 +545,16 @@ void MainWindow::showEvent(QShowEvent* event) {
   QDockWidget* details = dock(QStringLiteral("detailsDock"));
   resizeDocks({explain}, {std::max(180, height() * 23 / 100)}, Qt::Vertical);
   resizeDocks({explain, details}, {width() * 7 / 10, width() * 3 / 10}, Qt::Horizontal);
-  // Once the window has its size: the timeline 62% of the centre, the tabs the rest.
+  // Once the window has its size: the timeline 58% of the centre, the tabs the rest; on a short
+  // screen (a 1280x800 laptop) 45%, so the table still shows a screenful of rows.
   QTimer::singleShot(0, this, [this] {
     auto* split = findChild<QSplitter*>(QStringLiteral("timelineSplitter"));
     if (!split) return;
     const QList<int> sizes = split->sizes();
     if (sizes.size() != 2) return;
     const int total = sizes[0] + sizes[1];
-    split->setSizes({total * 62 / 100, total - total * 62 / 100});
+    const int share = height() < 1000 ? 45 : 58;
+    split->setSizes({total * share / 100, total - total * share / 100});
   });
 }
 

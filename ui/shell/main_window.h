@@ -174,8 +174,10 @@ class MainWindow : public QMainWindow {
   DetailsPanel* details_ = nullptr;
   QList<QDockWidget*> docks_;
   QByteArray defaultState_;
-  bool sized_ = false;          // the default layout got its proportions on the first show
-  bool restoredState_ = false;  // the user's saved layout was restored
+  bool sized_ = false;                   // the default layout got its proportions on the first show
+  bool restoredState_ = false;           // the user's saved layout was restored
+  int shownTab_ = 0;                     // the tab under the timeline now
+  std::map<int, QList<int>> tabSplits_;  // each tab's timeline/tabs split, as the user left it
 
   QMenu* recentMenu_ = nullptr;
   QMenu* viewMenu_ = nullptr;

@@ -190,14 +190,40 @@ void TimelineView::paintArrow(QPainter& p, QPointF a, QPointF b, const QColor& c
   p.drawPolygon(head);
 }
 
+// Arrows drawn bundled: one per pair of few-pixel cells, thicker and counted when it stands for more.
+void TimelineView::paintBundles(QPainter& p, FlowBundler& bundler, const QColor& c, qreal width, bool counted) {
+  if (counted) lastFlows_.links += bundler.added();
+  const std::vector<FlowArrow> arrows = bundler.take();
+  if (counted) lastFlows_.arrows += static_cast<int>(arrows.size());
+  QFont small = font();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  for (const FlowArrow& a : arrows) {
+    const qreal w = a.count > 1 ? width + std::min(2.5, 0.6 * std::log2(static_cast<double>(a.count))) : width;
+    paintArrow(p, a.from, a.to, c, w);
+    if (a.count < 2) continue;
+    const QString label = QStringLiteral("\u00d7%1").arg(a.count);
+    p.setFont(small);
+    const QFontMetrics fm(small);
+    const QRectF box(a.to.x() + 5, a.to.y() + (a.to.y() >= a.from.y() ? -fm.height() - 2 : 2),
+                     fm.horizontalAdvance(label) + 4, fm.height());
+    p.setPen(Qt::NoPen);
+    p.setBrush(QColor(255, 255, 255, 210));
+    p.drawRect(box);
+    p.setPen(c.darker(130));
+    p.drawText(box, Qt::AlignCenter, label);
+  }
+  p.setFont(font());
+}
+
 void TimelineView::paintFlows(QPainter& p, const QRect& area) {
   const EventStore& s = *store_;
   p.setRenderHint(QPainter::Antialiasing, true);
-  auto arrow = [&](EventId launch, EventId gpu, const QColor& c, qreal w) {
+  lastFlows_ = {};
+  auto arrow = [&](FlowBundler& into, EventId launch, EventId gpu) {
     const QRectF a = eventRect(launch), b = eventRect(gpu);
     if (a.isEmpty() || b.isEmpty()) return;
     const bool down = b.top() >= a.top();
-    paintArrow(p, QPointF(a.left(), down ? a.bottom() : a.top()), QPointF(b.left(), down ? b.top() : b.bottom()), c, w);
+    into.add(QPointF(a.left(), down ? a.bottom() : a.top()), QPointF(b.left(), down ? b.top() : b.bottom()));
   };
   auto linksOf = [&](EventId id, auto&& fn) {
     const Event& e = s.event(id);
@@ -222,22 +248,31 @@ void TimelineView::paintFlows(QPainter& p, const QRect& area) {
         candidates.push_back(row.ids[it.first]);
     }
   }
+  FlowBundler visible, selection;
   if (candidates.size() <= 300) {
     for (EventId id : candidates) {
       if (!done.insert(s.event(id).correlation).second) continue;
-      linksOf(id, [&](EventId l, EventId gpu) { arrow(l, gpu, QColor(90, 90, 90, 150), 1.0); });
+      linksOf(id, [&](EventId l, EventId gpu) { arrow(visible, l, gpu); });
     }
   }
-  // The selection's flows: its own, or those of the launches under it.
+  paintBundles(p, visible, QColor(90, 90, 90, 150), 1.0, false);
+  // The selection's flows: its own, or those of every launch under it, bundled.
   if (selected_ != kNoEvent) {
     const Event& e = s.event(selected_);
     if (e.correlation > 0) {
-      linksOf(selected_, [&](EventId l, EventId gpu) { arrow(l, gpu, kSelect, 1.8); });
+      linksOf(selected_, [&](EventId l, EventId gpu) { arrow(selection, l, gpu); });
+      paintBundles(p, selection, kSelect, 1.8);
     } else if (isCpuFamily(e.family)) {
+      // Each GPU activity once: a runtime call and the driver call under it share its correlation.
+      std::unordered_set<EventId> linked;
       const Lane& lane = s.lanes()[e.lane];
-      for (EventId i = selected_ + 1, n = 0; i < lane.end && s.event(i).start < e.end() && n < 2000; ++i, ++n) {
-        if (s.event(i).correlation > 0) linksOf(i, [&](EventId l, EventId gpu) { arrow(l, gpu, kSelect, 1.4); });
+      for (EventId i = selected_ + 1; i < lane.end && s.event(i).start < e.end(); ++i) {
+        if (s.event(i).correlation > 0)
+          linksOf(i, [&](EventId l, EventId gpu) {
+            if (linked.insert(gpu).second) arrow(selection, l, gpu);
+          });
       }
+      paintBundles(p, selection, kSelect, 1.4);
     }
   }
   p.setRenderHint(QPainter::Antialiasing, false);
@@ -290,7 +325,8 @@ void TimelineView::paintOverlayOver(QPainter& p, const QRect& area) {
       p.drawRect(r.adjusted(-1, -1, 1, 1));
     }
   }
-  // Launches -> GPU work.
+  // Launches -> GPU work, bundled as the selection's flows are.
+  FlowBundler launches;
   for (const Launch& l : o.launches) {
     const QRectF g = eventRect(l.gpu);
     if (!g.isEmpty()) {
@@ -301,8 +337,9 @@ void TimelineView::paintOverlayOver(QPainter& p, const QRect& area) {
     if (l.launch == kNoEvent) continue;
     const QRectF a = eventRect(l.launch);
     if (a.isEmpty() || g.isEmpty()) continue;
-    paintArrow(p, QPointF(a.left(), a.bottom()), QPointF(g.left(), g.top()), kGpuLine, 1.6);
+    launches.add(QPointF(a.left(), a.bottom()), QPointF(g.left(), g.top()));
   }
+  paintBundles(p, launches, kGpuLine, 1.6);
   // Sync waits: hatched, linked to the work they waited for.
   for (const SyncWait& w : o.syncWaits) {
     const QRectF r = eventRect(w.ev);

@@ -19,6 +19,7 @@
 
 #include "core/store/event_store.h"
 #include "ui/timeline/axis.h"
+#include "ui/timeline/flow_bundle.h"
 #include "ui/timeline/geometry.h"
 #include "ui/timeline/index.h"
 #include "ui/timeline/layout.h"
@@ -64,6 +65,14 @@ class TimelineView : public QAbstractScrollArea {
   int setSearch(const QString& text);  // returns the number of matches
   const std::vector<EventId>& searchMatches() const { return matches_; }
   EventId nextMatch(bool forward);  // selects and reveals it
+
+  // The selection's and the overlay's flow arrows in the last paint: arrows drawn, and the
+  // launch -> GPU links they stand for (the grey arrows of a close zoom are not counted).
+  struct FlowStats {
+    int arrows = 0;
+    int links = 0;
+  };
+  FlowStats lastFlows() const { return lastFlows_; }
 
   void setOverlay(std::optional<ExplainOverlay> overlay);
   const std::optional<ExplainOverlay>& overlay() const { return overlay_; }
@@ -131,7 +140,7 @@ class TimelineView : public QAbstractScrollArea {
   void showOverlayLane();  // scrolls the overlay's GPU lane into view
   void toggleCollapsed(uint32_t track);
 
-  // Painting (timeline_paint.cpp).
+  // Painting (paint.cpp).
   void paintTracks(QPainter& p, QSize size);
   void paintOverlayUnder(QPainter& p, const QRect& area);
   void paintOverlayOver(QPainter& p, const QRect& area);
@@ -140,6 +149,7 @@ class TimelineView : public QAbstractScrollArea {
   void paintHeader(QPainter& p, QSize size);
   void paintRuler(QPainter& p, QSize size);
   void paintArrow(QPainter& p, QPointF from, QPointF to, const QColor& c, qreal width);
+  void paintBundles(QPainter& p, FlowBundler& bundler, const QColor& c, qreal width, bool counted = true);
   QRectF eventRect(EventId id) const;  // viewport coordinates; empty when hidden
 
   std::shared_ptr<const EventStore> store_;
@@ -149,6 +159,7 @@ class TimelineView : public QAbstractScrollArea {
   TimelinePalette palette_;
   LabelCache labels_;
   std::optional<Geometry> geometry_;
+  FlowStats lastFlows_;
   uint64_t geometryBuilds_ = 0;
 
   EventId selected_ = kNoEvent;

@@ -1,6 +1,7 @@
 #include "ui/views/views_panels.h"
 
 #include <QComboBox>
+#include <QCursor>
 #include <QFileInfo>
 #include <QGraphicsLayout>
 #include <QHBoxLayout>
@@ -13,6 +14,7 @@
 #include <QStandardItemModel>
 #include <QTabWidget>
 #include <QTableView>
+#include <QToolTip>
 #include <QTreeView>
 #include <QVBoxLayout>
 #include <cmath>
@@ -144,16 +146,19 @@ OverviewPanel::OverviewPanel(QWidget* parent)
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   auto* split = new QSplitter(Qt::Horizontal, this);
-  auto* left = new QWidget(split);
-  auto* ll = new QVBoxLayout(left);
-  ll->setContentsMargins(0, 0, 0, 0);
+  // The chart over the table, split so the user can give either more room.
+  auto* left = chartSplit_ = new QSplitter(Qt::Vertical, split);
+  left->setObjectName(QStringLiteral("overviewChartSplit"));
+  left->setChildrenCollapsible(false);
   auto* hostLayout = new QVBoxLayout(chartHost_);
   hostLayout->setContentsMargins(0, 0, 0, 0);
-  ll->addWidget(chartHost_, 3);
+  left->addWidget(chartHost_);
   table_->setObjectName(QStringLiteral("overviewTable"));
   table_->setModel(sortedProxy(this, model_));
   setupTable(table_);
-  ll->addWidget(table_, 2);
+  left->addWidget(table_);
+  left->setStretchFactor(0, 0);
+  left->setStretchFactor(1, 1);
   findings_ = new QLabel(split);
   findings_->setObjectName(QStringLiteral("overviewFindings"));
   findings_->setWordWrap(true);
@@ -232,7 +237,9 @@ void OverviewPanel::fill() {
   // time went, by cause, the same split `explain` ranks (the table below says what ran).
   delete chartHost_->findChild<QChartView*>();
   auto* chart = new QChart;
-  chart->setTitle(tr("Where each step's time went (the diagnosis)"));
+  // No title and the legend at the side: on a laptop the chart has little height, and QtCharts
+  // elides every step's label to "..." once its bar is shorter than the label. The title is the
+  // chart's tooltip.
   auto* series = new QHorizontalStackedBarSeries;
   static const QColor colors[kCauseCount] = {
       QColor(0x2e, 0x8b, 0x57), QColor(0x8e, 0x44, 0xad), QColor(0xe0, 0x80, 0x30), QColor(0xc6, 0x28, 0x28),
@@ -252,6 +259,7 @@ void OverviewPanel::fill() {
     for (int i = 0; i < n; ++i) total += static_cast<double>(dg.steps[static_cast<size_t>(i)].parts[p]);
     if (total <= 0) continue;  // a legend entry only for what holds time
     auto* set = new QBarSet(qs(causeLabel(static_cast<Cause>(p))));
+    set->setProperty("cause", p);
     set->setColor(colors[p]);
     for (int i = n - 1; i >= 0; --i) *set << static_cast<double>(dg.steps[static_cast<size_t>(i)].parts[p]) / 1e6;
     series->append(set);
@@ -276,13 +284,38 @@ void OverviewPanel::fill() {
   y->setLabelsFont(small);
   x->setLabelsFont(small);
   chart->legend()->setFont(small);
-  chart->legend()->setAlignment(Qt::AlignBottom);
+  chart->legend()->setAlignment(Qt::AlignRight);
   chart->setMargins(QMargins(0, 0, 0, 0));
   chart->layout()->setContentsMargins(0, 0, 0, 0);
   auto* cv = new QChartView(chart, chartHost_);
   cv->setObjectName(QStringLiteral("overviewChart"));
   cv->setRenderHint(QPainter::Antialiasing);
+  cv->setToolTip(tr("Where each step's time went (the diagnosis): one bar per step, split by cause"));
   chartHost_->layout()->addWidget(cv);
+  // Each step's bar gets room for its label (QtCharts elides a label to "..." once the bar is not
+  // about 1.8 lines tall), the time axis about 30 px, the table the rest. Where that does not fit
+  // (many steps, a short window) the bars go unlabelled: hovering one names its step and cause.
+  const int perBar = QFontMetrics(small).height() * 9 / 5 + 2;
+  const QList<int> sizes = chartSplit_->sizes();
+  const int total = sizes.size() == 2 && sizes[0] + sizes[1] > 0 ? sizes[0] + sizes[1] : 400;
+  const int want = n * perBar + 32;
+  const int chartHeight = std::clamp(want, 110, std::max(110, std::min(360, total * 7 / 10)));
+  y->setLabelsVisible(chartHeight >= want);
+  chartSplit_->setSizes({chartHeight, total - chartHeight});
+  connect(series, &QHorizontalStackedBarSeries::hovered, cv,
+          [cv, steps = dg.steps, n](bool on, int index, QBarSet* set) {
+            const int step = n - 1 - index;  // the bars run bottom-up
+            if (!on || step < 0 || step >= static_cast<int>(steps.size())) {
+              QToolTip::hideText();
+              return;
+            }
+            const int cause = set ? set->property("cause").toInt() : -1;
+            QString tip = qs(steps[static_cast<size_t>(step)].name);
+            if (cause >= 0 && cause < kCauseCount)
+              tip += QStringLiteral(": %1 %2").arg(qs(causeLabel(static_cast<Cause>(cause))),
+                                                   qs(durationText(steps[static_cast<size_t>(step)].parts[cause])));
+            QToolTip::showText(QCursor::pos(), tip, cv);
+          });
 #endif
 }
 

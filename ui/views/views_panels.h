@@ -16,6 +16,7 @@
 class QComboBox;
 class QLabel;
 class QSortFilterProxyModel;
+class QSplitter;
 class QStandardItemModel;
 class QTableView;
 class QTreeView;
@@ -93,6 +94,7 @@ class OverviewPanel : public ViewPanel {
  private:
   void fill();
   QWidget* chartHost_;
+  QSplitter* chartSplit_ = nullptr;
   QTableView* table_;
   GridModel* model_;
   QLabel* findings_;
