@@ -3,6 +3,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "core/explain/explanation.h"
+#include "core/snapshot/answer_table.h"
 #include "core/snapshot/trace_snapshot.h"
 
 namespace attnscope::cli {
@@ -43,6 +44,10 @@ int cmdExplain(Args& a) {
   const EventStore store = loadOrThrow(pos[0], limits);
   const auto snap = snapshotOf(store);
   const Explanation& an = *snap->explanation;
+  if (const std::optional<AnswerTable> answer = answerTable(*snap)) {
+    opt.answerLines = answerTableLines(*answer);
+    opt.answerJson = answerTableJson(*answer);
+  }
   emit(out, json ? explainJson(store, an, opt) : explainText(store, an, opt));
   return kExitOk;
 }

@@ -29,6 +29,7 @@
 #include "core/read/trace_reader.h"
 #include "core/run/engine_metadata.h"
 #include "core/run/run_capture.h"
+#include "core/run/timing_methods.h"
 #include "core/text/json_out.h"
 #include "core/write/atomic_file.h"
 #include "core/write/trace_writer.h"
@@ -307,15 +308,15 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
     // passes compared are measured next to each other.
     // ATTNSCOPE_TRACE_FIRST=1 restores the old order (trace, events, host,
     // ...), for the ablation (scripts/gpu-ablate.sh) that measures it.
+    // The order is the timing table's passOrder (timing_methods.h).
     std::vector<TimingMethod> methods;
-    for (int m = 1; m < kTimingMethodCount; ++m)
-      if (cfg.timing[m]) methods.push_back(static_cast<TimingMethod>(m));
-    if (std::getenv("ATTNSCOPE_TRACE_FIRST")) {
-      methods.insert(methods.begin(), TimingMethod::Cupti);
-    } else {
-      std::stable_partition(methods.begin(), methods.end(), [](TimingMethod m) { return m != TimingMethod::Host; });
-      methods.push_back(TimingMethod::Cupti);
-    }
+    for (int m = 0; m < kTimingMethodCount; ++m)
+      if (cfg.timing[m] || static_cast<TimingMethod>(m) == TimingMethod::Cupti)
+        methods.push_back(static_cast<TimingMethod>(m));
+    if (!std::getenv("ATTNSCOPE_TRACE_FIRST"))
+      std::stable_sort(methods.begin(), methods.end(), [](TimingMethod a, TimingMethod b) {
+        return timingInfo(a).passOrder < timingInfo(b).passOrder;
+      });
 
     RunCapture cap;
     std::optional<EventStore> childStore;
@@ -323,7 +324,7 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
     std::vector<std::string> notes;
     const std::string tmpBase = out + ".pass-" + std::to_string(::getpid());
     for (TimingMethod m : methods) {
-      const bool inChild = childPerMethod || m == TimingMethod::Torch;
+      const bool inChild = childPerMethod || timingInfo(m).childProcess;
       progress(cfg, "pass", 0, std::string(timingName(m)) + (inChild ? " pass (child process)" : " pass"));
       if (!inChild) {
         results.push_back(runMeasurement(m, cfg, device, &cap, ""));
@@ -434,23 +435,11 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
         }
         MeasurementResult tmp;
         tmp.stepNs = gpu;
-        timing += stepsArray(tmp) +
-                  ", \"measures\": \"sum of the durations of the kernels, copies and memsets "
-                  "launched inside each step's host window (CUPTI activity + correlation)\"";
+        timing += stepsArray(tmp);
       } else {
         timing += stepsArray(r);
-        const char* what = r.method == TimingMethod::Events
-                               ? "GPU-timeline distance between CUDA events recorded at the step's start and end "
-                                 "(no other events in this pass)"
-                           : r.method == TimingMethod::OpEvents
-                               ? "the same step events while every op and scope also recorded a CUDA event pair "
-                                 "(use_cuda=True's way): the difference from events is their cost"
-                           : r.method == TimingMethod::Host ? "host clock around the step, no sync (launch cost)"
-                           : r.method == TimingMethod::HostSync
-                               ? "host clock around the step with a device sync as its last statement"
-                               : "host clock around the step while torch's profiler ran";
-        timing += ", \"measures\": " + jsonString(what);
       }
+      timing += ", \"measures\": " + jsonString(timingInfo(r.method).measures);
       if (!r.eventOps.empty()) {
         timing += ", \"ops\": [";
         for (size_t i = 0; i < r.eventOps.size(); ++i)

@@ -165,6 +165,7 @@ std::string explainJson(const EventStore& s, const Explanation& a, const Explain
   std::string out = "{\"trace\": " + jsonString(s.meta().sourcePath) + ", \"step_source\": " + jsonString(a.stepSource);
   out += ", \"partial\": " + (a.partial.empty() ? std::string("null") : jsonString(a.partial));
   out += ", \"diagnosis\": " + diagnosisJson(a.diagnosis);
+  out += ", \"answer\": " + (opt.answerJson.empty() ? std::string("null") : opt.answerJson);
   for (const DiagnosedCause& c : a.diagnosis.causes) cited.insert(c.evidence.begin(), c.evidence.end());
   out += ", \"steps\": [";
   for (size_t i = 0; i < a.steps.size(); ++i) out += (i ? ", " : "") + stepJson(s, a, a.steps[i], cited);
@@ -235,6 +236,7 @@ std::string explainText(const EventStore& s, const Explanation& a, const Explain
       line("  " + std::to_string(i + 1) + ". " + c.text + " [" + tags + "]");
     }
   }
+  for (const std::string& l : opt.answerLines) line(l);
   if (!a.inflation.empty()) {  // engine runs: first, what each step costs
     // The step's cost is its time with no profiler; the rest of its host time in this trace is
     // the collector's own work, and torch.profiler's next to it.

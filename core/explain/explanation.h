@@ -230,6 +230,10 @@ std::vector<Verdict> findVerdicts(const EventStore& store, const ActivityIndex& 
 // most kMaxVerdictChars characters. `all` lifts every bound.
 struct ExplainOutputOptions {
   bool all = false;
+  // The attention block's answer table (core/snapshot/answer_table.h), built by the caller from the
+  // snapshot: its lines follow the diagnosis in the text; its JSON is the "answer" key (null: none).
+  std::vector<std::string> answerLines;
+  std::string answerJson;
 };
 inline constexpr size_t kMaxTextLines = 200;
 inline constexpr size_t kMaxLineChars = 400;

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <type_traits>
 #include <utility>
 
+#include "core/run/timing_methods.h"
 #include "core/store/work_counters.h"
 #include "core/text/duration.h"
 
@@ -95,7 +97,89 @@ bool integer(Value v, int64_t* out) {
   return true;
 }
 
+// The config object's fields (see parseRunConfigJson).
+std::optional<RunConfig> readRunConfig(simdjson::dom::element o) {
+  if (!o.is_object()) return std::nullopt;
+  RunConfig c;
+  auto pick = [](std::string_view v, auto count, auto nameOf, auto* out) {
+    for (int i = 0; i < count; ++i) {
+      const auto x = static_cast<std::remove_pointer_t<decltype(out)>>(i);
+      if (nameOf(x) == v) {
+        *out = x;
+        return true;
+      }
+    }
+    return false;
+  };
+  std::string_view sv;
+  if (!o["device"].get_string().get(sv) && !pick(
+                                               sv, 3, [](RunDevice d) { return deviceName(d); }, &c.device))
+    return std::nullopt;
+  int64_t n = 0;
+  if (!o["device_index"].get_int64().get(n)) c.deviceIndex = static_cast<int>(n);
+  simdjson::dom::array shape;
+  if (!o["shape"].get_array().get(shape)) {
+    if (shape.size() != 4) return std::nullopt;
+    size_t i = 0;
+    for (auto d : shape) {
+      if (d.get_int64().get(n) || n <= 0) return std::nullopt;
+      c.shape[i++] = n;
+    }
+  }
+  if (!o["dtype"].get_string().get(sv) && !pick(
+                                              sv, 3, [](RunDType d) { return dtypeName(d); }, &c.dtype))
+    return std::nullopt;
+  uint64_t seed = 0;
+  if (!o["seed"].get_uint64().get(seed)) c.seed = seed;
+  simdjson::dom::object wrap;
+  if (!o["wrap"].get_object().get(wrap)) {
+    bool on = false;
+    for (int k = 0; k < kStepCount; ++k)
+      if (!wrap[kStepKeys[static_cast<size_t>(k)]].get_bool().get(on)) c.wrap[static_cast<size_t>(k)] = on;
+    if (!wrap["full"].get_bool().get(on)) c.wrapFull = on;
+  }
+  if (!o["sync"].get_string().get(sv) && !pick(
+                                             sv, 4, [](SyncMode m) { return syncName(m); }, &c.sync))
+    return std::nullopt;
+  if (!o["scale"].get_string().get(sv) && !pick(
+                                              sv, 2, [](ScaleMode m) { return scaleName(m); }, &c.scale))
+    return std::nullopt;
+  if (!o["warmup"].get_int64().get(n)) c.warmup = static_cast<int>(n);
+  if (!o["iters"].get_int64().get(n)) c.iters = static_cast<int>(n);
+  simdjson::dom::array timing;
+  if (!o["timing"].get_array().get(timing)) {
+    c.timing.fill(false);
+    c.timingGiven = true;
+    for (auto x : timing) {
+      const TimingMethodInfo* t = x.get_string().get(sv) ? nullptr : timingByKey(sv);
+      if (!t) return std::nullopt;
+      c.timing[static_cast<size_t>(t->method)] = true;
+    }
+  }
+  bool shapes = false;
+  if (!o["record_shapes"].get_bool().get(shapes)) c.recordShapes = shapes;
+  if (!o["out"].get_string().get(sv)) {
+    c.out = std::string(sv);
+  } else if (!o["args"].get_string().get(sv)) {
+    // Older engines wrote the path only in the command line, after "--out " and before any flag.
+    const size_t at = sv.find("--out ");
+    if (at != std::string_view::npos) {
+      std::string_view rest = sv.substr(at + 6);
+      rest = rest.substr(0, std::min(rest.find(" --"), rest.size()));
+      c.out = std::string(rest);
+    }
+  }
+  return c;
+}
+
 }  // namespace
+
+std::optional<RunConfig> parseRunConfigJson(std::string_view json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(json.data(), json.size()).get(doc)) return std::nullopt;
+  return readRunConfig(doc);
+}
 
 std::optional<EngineMetadata> parseEngineMetadata(std::string_view json) {
   if (json.empty()) return std::nullopt;
@@ -106,16 +190,8 @@ std::optional<EngineMetadata> parseEngineMetadata(std::string_view json) {
   EngineMetadata m;
   simdjson::dom::element e;
   m.args = str(doc.at_pointer("/config/args"));
-  if (!m.args.empty()) {
-    std::vector<std::string> args;
-    for (size_t i = 0; i < m.args.size();) {
-      const size_t j = std::min(m.args.find(' ', i), m.args.size());
-      if (j > i) args.push_back(m.args.substr(i, j - i));
-      i = j + 1;
-    }
-    RunConfig c;
-    if (!parseRunArgs(args, &c)) m.config = c;
-  }
+  simdjson::dom::element config;
+  if (!doc["config"].get(config)) m.config = readRunConfig(config);
   if (!doc["device"].get(e)) m.device = e.is_object() ? str(e["name"]) : str(Value(std::move(e)));
   simdjson::dom::array steps;
   if (!doc["steps"].get_array().get(steps)) {
@@ -188,13 +264,8 @@ std::optional<EngineMetadata> parseEngineMetadata(std::string_view json) {
 }
 
 std::string timingMethodLabel(std::string_view method) {
-  if (method == "cupti") return "CUPTI (its kernels' GPU time)";
-  if (method == "events") return "CUDA events around it, nothing else recorded";
-  if (method == "op-events") return "CUDA events around it while every op records a pair (use_cuda=True's way)";
-  if (method == "host") return "host clock around it, no sync";
-  if (method == "host-sync") return "host clock with a sync at its end";
-  if (method == "torch") return "host clock under torch.profiler";
-  return std::string(method);
+  const TimingMethodInfo* t = timingByKey(method);
+  return t ? std::string(t->label) : std::string(method);
 }
 
 std::optional<EngineMetadata> readEngineMetadata(const EventStore& store) {

@@ -59,6 +59,12 @@ struct EngineMetadata {
 // A timing method in the user's words ("host clock around it, no sync").
 std::string timingMethodLabel(std::string_view method);
 
+// The run's configuration from its structured fields (runConfigJson's object), never from the
+// command line it also records: a field an older engine did not write keeps RunConfig's default
+// (an older trace's output path comes from its "args", where "--out" is last but for flags).
+// nullopt when `json` is not an object or a field holds a value no option accepts.
+std::optional<RunConfig> parseRunConfigJson(std::string_view json);
+
 // nullopt when `json` (the raw object) is empty or not a JSON object.
 std::optional<EngineMetadata> parseEngineMetadata(std::string_view json);
 // The store's object (EventStore::Meta::attnscopeJson), parsed.

@@ -2,14 +2,12 @@
 
 #include <charconv>
 
+#include "core/run/timing_methods.h"
 #include "core/text/json_out.h"
 
 namespace attnscope {
 
 namespace {
-
-constexpr std::array<std::string_view, kTimingMethodCount> kTimingNames = {"cupti",     "events", "host",
-                                                                           "host-sync", "torch",  "op-events"};
 
 std::vector<std::string_view> splitList(std::string_view s, char sep) {
   std::vector<std::string_view> out;
@@ -40,7 +38,7 @@ std::string joinWraps(const RunConfig& c) {
 std::string joinTimings(const RunConfig& c) {
   std::string t;
   for (int i = 0; i < kTimingMethodCount; ++i)
-    if (c.timing[i]) t += (t.empty() ? "" : ",") + std::string(kTimingNames[i]);
+    if (c.timing[i]) t += (t.empty() ? "" : ",") + std::string(timingInfo(static_cast<TimingMethod>(i)).key);
   return t;
 }
 
@@ -71,7 +69,7 @@ std::string_view syncName(SyncMode s) {
   return "none";
 }
 std::string_view scaleName(ScaleMode s) { return s == ScaleMode::DeviceTensor ? "device-tensor" : "host-scalar"; }
-std::string_view timingName(TimingMethod t) { return kTimingNames[static_cast<int>(t)]; }
+std::string_view timingName(TimingMethod t) { return timingInfo(t).key; }
 std::string_view deviceName(RunDevice d) {
   switch (d) {
     case RunDevice::Auto:
@@ -218,7 +216,7 @@ std::optional<std::string> parseRunArgs(const std::vector<std::string>& args, Ru
       for (auto t : parts) {
         bool known = false;
         for (int k = 0; k < kTimingMethodCount; ++k)
-          if (t == kTimingNames[k]) c.timing[k] = known = true;
+          if (t == timingInfo(static_cast<TimingMethod>(k)).key) c.timing[k] = known = true;
         c.timingGiven = true;
         if (!known)
           return "run: --timing takes a list of cupti, events, host, host-sync, torch, op-events, got '" +
@@ -244,9 +242,7 @@ std::optional<std::string> parseRunArgs(const std::vector<std::string>& args, Ru
   return std::nullopt;
 }
 
-bool timingNeedsGpu(TimingMethod m) {
-  return m == TimingMethod::Events || m == TimingMethod::HostSync || m == TimingMethod::OpEvents;
-}
+bool timingNeedsGpu(TimingMethod m) { return timingInfo(m).needsGpu(); }
 
 std::optional<std::string> fitTimingToDevice(RunConfig* c, bool cuda) {
   if (cuda) return std::nullopt;
@@ -258,9 +254,8 @@ std::optional<std::string> fitTimingToDevice(RunConfig* c, bool cuda) {
       c->timing[k] = false;
       continue;
     }
-    refused +=
-        std::string(refused.empty() ? "" : "; ") + std::string(kTimingNames[k]) +
-        (m == TimingMethod::HostSync ? " ends every step with a GPU sync" : " times the GPU's stream with CUDA events");
+    refused += std::string(refused.empty() ? "" : "; ") + std::string(timingInfo(m).key) + " " +
+               std::string(timingInfo(m).cpuRefusal);
   }
   if (!refused.empty())
     return "run: --timing asks for a GPU method on the CPU (" + refused +
@@ -311,10 +306,11 @@ std::string runConfigJson(const RunConfig& c) {
   bool first = true;
   for (int i = 0; i < kTimingMethodCount; ++i) {
     if (!c.timing[i]) continue;
-    s += (first ? "" : ", ") + jsonString(kTimingNames[i]);
+    s += (first ? "" : ", ") + jsonString(timingInfo(static_cast<TimingMethod>(i)).key);
     first = false;
   }
   s += std::string("], \"record_shapes\": ") + (c.recordShapes ? "true" : "false");
+  s += ", \"out\": " + jsonString(c.out);
   s += ", \"args\": " + jsonString([&] {
          std::string line;
          for (const auto& a : toRunArgs(c)) line += (line.empty() ? "" : " ") + a;

@@ -77,7 +77,8 @@ bool timingNeedsGpu(TimingMethod m);
 // parent passes to its per-method children). Round-trips through parseRunArgs.
 std::vector<std::string> toRunArgs(const RunConfig& cfg);
 
-// The config as a JSON object (for the trace's "attnscope" metadata).
+// The config as a JSON object (for the trace's "attnscope" metadata); parseRunConfigJson
+// (engine_metadata.h) reads it back, field by field.
 std::string runConfigJson(const RunConfig& cfg);
 
 // Bytes the workload keeps alive on the device at its peak: q, k, v, the

@@ -1,6 +1,7 @@
 // The Run panel and the Runs list as a user drives them: the engine missing, the command preview,
 // each wrapping box and sync mode, Run, and what the run recorded in the Explanation.
 #include "app_harness.h"
+#include "core/text/duration.h"
 
 using namespace apptest;
 
@@ -123,6 +124,12 @@ class RunUiTest : public QObject {
     clickWidget(shapes);
     QVERIFY(shapes->isChecked());
     QVERIFY2(preview->toPlainText().contains(QStringLiteral("--record-shapes")), qPrintable(preview->toPlainText()));
+    // The run goes to a folder whose name has a space (the trace's config was recovered by splitting
+    // its command line on spaces, which broke there).
+    QTemporaryDir tmp;
+    const QString spaced = tmp.path() + QStringLiteral("/my runs");
+    QVERIFY(QDir().mkpath(spaced));
+    panel->setOutputDir(spaced);
     QSignalSpy finished(panel, &RunPanel::runFinished);
     const int runsBefore = app.w.runs()->rowCount();
     clickWidget(panel->findChild<QPushButton*>(QStringLiteral("run")));
@@ -131,6 +138,14 @@ class RunUiTest : public QObject {
     const RunEntry* e = app.w.runs()->entry(app.w.runs()->rowCount() - 1);
     QVERIFY2(e && e->status == RunStatus::Done, e ? qPrintable(e->message + e->stderrText) : "no entry");
     QVERIFY(app.shown.wait(30000) || app.w.trace()->path == e->path);
+    QVERIFY2(e->path.startsWith(spaced), qPrintable(e->path));
+    // Opened and explained with its configuration intact: the boxes' wrapping, shapes and path.
+    const auto& engine = app.w.trace()->snapshot->engine;
+    QVERIFY(engine && engine->config);
+    QCOMPARE(QString::fromStdString(engine->config->out), e->path);
+    QVERIFY(engine->config->wrap == (std::array<bool, kStepCount>{true, true, true, true}));
+    QVERIFY(engine->config->recordShapes && engine->config->device == RunDevice::Cpu);
+    QVERIFY(app.w.explainPanel()->plainText().contains(QStringLiteral("The answer")));
     // The run recorded what the box asked for: its ops carry their input shapes.
     const EventStore& store = *app.w.trace()->snapshot->store;
     QVERIFY(store.meta().recordShapes);
@@ -176,6 +191,45 @@ class RunUiTest : public QObject {
     const qsizetype heading = text.indexOf(QStringLiteral("What the run recorded:"));
     QVERIFY2(heading >= 0, qPrintable(text.left(600)));
     for (const auto& n : notes) QVERIFY2(text.indexOf(n.toString(), heading) > heading, qPrintable(n.toString()));
+  }
+
+  // The answer table: `attnscope-cli explain` prints the one the app shows (issue 33: it was built
+  // in the panel, so the CLI could not print it). On an H200 capture with 20 iterations and on a
+  // CPU run: every step's row in the app reads the CLI JSON's figures, column by column, in order.
+  void cliPrintsTheAppsAnswer() {
+    for (const QString& trace : {QStringLiteral(ATTNSCOPE_TEST_DATA "/h200/softmax_none_iters3_1x8x64x64.json"),
+                                 QStringLiteral(ATTNSCOPE_TEST_DATA "/h200/none_end_8x16x1024x64.json"), kCpuRun}) {
+      QProcess p;
+      p.start(QStringLiteral(ATTNSCOPE_BIN_DIR "/attnscope-cli"),
+              {QStringLiteral("explain"), trace, QStringLiteral("--format"), QStringLiteral("json")});
+      QVERIFY(p.waitForFinished(60000));
+      QCOMPARE(p.exitCode(), 0);
+      const QJsonObject answer = QJsonDocument::fromJson(p.readAllStandardOutput()).object()["answer"].toObject();
+      const QJsonArray columns = answer["columns"].toArray();
+      QVERIFY2(columns.size() >= 2, qPrintable(trace));
+      App app;
+      QVERIFY(app.open(trace));
+      const QString text = app.w.explainPanel()->plainText();
+      const qsizetype table = text.indexOf(QStringLiteral("The answer"));
+      QVERIFY2(table >= 0, qPrintable(text.left(400)));
+      const QJsonArray steps = answer["steps"].toArray();
+      QCOMPARE(steps.size(), 4);
+      qsizetype at = table;
+      for (int k = 0; k < 4; ++k) {
+        at = text.indexOf(steps[k].toString(), at);
+        QVERIFY2(at > table, qPrintable(steps[k].toString()));
+        for (const auto& col : columns) {
+          const QJsonValue ns = col.toObject()["ns"].toArray()[k];
+          const QString cell = ns.isNull()
+                                   ? QStringLiteral("no row")
+                                   : QString::fromStdString(spanDurationText(static_cast<int64_t>(ns.toDouble())));
+          const qsizetype next = text.indexOf(cell, at);
+          QVERIFY2(next > at, qPrintable(QString("%1, %2: %3 not after the step's name in the app's table")
+                                             .arg(steps[k].toString(), col.toObject()["key"].toString(), cell)));
+          at = next;
+        }
+      }
+    }
   }
 };
 

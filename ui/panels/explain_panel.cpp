@@ -17,6 +17,7 @@
 
 #include "core/explain/thresholds.h"
 #include "core/run/engine_metadata.h"
+#include "core/snapshot/answer_table.h"
 #include "core/snapshot/trace_snapshot.h"
 #include "ui/common/text.h"
 #include "ui/panels/steps_model.h"
@@ -201,70 +202,14 @@ void ExplainPanel::showStep(int step) {
 }
 
 QString ExplainPanel::answerHtml() const {
-  static const std::array<std::string, 4> kSteps = {"QK MATMUL", "SCALE", "SOFTMAX PASS", "AV MATMUL"};
+  const std::optional<AnswerTable> table = answerTable(*trace_->snapshot);
+  if (!table) return {};
   const Explanation& an = *explanation();
-  if (an.steps.size() < 4) return {};
-  for (size_t k = 0; k < 4; ++k)
-    if (an.steps[k].name != kSteps[k]) return {};
-  const TraceSnapshot& snap = *trace_->snapshot;
-  const EventStore& s = *snap.store;
-  const bool gpuRecords = an.ledger.timing == "cupti" || an.ledger.timing == "roctracer";
-  const EngineMetadata* engine = snap.engine ? &*snap.engine : nullptr;
+  const EventStore& s = *trace_->snapshot->store;
   auto stepLink = [](int k, const QString& text) {
     return QStringLiteral("<a href=\"step:%1\">%2</a>").arg(k).arg(text);
   };
-  // The methods: columns of (title, per-step ns or -1).
-  struct Col {
-    QString title;
-    std::array<int64_t, 4> v;
-    std::array<QString, 4> spread{};  // "p10-p90 a-b" when the figure has several iterations
-  };
-  std::vector<Col> cols;
-  if (gpuRecords) {
-    std::array<int64_t, 4> v{};
-    for (size_t k = 0; k < 4; ++k) v[k] = an.steps[k].gpuAttributedNs;
-    cols.push_back({tr("GPU time of the kernels it launched (CUPTI, by correlation)"), v, {}});
-    std::array<int64_t, 4> row{-1, -1, -1, -1};
-    for (size_t k = 0; k < 4; ++k)
-      for (const KeyAverageRow& r : snap.torchByName->rows)
-        if (r.name == kSteps[k] && r.userAnnotation && r.deviceType == DeviceType::Cpu) row[k] = r.deviceTotalNs;
-    cols.push_back({tr("torch's CUDA total for the step's own row (wrapped steps only)"), row, {}});
-  }
-  if (engine) {
-    for (const TimingSeries& ts : engine->timing) {
-      // A CPU run has no GPU: neither CUDA events nor CUPTI kernels measure anything there.
-      if ((ts.method == "events" || ts.method == "cupti") && engine->device == "cpu") continue;
-      // The median over iterations, with its spread: one iteration is noise.
-      const std::vector<StepSpread> sp = ts.spread();
-      Col c;
-      for (size_t k = 0; k < 4; ++k) {
-        c.v[k] = k < sp.size() && sp[k].n > 0 ? std::llround(sp[k].medianNs) : -1;
-        if (k < sp.size() && sp[k].n > 1)
-          c.spread[k] = tr("p10–p90 %1–%2").arg(t(std::llround(sp[k].p10Ns)), t(std::llround(sp[k].p90Ns)));
-      }
-      c.title = qs(timingMethodLabel(ts.method)) + (ts.steps.size() > 1
-                                                        ? tr(", median of %1 iterations").arg(ts.steps.size())
-                                                        : tr(", one iteration (no spread: run with more iterations)"));
-      cols.push_back(std::move(c));
-    }
-    if (an.inflation.size() == 4) {
-      // The trace's own windows: the steps' host time with our collector running, next to the
-      // host pass (no profiler): the difference is the collector's work, not the step's cost.
-      Col c;
-      for (size_t k = 0; k < 4; ++k) {
-        const StepSpread& sp = an.inflation[k].collector;
-        c.v[k] = std::llround(sp.medianNs);
-        if (sp.n > 1) c.spread[k] = tr("p10–p90 %1–%2").arg(t(std::llround(sp.p10Ns)), t(std::llround(sp.p90Ns)));
-      }
-      c.title = tr("host clock under attnscope's collector (this trace)");
-      cols.push_back(std::move(c));
-    }
-  } else {
-    std::array<int64_t, 4> v{};
-    for (size_t k = 0; k < 4; ++k) v[k] = an.steps[k].hostNs();
-    cols.push_back({tr("host time (CPU clock, no sync)"), v, {}});
-  }
-  const bool cpuRun = engine && engine->device == "cpu";
+  const bool cpuRun = table->cpuRun;
   QString html =
       (cpuRun ? tr("<h3>The answer</h3><p>This run was on the CPU: there is no CUDA time to measure, only the "
                    "steps' host time (click a number for the step on the timeline):</p>")
@@ -273,23 +218,25 @@ QString ExplainPanel::answerHtml() const {
       QStringLiteral(
           "<table cellspacing=\"0\" cellpadding=\"3\" "
           "border=\"1\" style=\"border-collapse:collapse\"><tr><th>Step</th>");
-  for (const auto& c : cols) html += QStringLiteral("<th>%1</th>").arg(c.title.toHtmlEscaped());
+  for (const AnswerColumn& c : table->columns) html += QStringLiteral("<th>%1</th>").arg(qs(c.title).toHtmlEscaped());
   html += QStringLiteral("</tr>");
-  for (int k = 0; k < 4; ++k) {
-    const StepReport& st = an.steps[static_cast<size_t>(k)];
+  for (int k = 0; k < kStepCount; ++k) {
+    const auto i = static_cast<size_t>(k);
     html += QStringLiteral("<tr><td>%1%2</td>")
-                .arg(stepLink(k, qs(st.name).toHtmlEscaped()), st.wrapped ? QString() : tr(" (not wrapped)"));
-    for (const auto& c : cols) {
-      const auto i = static_cast<size_t>(k);
-      const QString spread =
-          c.spread[i].isEmpty() ? QString() : QStringLiteral("<br><small>%1</small>").arg(c.spread[i].toHtmlEscaped());
-      html += QStringLiteral("<td align=\"right\">%1%2</td>")
-                  .arg(c.v[i] < 0 ? tr("no row") : stepLink(k, t(c.v[i])), spread);
+                .arg(stepLink(k, qs(table->steps[i]).toHtmlEscaped()),
+                     table->wrapped[i] ? QString() : tr(" (not wrapped)"));
+    for (const AnswerColumn& c : table->columns) {
+      const QString spread = qs(answerCellSpread(c, i));
+      const QString cell = qs(answerCellText(c, i));
+      html +=
+          QStringLiteral("<td align=\"right\">%1%2</td>")
+              .arg(c.ns[i] < 0 ? cell : stepLink(k, cell),
+                   spread.isEmpty() ? QString() : QStringLiteral("<br><small>%1</small>").arg(spread.toHtmlEscaped()));
     }
     html += QStringLiteral("</tr>");
   }
   html += QStringLiteral("</table>");
-  if (an.inflation.size() == 4)
+  if (table->hasInflation)
     html +=
         tr("<p><small>A step costs its host time with no profiler (the host clock column). What the same step "
            "takes under a profiler on top of that is the profiler's own work (recording ops, timestamps, "

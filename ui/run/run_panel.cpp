@@ -24,21 +24,10 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "core/run/timing_methods.h"
+
 namespace attnscope::ui {
 namespace {
-
-const char* kTimingHelp[kTimingMethodCount] = {
-    "CUPTI activity + correlation (what torch.profiler with ProfilerActivity.CUDA does): the "
-    "exact GPU time of the kernels each step launched. Always recorded: it is the trace.",
-    "CUDA events at each step's start and end, nothing else: GPU-timeline distance, which waits "
-    "behind earlier queued work.",
-    "Host clock around each step, no sync: launch cost only.",
-    "Host clock around each step with a device sync as its last statement: queued-earlier work "
-    "plus this step plus sync overhead.",
-    "LibTorch's own profiler, in a separate child process (one CUPTI subscriber per process).",
-    "CUDA events at each step's start and end while every op and scope also records a pair (what "
-    "use_cuda=True does): the difference from events is what those pairs cost the steps.",
-};
 
 void setItemEnabled(QComboBox* box, int index, bool on, const QString& tip) {
   auto* model = qobject_cast<QStandardItemModel*>(box->model());
@@ -193,7 +182,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
   for (int m = 0; m < kTimingMethodCount; ++m) {
     timing_[m] = new QCheckBox(qs(timingName(static_cast<TimingMethod>(m))), timingBox);
     timing_[m]->setObjectName(QStringLiteral("timing_") + qs(timingName(static_cast<TimingMethod>(m))));
-    timing_[m]->setToolTip(tr(kTimingHelp[m]));
+    timing_[m]->setToolTip(qs(timingInfo(static_cast<TimingMethod>(m)).help));
     tg->addWidget(timing_[m], m / 3, m % 3);
   }
   top->addWidget(timingBox);
@@ -451,8 +440,10 @@ void RunPanel::updateTimingBoxes() {
   for (int m = 0; m < kTimingMethodCount; ++m) {
     const bool gpuOnly = cpu && timingNeedsGpu(static_cast<TimingMethod>(m));
     timing_[m]->setEnabled(!running && !gpuOnly && !(on == 1 && timing_[m]->isChecked()));
-    timing_[m]->setToolTip(gpuOnly ? tr("Needs a GPU, and this run is on the CPU. %1").arg(tr(kTimingHelp[m]))
-                                   : tr(kTimingHelp[m]));
+    timing_[m]->setToolTip(
+        gpuOnly
+            ? tr("Needs a GPU, and this run is on the CPU. %1").arg(qs(timingInfo(static_cast<TimingMethod>(m)).help))
+            : qs(timingInfo(static_cast<TimingMethod>(m)).help));
   }
 }
 
