@@ -31,7 +31,7 @@ std::string engineExe() {
 int cmdRun(const std::vector<std::string>& args) {
   for (const auto& a : args) {
     if (a == "--help" || a == "-h") {
-      std::cout << kRunHelp;
+      std::cout << runHelp();
       return kExitOk;
     }
   }

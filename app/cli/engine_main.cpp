@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   if (!args.empty() && args.front() == "run") args.erase(args.begin());  // as the CLI would say it
   for (const auto& a : args) {
     if (a == "--help" || a == "-h") {
-      std::cout << attnscope::kRunHelp;
+      std::cout << attnscope::runHelp();
       return 0;
     }
   }

@@ -26,8 +26,8 @@
 #include "core/engine/clock.h"
 #include "core/engine/cupti_collector.h"
 #include "core/engine/measurement.h"
+#include "core/engine/run_record.h"
 #include "core/read/trace_reader.h"
-#include "core/run/engine_metadata.h"
 #include "core/run/run_capture.h"
 #include "core/run/timing_methods.h"
 #include "core/text/json_out.h"
@@ -109,55 +109,12 @@ int runChild(const std::string& selfExe, const RunConfig& cfg, TimingMethod m, c
   return WEXITSTATUS(status);
 }
 
-struct StepGpu {
-  int64_t gpuNs = 0;
-  int64_t gpuStart = -1;
-  int64_t gpuEnd = -1;
-  int launches = 0;
-};
-
-// GPU work launched inside a host window, found by correlation.
-StepGpu gpuOfWindow(const EventStore& s, int64_t t0, int64_t t1) {
-  StepGpu g;
-  for (const Event& e : s.events()) {
-    if ((e.family != Family::CudaRuntime && e.family != Family::CudaDriver) || e.correlation == kNoId) continue;
-    if (e.start < t0 || e.start >= t1) continue;
-    for (EventId id : s.byCorrelation(e.correlation)) {
-      const Event& k = s.event(id);
-      if (k.family != Family::Kernel && k.family != Family::GpuMemcpy && k.family != Family::GpuMemset) continue;
-      ++g.launches;
-      g.gpuNs += k.dur;
-      g.gpuStart = g.gpuStart < 0 ? k.start : std::min(g.gpuStart, k.start);
-      g.gpuEnd = std::max(g.gpuEnd, k.end());
-    }
-  }
-  return g;
-}
-
-// The per-iteration figures ("steps": [[qk, scale, softmax, av], ...]) and,
-// per step, their median and spread ("spread": {"QK MATMUL": {...}, ...}).
-std::string stepsArray(const MeasurementResult& r) {
-  std::string s = "[";
-  for (size_t i = 0; i < r.stepNs.size(); ++i) {
-    s += i ? ", [" : "[";
-    for (int k = 0; k < kStepCount; ++k) s += (k ? ", " : "") + std::to_string(r.stepNs[i][k]);
-    s += "]";
-  }
-  s += "], \"spread\": {";
-  for (int k = 0; k < kStepCount; ++k) {
-    std::vector<int64_t> v;
-    for (const auto& it : r.stepNs) v.push_back(it[k]);
-    s += (k ? ", " : "") + jsonString(kStepNames[k]) + ": " + spreadJson(spreadOf(std::move(v)));
-  }
-  return s + "}";
-}
-
-std::string deviceJson(int dev) {
+// The GPU the run used, as the trace's metadata names it.
+RunDeviceInfo deviceInfo(int dev) {
   cudaDeviceProp p{};
-  if (cudaGetDeviceProperties(&p, dev) != cudaSuccess) return "null";
-  return "{\"name\": " + jsonString(p.name) + ", \"compute\": \"" + std::to_string(p.major) + "." +
-         std::to_string(p.minor) + "\", \"sms\": " + std::to_string(p.multiProcessorCount) +
-         ", \"total_global_mem\": " + std::to_string(p.totalGlobalMem) + "}";
+  if (cudaGetDeviceProperties(&p, dev) != cudaSuccess) return {};
+  return RunDeviceInfo{p.name, std::to_string(p.major) + "." + std::to_string(p.minor), p.multiProcessorCount,
+                       static_cast<int64_t>(p.totalGlobalMem)};
 }
 
 // The trace's deviceProperties and CUDA versions (Kineto's), for whichever
@@ -387,108 +344,11 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
     // A child's trace pass counted its correlations when it assembled them.
     EventStore store =
         childStore ? std::move(*childStore) : assembleRunStore(cap, &results.front().collection.assembled);
-    const MeasurementResult& trace = results.front();
-    const AssembleStats& st = trace.collection.assembled;
-    // The GPU work each step window launched, found once per window.
-    std::vector<StepGpu> windowGpu;
-    windowGpu.reserve(trace.spans.size());
-    for (const auto& w : trace.spans) windowGpu.push_back(gpuOfWindow(store, w.startNs, w.endNs));
-    // Per-step results of every method.
-    std::string steps = "[";
-    for (int k = 0; k < kStepCount; ++k) {
-      const bool wrapped = cfg.wrap[k];
-      steps += k ? ", " : "";
-      steps += "{\"name\": " + jsonString(kStepNames[k]) + ", \"key\": " + jsonString(kStepKeys[k]) +
-               ", \"wrapped\": " + (wrapped ? "true" : "false") + ", \"iterations\": [";
-      bool first = true;
-      for (size_t wi = 0; wi < trace.spans.size(); ++wi) {
-        const auto& w = trace.spans[wi];
-        if (w.step != k) continue;
-        const StepGpu& g = windowGpu[wi];
-        steps += first ? "" : ", ";
-        first = false;
-        steps += "{\"iteration\": " + std::to_string(w.iteration) +
-                 ", \"host_start_ns\": " + std::to_string(w.startNs) + ", \"host_end_ns\": " + std::to_string(w.endNs) +
-                 ", \"gpu_ns\": " + std::to_string(g.gpuNs) + ", \"gpu_start_ns\": " + std::to_string(g.gpuStart) +
-                 ", \"gpu_end_ns\": " + std::to_string(g.gpuEnd) + ", \"launches\": " + std::to_string(g.launches) +
-                 "}";
-      }
-      steps += "]}";
-    }
-    steps += "]";
-
-    std::string timing = "{";
-    bool firstM = true;
-    for (const auto& r : results) {
-      if (r.method == TimingMethod::Cupti && !cfg.timing[0]) continue;
-      timing += firstM ? "" : ", ";
-      firstM = false;
-      timing += jsonString(timingName(r.method)) + ": {\"process\": " + (r.child ? "\"child\"" : "\"parent\"") +
-                ", \"pid\": " + std::to_string(r.pid) + ", \"unit\": \"ns\", \"steps\": ";
-      if (r.method == TimingMethod::Cupti) {
-        // CUPTI's number for a step: the GPU time of the work it launched.
-        std::vector<std::array<int64_t, kStepCount>> gpu(r.stepNs.size(), {0, 0, 0, 0});
-        for (size_t wi = 0; wi < trace.spans.size(); ++wi) {
-          const auto& w = trace.spans[wi];
-          if (w.iteration >= 0 && static_cast<size_t>(w.iteration) < gpu.size())
-            gpu[w.iteration][w.step] = windowGpu[wi].gpuNs;
-        }
-        MeasurementResult tmp;
-        tmp.stepNs = gpu;
-        timing += stepsArray(tmp);
-      } else {
-        timing += stepsArray(r);
-      }
-      timing += ", \"measures\": " + jsonString(timingInfo(r.method).measures);
-      if (!r.eventOps.empty()) {
-        timing += ", \"ops\": [";
-        for (size_t i = 0; i < r.eventOps.size(); ++i)
-          timing += (i ? ", " : "") + std::string("{\"name\": ") + jsonString(r.eventOps[i].name) +
-                    ", \"user_scope\": " + (r.eventOps[i].userScope ? "true" : "false") +
-                    ", \"cpu_ns\": " + std::to_string(r.eventOps[i].hostEndNs - r.eventOps[i].hostStartNs) +
-                    ", \"cuda_event_ns\": " + std::to_string(r.eventOps[i].elapsedNs) + "}";
-        timing += "]";
-      }
-      if (!r.tracePath.empty()) timing += ", \"trace\": " + jsonString(r.tracePath);
-      if (r.eventStream >= 0)
-        timing += ", \"stream\": {\"device\": " + std::to_string(r.eventDevice) +
-                  ", \"id\": " + std::to_string(r.eventStream) + "}";
-      timing += "}";
-      for (const auto& n : r.notes) notes.push_back(n);
-    }
-    timing += "}";
-
-    const CollectionInfo& ci = trace.collection;
-    std::string meta = "\"attnscope\": {\"version\": 1, \"config\": " + runConfigJson(cfg);
-    meta += ", \"versions\": {\"libtorch\": " + jsonString(TORCH_VERSION) +
-            ", \"cuda_runtime\": " + std::to_string(runtimeVersion) +
-            ", \"cuda_driver\": " + std::to_string(driverVersion) +
-            ", \"cupti\": " + std::to_string(store.meta().cuptiVersion) + "}";
-    meta += ", \"device\": " + (device.is_cuda() ? deviceJson(gpuIndex) : std::string("\"cpu\""));
-    meta += ", \"steps\": " + steps + ", \"timing\": " + timing;
-    meta += ", \"collection\": {\"cupti\": " + jsonString(ci.cupti) +
-            ", \"dropped_records\": " + std::to_string(ci.droppedRecords) +
-            ", \"buffers_capped\": " + std::to_string(ci.buffersCapped) +
-            ", \"buffers_pooled\": " + std::to_string(ci.buffersPooled) +
-            ", \"buffers_added\": " + std::to_string(ci.buffersAdded) +
-            ", \"records_without_timestamps\": " + std::to_string(ci.recordsWithoutTimestamps) +
-            ", \"warmup_records_left_out\": " + std::to_string(ci.recordsBeforeWindow) +
-            ", \"driver_work_records\": " + std::to_string(st.driverWorkRecords) +
-            ", \"errors\": " + jsonStringArray(ci.errors) + ", \"clock\": {\"source\": " + jsonString(ci.clock) +
-            ", \"drift_ns\": " + std::to_string(ci.clockDriftNs) +
-            ", \"over_ns\": " + std::to_string(ci.clockSinceCalibrationNs) +
-            ", \"uncertainty_ns\": " + std::to_string(ci.clockUncertaintyNs) + "}" +
-            ", \"gpu_activities\": " + std::to_string(st.gpuActivities) +
-            ", \"gpu_linked_to_op\": " + std::to_string(st.gpuLinkedToOp) +
-            ", \"gpu_unlinked\": " + std::to_string(st.gpuUnlinked) +
-            ", \"api_calls\": " + std::to_string(st.runtimeCalls) +
-            ", \"api_calls_with_call_id\": " + std::to_string(st.apiCallsWithCallId) +
-            ", \"nvtx_ranges_pushed\": " + std::to_string(ci.nvtxRangesPushed) +
-            ", \"nvtx_ranges_seen\": " + std::to_string(st.markers) +
-            ", \"trace_pass\": " + (trace.child ? "\"child\"" : "\"parent\"") + "}";
-    meta += ", \"notes\": [";
-    for (size_t i = 0; i < notes.size(); ++i) meta += (i ? ", " : "") + jsonString(notes[i]);
-    meta += "]}";
+    RunVersions versions{TORCH_VERSION, runtimeVersion, driverVersion, store.meta().cuptiVersion};
+    const EngineRun record =
+        recordRun(cfg, results, store, versions,
+                  device.is_cuda() ? deviceInfo(gpuIndex) : RunDeviceInfo{"cpu", "", 0, 0}, std::move(notes));
+    const std::string meta = "\"attnscope\": " + engineRunJson(record);
 
     std::string err;
     sigset_t block, old;
@@ -504,7 +364,8 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
     }
     progress(cfg, "done", 0, "wrote " + out);
     if (!cfg.progressJson)
-      std::cout << "wrote " << out << " (" << store.events().size() << " events; cupti: " << ci.cupti << ")\n";
+      std::cout << "wrote " << out << " (" << store.events().size() << " events; cupti: " << record.collection.cupti
+                << ")\n";
     return kExitOk;
   } catch (const std::bad_alloc&) {
     std::cerr << "attnscope-cli: run: out of memory (a host allocation failed: std::bad_alloc)\n";

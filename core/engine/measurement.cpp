@@ -2,7 +2,6 @@
 
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
-#include <simdjson.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -10,6 +9,7 @@
 
 #include "core/engine/clock.h"
 #include "core/engine/cupti_collector.h"
+#include "core/run/timing_methods.h"
 #include "core/text/json_out.h"
 
 namespace attnscope::engine {
@@ -28,16 +28,10 @@ namespace {
 
 void fillStepTimes(MeasurementResult* r, int iters) {
   r->stepNs.assign(static_cast<size_t>(iters), {0, 0, 0, 0});
-  r->blockNs.assign(static_cast<size_t>(iters), 0);
-  std::vector<int64_t> first(static_cast<size_t>(iters), -1), last(static_cast<size_t>(iters), 0);
   for (const auto& w : r->spans) {
     if (w.iteration < 0 || w.iteration >= iters) continue;
     r->stepNs[w.iteration][w.step] = w.endNs - w.startNs;
-    auto& f = first[w.iteration];
-    if (f < 0 || w.startNs < f) f = w.startNs;
-    last[w.iteration] = std::max(last[w.iteration], w.endNs);
   }
-  for (int i = 0; i < iters; ++i) r->blockNs[i] = first[i] < 0 ? 0 : last[i] - first[i];
 }
 
 }  // namespace
@@ -169,7 +163,7 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
       r.collection.buffersPooled = st.buffersPooled;
       r.collection.buffersAdded = st.buffersAdded;
       r.collection.recordsWithoutTimestamps = st.recordsWithoutTimestamps;
-      r.collection.recordsBeforeWindow = st.recordsBeforeWindow;
+      r.collection.warmupRecordsLeftOut = st.recordsBeforeWindow;
       r.collection.errors = st.errors;
       if (const uint64_t bad = CallExternalId::failures()) {
         r.collection.errors.push_back(std::to_string(bad) +
@@ -186,7 +180,7 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
     const ClockCheck ck = checkClock();
     r.collection.clock = gTscClock.enabled ? "tsc" : "monotonic";
     r.collection.clockDriftNs = ck.driftNs;
-    r.collection.clockSinceCalibrationNs = ck.sinceCalibrationNs;
+    r.collection.clockOverNs = ck.sinceCalibrationNs;
     r.collection.clockUncertaintyNs = ck.sandwichNs;
     recorder->takeInto(cap);
   }
@@ -194,123 +188,63 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
   return r;
 }
 
-std::string measurementResultJson(const MeasurementResult& r) {
-  std::string s = "{\"method\": " + jsonString(timingName(r.method)) + ", \"pid\": " + std::to_string(r.pid);
-  s += ", \"steps\": [";
-  for (size_t i = 0; i < r.stepNs.size(); ++i) {
-    s += i ? ", [" : "[";
-    for (int k = 0; k < kStepCount; ++k) s += (k ? ", " : "") + std::to_string(r.stepNs[i][k]);
-    s += "]";
+EngineRun passRun(const MeasurementResult& r) {
+  EngineRun run;
+  TimingSeries t;
+  t.method = std::string(timingName(r.method));
+  t.measures = std::string(timingInfo(r.method).measures);
+  t.process = r.child ? "child" : "parent";
+  t.pid = r.pid;
+  for (const auto& it : r.stepNs) t.steps.emplace_back(it.begin(), it.end());
+  for (const EventTiming& o : r.eventOps)
+    t.ops.push_back({o.name, o.userScope, o.hostEndNs - o.hostStartNs, o.elapsedNs});
+  t.trace = r.tracePath;
+  t.streamDevice = r.eventDevice;
+  t.streamId = r.eventStream;
+  run.timing.push_back(std::move(t));
+  for (int k = 0; k < kStepCount; ++k) {
+    RunStepRecord st{std::string(kStepNames[k]), std::string(kStepKeys[k]), false, {}};
+    for (const StepSpan& w : r.spans)
+      if (w.step == k) st.iterations.push_back(RunIteration{w.iteration, w.startNs, w.endNs, 0, -1, -1, 0});
+    run.steps.push_back(std::move(st));
   }
-  s += "], \"block\": [";
-  for (size_t i = 0; i < r.blockNs.size(); ++i) s += (i ? ", " : "") + std::to_string(r.blockNs[i]);
-  s += "], \"spans\": [";
-  for (size_t i = 0; i < r.spans.size(); ++i) {
-    const auto& w = r.spans[i];
-    s += (i ? ", [" : "[") + std::to_string(w.iteration) + ", " + std::to_string(w.step) + ", " +
-         std::to_string(w.startNs) + ", " + std::to_string(w.endNs) + "]";
-  }
-  s += "], \"ops\": [";
-  for (size_t i = 0; i < r.eventOps.size(); ++i) {
-    const auto& o = r.eventOps[i];
-    s += (i ? ", " : "") + std::string("{\"name\": ") + jsonString(o.name) +
-         ", \"user_scope\": " + (o.userScope ? "true" : "false") +
-         ", \"host_start_ns\": " + std::to_string(o.hostStartNs) + ", \"host_end_ns\": " + std::to_string(o.hostEndNs) +
-         ", \"elapsed_ns\": " + std::to_string(o.elapsedNs) + "}";
-  }
-  s += "], \"collection\": {\"cupti\": " + jsonString(r.collection.cupti) +
-       ", \"dropped_records\": " + std::to_string(r.collection.droppedRecords) +
-       ", \"buffers_capped\": " + std::to_string(r.collection.buffersCapped) +
-       ", \"buffers_pooled\": " + std::to_string(r.collection.buffersPooled) +
-       ", \"buffers_added\": " + std::to_string(r.collection.buffersAdded) +
-       ", \"records_without_timestamps\": " + std::to_string(r.collection.recordsWithoutTimestamps) +
-       ", \"warmup_records_left_out\": " + std::to_string(r.collection.recordsBeforeWindow) +
-       ", \"errors\": " + jsonStringArray(r.collection.errors) + ", \"clock\": " + jsonString(r.collection.clock) +
-       ", \"clock_drift_ns\": " + std::to_string(r.collection.clockDriftNs) +
-       ", \"clock_since_calibration_ns\": " + std::to_string(r.collection.clockSinceCalibrationNs) +
-       ", \"clock_uncertainty_ns\": " + std::to_string(r.collection.clockUncertaintyNs) +
-       ", \"nvtx_ranges_pushed\": " + std::to_string(r.collection.nvtxRangesPushed) +
-       ", \"gpu_activities\": " + std::to_string(r.collection.assembled.gpuActivities) +
-       ", \"gpu_linked_to_launch\": " + std::to_string(r.collection.assembled.gpuLinkedToLaunch) +
-       ", \"gpu_linked_to_op\": " + std::to_string(r.collection.assembled.gpuLinkedToOp) +
-       ", \"gpu_unlinked\": " + std::to_string(r.collection.assembled.gpuUnlinked) +
-       ", \"markers\": " + std::to_string(r.collection.assembled.markers) +
-       ", \"event_stream\": " + std::to_string(r.eventStream) + ", \"event_device\": " + std::to_string(r.eventDevice) +
-       ", \"driver_work\": " + std::to_string(r.collection.assembled.driverWorkRecords) + "}";
-  s += ", \"trace\": " + jsonString(r.tracePath) + ", \"notes\": [";
-  for (size_t i = 0; i < r.notes.size(); ++i) s += (i ? ", " : "") + jsonString(r.notes[i]);
-  s += "]}";
-  return s;
+  run.collection = r.collection;
+  run.notes = r.notes;
+  return run;
 }
 
+std::string measurementResultJson(const MeasurementResult& r) { return engineRunJson(passRun(r)); }
+
 bool parseMeasurementResult(const std::string& json, MeasurementResult* r, std::string* error) {
-  simdjson::dom::parser p;
-  simdjson::dom::element doc;
-  if (auto e = p.parse(json).get(doc)) {
-    *error = std::string("pass result is not valid JSON: ") + simdjson::error_message(e);
+  const std::optional<EngineRun> run = parseEngineRun(json);
+  if (!run || run->timing.size() != 1) {
+    *error = "a pass result is not one pass's run (" +
+             std::string(run ? std::to_string(run->timing.size()) + " timing methods" : "not a JSON object") + ")";
     return false;
   }
-  try {
-    const std::string_view method = doc["method"].get_string();
-    for (int m = 0; m < kTimingMethodCount; ++m)
-      if (method == timingName(static_cast<TimingMethod>(m))) r->method = static_cast<TimingMethod>(m);
-    r->pid = doc["pid"].get_int64();
-    r->child = true;
-    for (auto it : doc["steps"].get_array()) {
-      std::array<int64_t, kStepCount> a{};
-      int k = 0;
-      for (auto v : it.get_array())
-        if (k < kStepCount) a[k++] = v.get_int64();
-      r->stepNs.push_back(a);
-    }
-    for (auto v : doc["block"].get_array()) r->blockNs.push_back(v.get_int64());
-    for (auto it : doc["spans"].get_array()) {
-      StepSpan w;
-      auto a = it.get_array();
-      w.iteration = static_cast<int>(int64_t(a.at(0)));
-      w.step = static_cast<int>(int64_t(a.at(1)));
-      w.startNs = a.at(2);
-      w.endNs = a.at(3);
-      r->spans.push_back(w);
-    }
-    for (auto it : doc["ops"].get_array()) {
-      EventTiming t;
-      t.name = std::string(std::string_view(it["name"]));
-      t.userScope = bool(it["user_scope"]);
-      t.hostStartNs = it["host_start_ns"];
-      t.hostEndNs = it["host_end_ns"];
-      t.elapsedNs = it["elapsed_ns"];
-      r->eventOps.push_back(t);
-    }
-    auto c = doc["collection"];
-    r->collection.cupti = std::string(std::string_view(c["cupti"]));
-    r->collection.droppedRecords = uint64_t(int64_t(c["dropped_records"]));
-    r->collection.buffersCapped = uint64_t(int64_t(c["buffers_capped"]));
-    r->collection.buffersPooled = uint64_t(int64_t(c["buffers_pooled"]));
-    r->collection.buffersAdded = uint64_t(int64_t(c["buffers_added"]));
-    r->collection.recordsWithoutTimestamps = uint64_t(int64_t(c["records_without_timestamps"]));
-    r->collection.recordsBeforeWindow = uint64_t(int64_t(c["warmup_records_left_out"]));
-    for (auto e : c["errors"].get_array()) r->collection.errors.emplace_back(std::string_view(e));
-    r->collection.clock = std::string(std::string_view(c["clock"]));
-    r->collection.clockDriftNs = c["clock_drift_ns"];
-    r->collection.clockSinceCalibrationNs = c["clock_since_calibration_ns"];
-    r->collection.clockUncertaintyNs = c["clock_uncertainty_ns"];
-    r->collection.nvtxRangesPushed = uint64_t(int64_t(c["nvtx_ranges_pushed"]));
-    AssembleStats& st = r->collection.assembled;
-    st.gpuActivities = uint64_t(int64_t(c["gpu_activities"]));
-    st.gpuLinkedToLaunch = uint64_t(int64_t(c["gpu_linked_to_launch"]));
-    st.gpuLinkedToOp = uint64_t(int64_t(c["gpu_linked_to_op"]));
-    st.gpuUnlinked = uint64_t(int64_t(c["gpu_unlinked"]));
-    st.markers = uint64_t(int64_t(c["markers"]));
-    st.driverWorkRecords = uint64_t(int64_t(c["driver_work"]));
-    r->eventStream = c["event_stream"];
-    r->eventDevice = static_cast<int>(int64_t(c["event_device"]));
-    r->tracePath = std::string(std::string_view(doc["trace"]));
-    for (auto n : doc["notes"].get_array()) r->notes.emplace_back(std::string_view(n));
-  } catch (const simdjson::simdjson_error& e) {
-    *error = std::string("pass result is malformed: ") + e.what();
+  const TimingSeries& t = run->timing.front();
+  const TimingMethodInfo* info = timingByKey(t.method);
+  if (!info) {
+    *error = "a pass result names no known timing method ('" + t.method + "')";
     return false;
   }
+  r->method = info->method;
+  r->pid = t.pid;
+  r->child = true;
+  for (const auto& it : t.steps) {
+    std::array<int64_t, kStepCount> a{-1, -1, -1, -1};
+    for (size_t k = 0; k < a.size() && k < it.size(); ++k) a[k] = it[k];
+    r->stepNs.push_back(a);
+  }
+  for (size_t k = 0; k < run->steps.size(); ++k)
+    for (const RunIteration& it : run->steps[k].iterations)
+      r->spans.push_back(StepSpan{it.iteration, static_cast<int>(k), it.hostStartNs, it.hostEndNs});
+  for (const RunOpTiming& o : t.ops) r->eventOps.push_back(EventTiming{o.name, o.userScope, 0, o.cpuNs, o.cudaEventNs});
+  r->tracePath = t.trace;
+  r->eventDevice = t.streamDevice;
+  r->eventStream = t.streamId;
+  r->collection = run->collection;
+  r->notes = run->notes;
   return true;
 }
 

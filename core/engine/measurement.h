@@ -10,34 +10,20 @@
 
 #include "core/engine/op_recorder.h"
 #include "core/engine/workload.h"
+#include "core/run/engine_run.h"
 #include "core/run/run_capture.h"
 #include "core/run/run_config.h"
 
 namespace attnscope::engine {
 
-struct CollectionInfo {
-  std::string cupti = "not used";  // "ok" or "unavailable: <reason>"
-  uint64_t droppedRecords = 0;
-  uint64_t buffersCapped = 0;
-  uint64_t buffersPooled = 0;             // CUPTI buffers allocated and zeroed before the warm-up
-  uint64_t buffersAdded = 0;              // buffers the pool could not serve
-  uint64_t recordsWithoutTimestamps = 0;  // left out: CUPTI could not time them
-  uint64_t recordsBeforeWindow = 0;       // left out: the warm-up's
-  std::vector<std::string> errors;        // failed CUPTI/CUDA calls at the end of the pass
-  std::string clock = "monotonic";        // "tsc" (calibrated) or "monotonic"
-  int64_t clockDriftNs = 0;               // calibrated clock - CLOCK_MONOTONIC at the end of the pass
-  int64_t clockSinceCalibrationNs = 0;
-  int64_t clockUncertaintyNs = 0;
-  uint64_t nvtxRangesPushed = 0;
-  AssembleStats assembled;  // the trace pass's correlation counters (child or parent)
-};
+// What collection counted (one set of names for the pass result and the trace: engine_run.h).
+using CollectionInfo = RunCollection;
 
 struct MeasurementResult {
   TimingMethod method = TimingMethod::Cupti;
   int64_t pid = 0;
   bool child = false;
   std::vector<std::array<int64_t, kStepCount>> stepNs;  // per iteration
-  std::vector<int64_t> blockNs;                         // whole block per iteration
   std::vector<StepSpan> spans;
   std::vector<EventTiming> eventOps;  // events pass: per op/scope
   CollectionInfo collection;
@@ -51,6 +37,9 @@ struct MeasurementResult {
 MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::Device device, RunCapture* cap,
                                  const std::string& torchTracePath);
 
+// A child's pass result: the run's one serializer (engineRunJson) over an EngineRun holding this
+// pass alone (its series, its step windows, its collection and notes), read back by parseEngineRun.
+EngineRun passRun(const MeasurementResult& r);
 std::string measurementResultJson(const MeasurementResult& r);
 bool parseMeasurementResult(const std::string& json, MeasurementResult* r, std::string* error);
 

@@ -50,7 +50,6 @@ MeasurementResult runTorchMeasurement(const RunConfig& cfg, at::Device device, c
     }
   }
   r.stepNs.assign(static_cast<size_t>(cfg.iters), {0, 0, 0, 0});
-  r.blockNs.assign(static_cast<size_t>(cfg.iters), 0);
   for (const auto& win : r.spans) r.stepNs[win.iteration][win.step] = win.endNs - win.startNs;
   return r;
 }

@@ -230,19 +230,19 @@ Comparison compareTraces(const TraceSnapshot& sa, const TraceSnapshot& sb, const
   return c;
 }
 
-std::vector<EngineTimingChange> compareEngineTiming(const EngineMetadata& a, const EngineMetadata& b) {
+std::vector<EngineTimingChange> compareEngineTiming(const EngineRun& a, const EngineRun& b) {
   std::vector<EngineTimingChange> out;
   for (const TimingSeries& ta : a.timing) {
     const TimingSeries* tb = b.timingOf(ta.method);
     if (!tb) continue;
     // On the CPU neither CUDA events nor CUPTI kernels measure anything.
-    if ((ta.method == "events" || ta.method == "cupti") && (a.device == "cpu" || b.device == "cpu")) continue;
+    if ((ta.method == "events" || ta.method == "cupti") && (a.device.isCpu() || b.device.isCpu())) continue;
     const std::vector<StepSpread> sa = ta.spread(), sb = tb->spread();
     for (size_t k = 0; k < sa.size() && k < sb.size(); ++k) {
       if (sa[k].n == 0 || sb[k].n == 0) continue;
       EngineTimingChange ch;
       ch.method = ta.method;
-      ch.step = k < a.stepNames.size() ? a.stepNames[k] : "step " + std::to_string(k + 1);
+      ch.step = k < a.steps.size() ? a.steps[k].name : "step " + std::to_string(k + 1);
       ch.a = sa[k];
       ch.b = sb[k];
       ch.deltaNs = ch.b.medianNs - ch.a.medianNs;

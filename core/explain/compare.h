@@ -16,7 +16,7 @@
 
 #include "core/explain/diagnosis.h"
 #include "core/explain/explanation.h"
-#include "core/run/engine_metadata.h"
+#include "core/run/engine_run.h"
 #include "core/tables/key_averages.h"
 
 namespace attnscope {
@@ -65,7 +65,7 @@ struct EngineTimingChange {
   double deltaNs = 0;  // b.medianNs - a.medianNs
   std::string verdict;
 };
-std::vector<EngineTimingChange> compareEngineTiming(const EngineMetadata& a, const EngineMetadata& b);
+std::vector<EngineTimingChange> compareEngineTiming(const EngineRun& a, const EngineRun& b);
 
 // A cause of the diagnosis, per step in each trace (its time over every step / the steps).
 struct CauseChange {

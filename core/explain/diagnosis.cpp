@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "core/explain/explanation.h"
-#include "core/run/engine_metadata.h"
+#include "core/run/engine_run.h"
 #include "core/store/intervals.h"
 #include "core/text/duration.h"
 #include "core/text/json_out.h"

@@ -6,7 +6,7 @@
 
 #include "core/explain/explanation.h"
 #include "core/explain/glossary.h"
-#include "core/run/engine_metadata.h"
+#include "core/run/engine_run.h"
 #include "core/text/json_out.h"
 
 namespace attnscope {

@@ -197,7 +197,7 @@ struct Explanation {
 
 class ActivityIndex;
 struct KeyAverages;
-struct EngineMetadata;
+struct EngineRun;
 struct TraceSnapshot;
 
 // The explanation of a snapshot's trace from the pieces it already holds
@@ -218,7 +218,7 @@ void fillStepFigures(const EventStore& store, const ActivityIndex& index, StepRe
 std::vector<SyncWait> findSyncWaits(const EventStore& store, const ActivityIndex& index);
 // What torch's sums say against what the GPU did; `engine` (may be null) gives the dropped-record count.
 Ledger computeLedger(const EventStore& store, const ActivityIndex& index, const KeyAverages& torchByName,
-                     const KeyAverages& correctedByName, const EngineMetadata* engine);
+                     const KeyAverages& correctedByName, const EngineRun* engine);
 Ledger computeLedger(const TraceSnapshot& snap);
 // Ranked by the time at stake, largest first.
 std::vector<Verdict> findVerdicts(const EventStore& store, const ActivityIndex& index, const Explanation& a);

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "core/explain/explanation.h"
-#include "core/run/engine_metadata.h"
+#include "core/run/engine_run.h"
 #include "core/snapshot/trace_snapshot.h"
 #include "core/tables/attribution.h"
 #include "core/tables/key_averages.h"
@@ -38,11 +38,11 @@ Ledger computeLedger(const TraceSnapshot& snap) {
 }
 
 Ledger computeLedger(const EventStore& s, const ActivityIndex& index, const KeyAverages& torch,
-                     const KeyAverages& corrected, const EngineMetadata* engine) {
+                     const KeyAverages& corrected, const EngineRun* engine) {
   Ledger l;
   if (engine) {
-    l.droppedRecords = engine->droppedRecords;
-    l.recordsWithoutTimestamps = engine->recordsWithoutTimestamps;
+    l.droppedRecords = engine->collection.droppedRecords;
+    l.recordsWithoutTimestamps = engine->collection.recordsWithoutTimestamps;
   }
   l.wallSpanNs = s.maxTime() - s.minTime();
   const std::vector<EventId>& byStart = index.gpuWorkByStart();

@@ -1,6 +1,6 @@
 // A figure's median and spread over several values (a run's iterations, a trace's steps).
 // Percentiles interpolate linearly between the sorted values (numpy's default), so p10/p90 of 2
-// values lie between them. core/run/engine_metadata.h computes it (spreadOf) and writes it.
+// values lie between them. core/run/engine_run.h computes it (spreadOf) and writes it.
 #pragma once
 
 namespace attnscope {

@@ -13,7 +13,7 @@
 #include <unordered_map>
 
 #include "core/explain/explanation.h"
-#include "core/run/engine_metadata.h"
+#include "core/run/engine_run.h"
 #include "core/snapshot/trace_snapshot.h"
 #include "core/store/work_counters.h"
 #include "core/tables/attribution.h"
@@ -432,11 +432,15 @@ Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep
   Explanation a;
   a.partial = s.meta().partial;
   // Our engine's traces name their four steps and host windows: use them.
-  const EngineMetadata* engine = snap.engine ? &*snap.engine : nullptr;
+  const EngineRun* engine = snap.engine ? &*snap.engine : nullptr;
   const bool engineSteps = !steps && engine && !engine->steps.empty();
-  if (engineSteps) steps = &engine->steps;
+  std::vector<EngineStep> engineWindows;
+  if (engineSteps) {
+    engineWindows = engine->windows();
+    steps = &engineWindows;
+  }
   a.steps = findSteps(s, steps, &a.stepSource);
-  if (engineSteps && engine->device != "cpu") {
+  if (engineSteps && !engine->device.isCpu()) {
     // The events measurement's CUDA-event time per step (iteration i, step k); a CPU run has no CUDA events.
     if (const TimingSeries* ev = engine->timingOf("events")) {
       for (size_t i = 0; i < a.steps.size(); ++i) {
@@ -452,12 +456,11 @@ Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep
     const TimingSeries* torch = engine->timingOf("torch");
     const std::vector<StepSpread> hs = host ? host->spread() : std::vector<StepSpread>{};
     const std::vector<StepSpread> ts = torch ? torch->spread() : std::vector<StepSpread>{};
-    for (size_t k = 0; k < engine->stepNames.size() && k < kStepCount; ++k) {
+    for (size_t k = 0; k < engine->steps.size() && k < kStepCount; ++k) {
       ProfilerInflation p;
-      p.step = engine->stepNames[k];
-      std::vector<int64_t> windows;  // "QK MATMUL", "QK MATMUL #2", ...
-      for (const EngineStep& e : engine->steps)
-        if (e.name == p.step || e.name.starts_with(p.step + " #")) windows.push_back(e.hostEndNs - e.hostStartNs);
+      p.step = engine->steps[k].name;
+      std::vector<int64_t> windows;  // each iteration's window of the step
+      for (const RunIteration& it : engine->steps[k].iterations) windows.push_back(it.hostEndNs - it.hostStartNs);
       p.collector = spreadOf(std::move(windows));
       if (k < hs.size()) p.noProfiler = hs[k];
       if (k < ts.size()) p.torch = ts[k];

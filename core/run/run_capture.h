@@ -87,6 +87,7 @@ struct AssembleStats {
   uint64_t driverWorkRecords = 0;   // lazy loading and the PTX compiler (CUPTI overhead kinds that are the driver's)
   uint64_t markers = 0;             // NVTX ranges seen back through CUPTI
   uint64_t apiCallsWithCallId = 0;  // runtime/driver calls CUPTI tagged with their call of the block
+  bool operator==(const AssembleStats&) const = default;
 };
 
 // Builds the store: ops on their threads, runtime/driver calls on theirs

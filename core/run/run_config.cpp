@@ -1,5 +1,6 @@
 #include "core/run/run_config.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "core/run/timing_methods.h"
@@ -327,7 +328,7 @@ std::string runSummary(const RunConfig& c) {
          std::to_string(c.warmup);
 }
 
-const char* const kRunHelp =
+const char* const kRunHelpOptions =
     "usage: attnscope-cli run [options]\n"
     "\n"
     "Runs a multi-head attention block (QK MATMUL, SCALE, SOFTMAX PASS, AV MATMUL) under\n"
@@ -350,11 +351,7 @@ const char* const kRunHelp =
     "                          stream sync), or a host scalar (no sync). Default device-tensor\n"
     "  --warmup N              untimed calls first (default 3; 0 = cold, a fresh child per method)\n"
     "  --iters N               timed iterations per method (default 20: medians with p10-p90)\n"
-    "  --timing LIST           cupti,events,host,host-sync,torch,op-events (default\n"
-    "                          cupti,events,host; on the CPU cupti,host: events, host-sync and\n"
-    "                          op-events need a GPU); events: CUDA events at each step's ends only;\n"
-    "                          op-events: the same while every op records a pair (use_cuda=True);\n"
-    "                          torch runs LibTorch's own profiler in a separate child process\n"
+    "  --timing LIST           comma-separated timing methods (below)\n"
     "  --record-shapes         record every op's input shapes in the trace pass (and torch's\n"
     "                          record_shapes): off by default, as in torch.profiler, because\n"
     "                          reading every op's inputs lengthens the steps being timed\n"
@@ -363,5 +360,20 @@ const char* const kRunHelp =
     "\n"
     "Exit codes: 0 ok, 2 bad options / no GPU for --device cuda / unwritable output,\n"
     "3 out of memory, 1 internal error.\n";
+
+std::string runHelp() {
+  // The methods from their table: key, whether it runs by default, whether it needs a GPU, label.
+  std::string t =
+      "\nTiming methods, each measured in its own pass (* by default; ^ needs a GPU: a CPU run leaves\n"
+      "it out, and refuses it when --timing names it):\n";
+  for (const TimingMethodInfo& m : timingMethods()) {
+    std::string key = "  " + std::string(m.key) + (m.defaultOn ? "*" : "") + (m.needsGpu() ? "^" : "");
+    key.resize(std::max<size_t>(key.size() + 1, 14), ' ');
+    t += key + std::string(m.label) + "\n";
+  }
+  std::string help = kRunHelpOptions;
+  const size_t exits = help.find("\nExit codes:");
+  return help.insert(exits == std::string::npos ? help.size() : exits, t);
+}
 
 }  // namespace attnscope

@@ -52,6 +52,7 @@ struct RunConfig {
   // Internal: a child process measuring one pass ("" = the parent).
   std::string pass;
   std::string passOut;  // where a child writes its pass result
+  bool operator==(const RunConfig&) const = default;
 };
 
 std::string_view dtypeName(RunDType d);
@@ -78,7 +79,7 @@ bool timingNeedsGpu(TimingMethod m);
 std::vector<std::string> toRunArgs(const RunConfig& cfg);
 
 // The config as a JSON object (for the trace's "attnscope" metadata); parseRunConfigJson
-// (engine_metadata.h) reads it back, field by field.
+// (engine_run.h) reads it back, field by field.
 std::string runConfigJson(const RunConfig& cfg);
 
 // Bytes the workload keeps alive on the device at its peak: q, k, v, the
@@ -89,6 +90,7 @@ size_t dtypeSize(RunDType d);
 // Human summary: "8x16x1024x64 float32, wrap softmax, sync end".
 std::string runSummary(const RunConfig& cfg);
 
-extern const char* const kRunHelp;
+// `attnscope-cli run --help`: the options, then the timing methods from their table.
+std::string runHelp();
 
 }  // namespace attnscope

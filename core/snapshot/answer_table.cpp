@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "core/run/engine_metadata.h"
+#include "core/run/engine_run.h"
 #include "core/run/timing_methods.h"
 #include "core/snapshot/trace_snapshot.h"
 #include "core/text/duration.h"
@@ -20,8 +20,8 @@ std::optional<AnswerTable> answerTable(const TraceSnapshot& snap) {
     t.steps[k] = an.steps[k].name;
     t.wrapped[k] = an.steps[k].wrapped;
   }
-  const EngineMetadata* engine = snap.engine ? &*snap.engine : nullptr;
-  t.cpuRun = engine && engine->device == "cpu";
+  const EngineRun* engine = snap.engine ? &*snap.engine : nullptr;
+  t.cpuRun = engine && engine->device.isCpu();
   const bool gpuRecords = an.ledger.timing == "cupti" || an.ledger.timing == "roctracer";
   if (gpuRecords) {
     AnswerColumn c;

@@ -13,7 +13,7 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
   auto snap = std::make_shared<TraceSnapshot>();
   const EventStore& s = *store;
   snap->store = std::move(store);
-  snap->engine = readEngineMetadata(s);
+  snap->engine = readEngineRun(s);
   snap->index = ActivityIndex(s);
   if (options.shapeTables) {
     // Each attribution once, both groupings from it.

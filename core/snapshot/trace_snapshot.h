@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/explain/explanation.h"
-#include "core/run/engine_metadata.h"
+#include "core/run/engine_run.h"
 #include "core/store/activity_index.h"
 #include "core/store/event_store.h"
 #include "core/tables/key_averages.h"
@@ -21,7 +21,7 @@ namespace attnscope {
 
 struct TraceSnapshot {
   std::shared_ptr<const EventStore> store;
-  std::optional<EngineMetadata> engine;  // our engine's "attnscope" object, when the trace has one
+  std::optional<EngineRun> engine;  // our engine's "attnscope" object, when the trace has one
   ActivityIndex index;
   std::shared_ptr<const KeyAverages> torchByName, torchByInputShape;
   std::shared_ptr<const KeyAverages> correctedByName, correctedByInputShape;

@@ -10,7 +10,7 @@
 namespace attnscope {
 
 struct WorkCounters {
-  std::atomic<uint64_t> engineMetadataParses{0};  // readEngineMetadata() on a trace that has the object
+  std::atomic<uint64_t> engineMetadataParses{0};  // readEngineRun() on a trace that has the object
   std::atomic<uint64_t> keyAverageTables{0};      // key_averages tables produced (one per grouping)
   std::atomic<uint64_t> explanations{0};          // explainTrace()
   std::atomic<uint64_t> activityIndexes{0};       // ActivityIndex built

@@ -17,7 +17,7 @@
 
 #include "cli_run.h"
 #include "core/read/trace_reader.h"
-#include "core/run/engine_metadata.h"
+#include "core/run/engine_run.h"
 #include "core/tables/key_averages.h"
 #include "write_faults.h"
 
@@ -205,7 +205,7 @@ class EngineCpuTest : public QObject {
     LoadResult lr = loadTrace(out.toStdString());
     QVERIFY(lr.ok());
     const EventStore& s = *lr.store;
-    const auto meta = readEngineMetadata(s);
+    const auto meta = readEngineRun(s);
     QVERIFY(meta && meta->config);
     QCOMPARE(meta->config->iters, 20);
     for (const TimingSeries& t : meta->timing) QCOMPARE(t.steps.size(), size_t(20));
@@ -218,11 +218,12 @@ class EngineCpuTest : public QObject {
       QCOMPARE(int(e.family), int(Family::UserAnnotation));
       marks[static_cast<size_t>(i)] = &e;
     }
-    QCOMPARE(meta->steps.size(), size_t(80));
-    for (size_t k = 0; k < meta->steps.size(); ++k) {
+    const std::vector<EngineStep> windows = meta->windows();
+    QCOMPARE(windows.size(), size_t(80));
+    for (size_t k = 0; k < windows.size(); ++k) {
       const Event* m = marks[k / 4];
       QVERIFY2(m, qPrintable(QString("no ProfilerStep#%1").arg(k / 4)));
-      QVERIFY(m->start <= meta->steps[k].hostStartNs && meta->steps[k].hostEndNs <= m->end());
+      QVERIFY(m->start <= windows[k].hostStartNs && windows[k].hostEndNs <= m->end());
     }
   }
 
@@ -367,7 +368,7 @@ class EngineCpuTest : public QObject {
     // The reader's view of the same run gives the same medians.
     LoadResult lr = loadTrace(out.toStdString());
     QVERIFY(lr.ok());
-    const auto meta = readEngineMetadata(*lr.store);
+    const auto meta = readEngineRun(*lr.store);
     QVERIFY(meta && meta->timingOf("host"));
     const std::vector<StepSpread> sp = meta->timingOf("host")->spread();
     for (int k = 0; k < 4; ++k)

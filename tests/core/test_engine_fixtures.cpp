@@ -8,7 +8,7 @@
 
 #include "core/explain/explanation.h"
 #include "core/read/trace_reader.h"
-#include "core/run/engine_metadata.h"
+#include "core/run/engine_run.h"
 #include "core/snapshot/trace_snapshot.h"
 #include "core/tables/key_averages.h"
 
@@ -60,13 +60,13 @@ class EngineFixturesTest : public QObject {
   void everyCaptureIsComplete() {
     QFETCH(QString, file);
     LOAD(s, file);
-    const auto m = readEngineMetadata(s);
+    const auto m = readEngineRun(s);
     QVERIFY(m.has_value());
-    QCOMPARE(m->cupti, std::string("ok"));
-    QCOMPARE(m->droppedRecords, uint64_t{0});
-    QVERIFY(m->nvtxSeen == m->nvtxPushed);  // NVTX came back through CUPTI
+    QCOMPARE(m->collection.cupti, std::string("ok"));
+    QCOMPARE(m->collection.droppedRecords, uint64_t{0});
+    QVERIFY(m->collection.assembled.markers == m->collection.nvtxRangesPushed);  // NVTX came back through CUPTI
     QVERIFY(m->config.has_value());
-    QCOMPARE(m->steps.size(), size_t(4 * m->config->iters));  // four steps per iteration
+    QCOMPARE(m->windows().size(), size_t(4 * m->config->iters));  // four steps per iteration
     // Every kernel and copy links to its launch (correlation) and its op (External id).
     uint64_t gpu = 0, linked = 0;
     for (const Event& e : s.events()) {
@@ -89,7 +89,7 @@ class EngineFixturesTest : public QObject {
   // the host pass's.
   void collectorLeavesNoArtefactInTheSteps() {
     LOAD(s, "softmax_none_iters3_1x8x64x64.json");
-    const auto m = readEngineMetadata(s);
+    const auto m = readEngineRun(s);
     QVERIFY(m && m->config);
     QCOMPARE(m->config->iters, 3);
     const QJsonObject c =
@@ -103,15 +103,16 @@ class EngineFixturesTest : public QObject {
     for (const Event& e : s.events()) {
       if (e.family == Family::UserAnnotation && s.name(e).starts_with("ProfilerStep#")) marks.push_back(&e);
       if (e.family != Family::Overhead) continue;
-      for (const EngineStep& st : m->steps)
+      for (const EngineStep& st : m->windows())
         QVERIFY2(e.end() <= st.hostStartNs || e.start >= st.hostEndNs,
                  qPrintable(QString("%1 inside %2")
                                 .arg(QString::fromStdString(std::string(s.name(e))), QString::fromStdString(st.name))));
     }
     QCOMPARE(marks.size(), size_t{3});
-    for (size_t k = 0; k < m->steps.size(); ++k) {
+    const std::vector<EngineStep> windows = m->windows();
+    for (size_t k = 0; k < windows.size(); ++k) {
       const Event& mark = *marks[k / 4];
-      QVERIFY(mark.start <= m->steps[k].hostStartNs && m->steps[k].hostEndNs <= mark.end());
+      QVERIFY(mark.start <= windows[k].hostStartNs && windows[k].hostEndNs <= mark.end());
     }
     const Explanation an = *snapshotOf(s)->explanation;
     QCOMPARE(an.inflation.size(), size_t{4});
@@ -144,8 +145,8 @@ class EngineFixturesTest : public QObject {
   void scaleHostTimeIsThePreviousStepsGpuTime() {
     LOAD(devStore, "softmax_none_8x16x1024x64.json");
     LOAD(hostStore, "softmax_none_hostscalar_8x16x1024x64.json");
-    const auto dev = readEngineMetadata(devStore);
-    const auto host = readEngineMetadata(hostStore);
+    const auto dev = readEngineRun(devStore);
+    const auto host = readEngineRun(hostStore);
     QVERIFY(dev && host);
     const int64_t scaleHost = dev->timingOf("host")->steps[0][1];
     const int64_t qkGpu = dev->timingOf("cupti")->steps[0][0];

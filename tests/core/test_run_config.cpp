@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "core/run/engine_metadata.h"
+#include "core/run/engine_run.h"
 #include "core/run/run_config.h"
 
 using namespace attnscope;

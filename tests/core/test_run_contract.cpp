@@ -9,7 +9,7 @@
 #include <QJsonObject>
 #include <QtTest>
 
-#include "core/run/engine_metadata.h"
+#include "core/run/engine_run.h"
 #include "core/run/run_config.h"
 #include "core/run/timing_methods.h"
 
@@ -68,13 +68,85 @@ class RunContractTest : public QObject {
     }
     // Through the whole metadata object, as the snapshot reads it.
     const std::string meta = "{\"version\": 1, \"config\": " + runConfigJson(every) + "}";
-    const std::optional<EngineMetadata> m = parseEngineMetadata(meta);
+    const std::optional<EngineRun> m = parseEngineRun(meta);
     QVERIFY(m && m->config);
     QVERIFY2(differences(every, *m->config).isEmpty(), qPrintable(differences(every, *m->config)));
     // A value no option accepts is refused, not guessed.
     QVERIFY(!parseRunConfigJson("{\"sync\": \"sometimes\"}"));
     QVERIFY(!parseRunConfigJson("{\"timing\": [\"cupti\", \"stopwatch\"]}"));
     QVERIFY(!parseRunConfigJson("{\"shape\": [1, 2, 3]}"));
+  }
+
+  // The whole run record: every field of every part set to something other than its default,
+  // written by engineRunJson and read back by parseEngineRun, equal field for field (the defaulted
+  // operator== compares them all). A child pass's result is the same object with one series.
+  void engineRunRoundTrip() {
+    EngineRun r;
+    r.version = 1;
+    RunConfig c;
+    c.device = RunDevice::Cuda;
+    c.shape = {4, 8, 256, 64};
+    c.iters = 2;
+    c.wrap = {false, false, true, false};
+    c.timing = {true, true, true, false, false, true};
+    c.timingGiven = true;  // what the reader says of a recorded list
+    c.out = "/data/my runs/a.json";
+    r.config = c;
+    r.versions = {"2.11.0", 13000, 13010, 130001};
+    r.device = {"NVIDIA H200", "9.0", 132, 150109880320};
+    for (int k = 0; k < kStepCount; ++k) {
+      RunStepRecord st{std::string(kStepNames[k]), std::string(kStepKeys[k]), k == 2, {}};
+      for (int i = 0; i < 2; ++i)
+        st.iterations.push_back(
+            {i, 1000 + 100 * k + 10 * i, 1050 + 100 * k + 10 * i, 40 + k, 2000 + k, 2040 + k, k + 1});
+      r.steps.push_back(st);
+    }
+    TimingSeries events{"events",
+                        "GPU-timeline distance",
+                        "parent",
+                        77,
+                        {{1, 2, 3, 4}, {5, -1, 7, 8}},
+                        {{"aten::bmm", false, 1500, 42000}, {"SOFTMAX PASS", true, 900, -1}},
+                        "",
+                        0,
+                        7};
+    TimingSeries torch{
+        "torch", "host clock under torch.profiler", "child", 78, {{9, 10, 11, 12}}, {}, "/tmp/t.torch.json", -1, -1};
+    r.timing = {events, torch};
+    RunCollection& col = r.collection;
+    col.cupti = "error: 1 External-id pushes or pops failed";
+    col.droppedRecords = 1;
+    col.buffersCapped = 2;
+    col.buffersPooled = 3;
+    col.buffersAdded = 4;
+    col.recordsWithoutTimestamps = 5;
+    col.warmupRecordsLeftOut = 6;
+    col.errors = {"cuptiActivityFlushAll failed", "x \"quoted\""};
+    col.clock = "tsc";
+    col.clockDriftNs = -12;
+    col.clockOverNs = 345;
+    col.clockUncertaintyNs = 6;
+    col.nvtxRangesPushed = 7;
+    col.assembled = {8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18};
+    col.tracePass = "child";
+    r.notes = {"torch's own profiler ran in a separate child process", "a note\nwith a newline"};
+    const std::optional<EngineRun> back = parseEngineRun(engineRunJson(r));
+    QVERIFY(back);
+    QVERIFY(back->config && *back->config == *r.config);
+    QVERIFY(back->versions == r.versions);
+    QVERIFY(back->device == r.device);
+    QVERIFY(back->steps == r.steps);
+    QCOMPARE(back->timing.size(), r.timing.size());
+    for (size_t i = 0; i < r.timing.size(); ++i) QVERIFY2(back->timing[i] == r.timing[i], r.timing[i].method.c_str());
+    QVERIFY(back->collection.assembled == r.collection.assembled);
+    QVERIFY(back->collection == r.collection);
+    QVERIFY(back->notes == r.notes);
+    QVERIFY(*back == r);
+    // A CPU run's device is the plain string older readers expect.
+    EngineRun cpu;
+    cpu.device.name = "cpu";
+    QVERIFY(engineRunJson(cpu).find("\"device\": \"cpu\"") != std::string::npos);
+    QVERIFY(parseEngineRun(engineRunJson(cpu))->device.isCpu());
   }
 
   // Every engine capture under tests/data: the structured config equals what its recorded command
@@ -89,7 +161,7 @@ class RunContractTest : public QObject {
         const QJsonObject meta = QJsonDocument::fromJson(f.readAll()).object()["attnscope"].toObject();
         if (meta.isEmpty()) continue;
         const std::string json = QJsonDocument(meta).toJson(QJsonDocument::Compact).toStdString();
-        const std::optional<EngineMetadata> m = parseEngineMetadata(json);
+        const std::optional<EngineRun> m = parseEngineRun(json);
         QVERIFY2(m && m->config, qPrintable(name));
         std::vector<std::string> args;
         for (const QString& a : meta["config"].toObject()["args"].toString().split(' ', Qt::SkipEmptyParts))

@@ -94,29 +94,30 @@ class SnapshotTest : public QObject {
     QString error;
     const auto store = load(QStringLiteral(ATTNSCOPE_TEST_DATA "/h200/softmax_none_8x16x1024x64.json"), &error);
     QVERIFY2(store, qPrintable(error));
-    const auto m = readEngineMetadata(*store);
+    const auto m = readEngineRun(*store);
     QVERIFY(m && m->config);
-    QCOMPARE(m->stepNames, (std::vector<std::string>{"QK MATMUL", "SCALE", "SOFTMAX PASS", "AV MATMUL"}));
-    QCOMPARE(m->wrapped, (std::vector<bool>{false, false, true, false}));
-    QCOMPARE(m->steps.size(), size_t{4});
-    for (size_t i = 1; i < m->steps.size(); ++i) QVERIFY(m->steps[i - 1].hostStartNs <= m->steps[i].hostStartNs);
+    QCOMPARE(m->stepNames(), (std::vector<std::string>{"QK MATMUL", "SCALE", "SOFTMAX PASS", "AV MATMUL"}));
+    QCOMPARE(m->wrapped(), (std::vector<bool>{false, false, true, false}));
+    const std::vector<EngineStep> windows = m->windows();
+    QCOMPARE(windows.size(), size_t{4});
+    for (size_t i = 1; i < windows.size(); ++i) QVERIFY(windows[i - 1].hostStartNs <= windows[i].hostStartNs);
     QVERIFY(!m->timing.empty());
     QCOMPARE(m->timing.front().method, std::string("cupti"));
     QVERIFY(m->timingOf("host") && !m->timingOf("no such method"));
-    QCOMPARE(m->cupti, std::string("ok"));
-    QVERIFY(!m->device.empty());
+    QCOMPARE(m->collection.cupti, std::string("ok"));
+    QVERIFY(!m->device.name.empty() && !m->device.isCpu());
     // Lenient where the UI's old parser was: a number with a fraction is still a time; no steps is still metadata.
-    const auto lenient = parseEngineMetadata(
+    const auto lenient = parseEngineRun(
         R"({"steps": [{"name": "QK MATMUL", "wrapped": true, "iterations": [{"iteration": 0, "host_start_ns": 1.0e3,)"
         R"( "host_end_ns": 2500}]}], "collection": {"cupti": "unavailable: no GPU"}})");
     QVERIFY(lenient);
     QCOMPARE(lenient->steps.size(), size_t{1});
-    QCOMPARE(lenient->steps[0].hostStartNs, int64_t{1000});
+    QCOMPARE(lenient->windows().at(0).hostStartNs, int64_t{1000});
     QCOMPARE(missingCollection(*lenient),
              std::string("CUPTI unavailable: no GPU; GPU kernels, copies and memsets were not collected."));
-    QVERIFY(parseEngineMetadata(R"({"config": {"args": "--device cpu"}})"));
-    QVERIFY(!parseEngineMetadata("[1, 2]"));
-    QVERIFY(!parseEngineMetadata("{not json"));
+    QVERIFY(parseEngineRun(R"({"config": {"args": "--device cpu"}})"));
+    QVERIFY(!parseEngineRun("[1, 2]"));
+    QVERIFY(!parseEngineRun("{not json"));
   }
 
   // One store read by several threads at once: every snapshot is the same.

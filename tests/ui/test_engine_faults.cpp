@@ -13,7 +13,7 @@
 #include <QtTest>
 
 #include "core/read/trace_reader.h"
-#include "core/run/engine_metadata.h"
+#include "core/run/engine_run.h"
 #include "open_window.h"
 #include "ui/run/engine_runner.h"
 #include "ui/run/run_panel.h"
@@ -144,12 +144,12 @@ class EngineFaultsTest : public QObject {
   // On a GPU box CUPTI may be refused (no profiling permission): the same
   // sentence with the engine's reason; nothing when it collected.
   void missingCollectionWording() {
-    EngineMetadata m;
-    m.cupti = "ok";
+    EngineRun m;
+    m.collection.cupti = "ok";
     QVERIFY(missingCollection(m).empty());
-    m.cupti.clear();  // a torch.profiler trace: nothing to say
+    m.collection.cupti.clear();  // a torch.profiler trace: nothing to say
     QVERIFY(missingCollection(m).empty());
-    m.cupti = "unavailable: cuptiActivityEnable failed (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)";
+    m.collection.cupti = "unavailable: cuptiActivityEnable failed (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)";
     QCOMPARE(missingCollection(m), std::string("CUPTI unavailable: cuptiActivityEnable failed "
                                                "(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES); GPU kernels, copies and "
                                                "memsets were not collected."));

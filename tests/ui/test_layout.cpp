@@ -63,14 +63,19 @@ class LayoutTest : public QObject {
     App app;
     QVERIFY(app.open(QStringLiteral(ATTNSCOPE_SHARED_TRACES "/ext/kineto_tb_resnet50_nw0.pt.trace.json.gz")));
     QVERIFY(QTest::qWaitForWindowExposed(&app.w));
-    QTest::qWait(50);  // the first show's proportions are set once the window has its size
+    // The first show's proportions are set once the window has its size: wait until it settles.
+    QWidget* timeline = app.w.timelinePane();
+    int settled = -1;
+    for (int i = 0; i < 50 && settled != timeline->height(); ++i) {
+      settled = timeline->height();
+      QTest::qWait(100);
+    }
     QTableView* ops = app.w.tablePane()->view();
     const int rowHeight = ops->verticalHeader()->defaultSectionSize();
     const int rows = ops->viewport()->height() / rowHeight;
     QVERIFY2(rows >= 7,
              qPrintable(
                  QString("%1 rows of %2 px in a %3 px table").arg(rows).arg(rowHeight).arg(ops->viewport()->height())));
-    QWidget* timeline = app.w.timelinePane();
     const int before = timeline->height();
     QVERIFY2(before >= 180, qPrintable(QString::number(before)));
     QTabWidget* tabs = app.w.viewTabs();
@@ -86,8 +91,9 @@ class LayoutTest : public QObject {
     QCoreApplication::processEvents();
     QVERIFY2(tabs->height() >= timeline->height(), "a view gets at least half the height");
     clickTab(0);
-    QVERIFY2(std::abs(timeline->height() - before) <= 2,
-             qPrintable(QString("timeline %1 px before Overview, %2 px after").arg(before).arg(timeline->height())));
+    QTRY_VERIFY2_WITH_TIMEOUT(
+        std::abs(timeline->height() - before) <= 2,
+        qPrintable(QString("timeline %1 px before Overview, %2 px after").arg(before).arg(timeline->height())), 5000);
     // The steps table of the Explanation: step, host time and what cost it most, unclipped.
     auto* steps = app.w.explainPanel()->findChild<QTableView*>(QStringLiteral("stepsTable"));
     QVERIFY(steps && steps->model()->rowCount() > 0);

@@ -30,7 +30,7 @@
 #endif
 
 #include "core/read/trace_reader.h"
-#include "core/run/engine_metadata.h"
+#include "core/run/engine_run.h"
 #include "core/snapshot/trace_snapshot.h"
 #include "core/tables/key_averages.h"
 #include "ui/panels/compare_view.h"
@@ -462,7 +462,7 @@ void TestWorkbench::runnerRealCpuEngine() {
   QCOMPARE(progress.back().at(0).toInt(), 100);
   auto store = load(out);
   QVERIFY(store);
-  const auto meta = readEngineMetadata(*store);
+  const auto meta = readEngineRun(*store);
   QVERIFY(meta);
   QVERIFY(meta->config);
   QCOMPARE(toRunArgs(*meta->config), toRunArgs([&] {
@@ -474,7 +474,7 @@ void TestWorkbench::runnerRealCpuEngine() {
   for (const auto& t : meta->timing) methods.push_back(t.method);
   QCOMPARE(methods, (std::vector<std::string>{"cupti", "host"}));
   QCOMPARE(meta->timing[1].steps.size(), size_t{2});  // two iterations
-  QCOMPARE(meta->steps.size(), size_t{8});
+  QCOMPARE(meta->windows().size(), size_t{8});
 }
 
 void TestWorkbench::workbenchRunFailureKeepsEarlierRuns() {
@@ -773,9 +773,9 @@ void TestWorkbench::engineMetadataParses() {
   QVERIFY2(QFile::exists(kEngineTrace), qPrintable("missing engine capture " + kEngineTrace));
   auto store = load(kEngineTrace);
   QVERIFY(store);
-  const auto meta = readEngineMetadata(*store);
+  const auto meta = readEngineRun(*store);
   QVERIFY(meta);
-  QCOMPARE(meta->stepNames.size(), size_t{kStepCount});
+  QCOMPARE(meta->stepNames().size(), size_t{kStepCount});
   QVERIFY(!meta->timing.empty());
   QCOMPARE(meta->timing.front().method, std::string("cupti"));
   for (const auto& t : meta->timing) {
@@ -783,8 +783,8 @@ void TestWorkbench::engineMetadataParses() {
     QCOMPARE(sp.size(), size_t{kStepCount});
     for (const StepSpread& s : sp) QVERIFY(s.n >= 1 && s.medianNs >= 0);
   }
-  QVERIFY(!parseEngineMetadata("not json"));
-  QVERIFY(!parseEngineMetadata(""));
+  QVERIFY(!parseEngineRun("not json"));
+  QVERIFY(!parseEngineRun(""));
   if (PlotsPanel::chartsAvailable()) {
     PlotsPanel p;
     p.setTrace(loadedTraceOf(store));
@@ -799,7 +799,7 @@ void TestWorkbench::plotsShowEachStepsSpread() {
   if (!PlotsPanel::chartsAvailable()) QSKIP("this build has no Qt Charts");
   auto store = load(QStringLiteral(ATTNSCOPE_TEST_DATA "/h200/softmax_none_iters3_1x8x64x64.json"));
   QVERIFY(store);
-  const auto meta = readEngineMetadata(*store);
+  const auto meta = readEngineRun(*store);
   QVERIFY(meta);
   PlotsPanel p;
   p.setTrace(loadedTraceOf(store));
@@ -810,12 +810,13 @@ void TestWorkbench::plotsShowEachStepsSpread() {
     const auto t = std::find_if(meta->timing.begin(), meta->timing.end(),
                                 [&](const TimingSeries& x) { return QString::fromStdString(x.method) == b.method; });
     QVERIFY2(t != meta->timing.end(), qPrintable(b.method));
-    const auto k = std::find(meta->stepNames.begin(), meta->stepNames.end(), b.step.toStdString());
-    QVERIFY2(k != meta->stepNames.end(), qPrintable(b.step));
+    const std::vector<std::string> names = meta->stepNames();
+    const auto k = std::find(names.begin(), names.end(), b.step.toStdString());
+    QVERIFY2(k != names.end(), qPrintable(b.step));
     std::vector<double> v;
     for (const auto& it : t->steps)
-      if (it[static_cast<size_t>(k - meta->stepNames.begin())] >= 0)
-        v.push_back(static_cast<double>(it[static_cast<size_t>(k - meta->stepNames.begin())]) / 1000.0);
+      if (it[static_cast<size_t>(k - names.begin())] >= 0)
+        v.push_back(static_cast<double>(it[static_cast<size_t>(k - names.begin())]) / 1000.0);
     std::sort(v.begin(), v.end());
     QCOMPARE(v.size(), size_t{3});
     const QString what = b.method + QLatin1Char('/') + b.step;

@@ -16,7 +16,7 @@
 #include <map>
 
 #include "core/explain/thresholds.h"
-#include "core/run/engine_metadata.h"
+#include "core/run/engine_run.h"
 #include "core/snapshot/answer_table.h"
 #include "core/snapshot/trace_snapshot.h"
 #include "ui/common/text.h"

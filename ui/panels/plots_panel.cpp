@@ -194,7 +194,7 @@ void PlotsPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
   }
   const QPalette pal = palette();
   const EventStore& store = trace->store();
-  const std::optional<EngineMetadata>& meta = trace->snapshot->engine;
+  const std::optional<EngineRun>& meta = trace->snapshot->engine;
   if (!meta || meta->timing.empty()) {
     replaceContent(stepsTab_, message(tr("This trace has no per-method step timings: they come from engine "
                                          "runs (the Run panel), which time each step with CUPTI, CUDA events "
@@ -204,32 +204,32 @@ void PlotsPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
     // the whiskers min-max, the line is the median (one iteration: a line).
     std::vector<const TimingSeries*> shown;
     for (const TimingSeries& t : meta->timing)
-      if (!(t.method == "events" && meta->device == "cpu")) shown.push_back(&t);  // no CUDA events on a CPU run
+      if (!(t.method == "events" && meta->device.isCpu())) shown.push_back(&t);  // no CUDA events on a CPU run
     QStringList cats;
     // Two-word names on two lines: a category is as wide as a quarter of the chart.
-    for (size_t k = 0; k < meta->stepNames.size(); ++k)
-      cats << qs(meta->stepNames[k]).replace(QLatin1Char(' '), QLatin1Char('\n')) +
-                  (k < meta->wrapped.size() && meta->wrapped[k] ? QStringLiteral("*") : QString());
+    for (const RunStepRecord& st : meta->steps)
+      cats << qs(st.name).replace(QLatin1Char(' '), QLatin1Char('\n')) + (st.wrapped ? QStringLiteral("*") : QString());
     QChart* chart = categoryChart(cats, QString(), tr("µs"), pal);
     double top = 0;
     for (const TimingSeries* t : shown) {
       auto* series = new QBoxPlotSeries;
       series->setName(qs(t->method));
       const std::vector<StepSpread> spread = t->spread();
-      for (size_t k = 0; k < spread.size() && k < meta->stepNames.size(); ++k) {
+      for (size_t k = 0; k < spread.size() && k < meta->steps.size(); ++k) {
         const StepSpread& sp = spread[k];
         const auto us = [&](double ns) { return sp.n == 0 ? 0.0 : ns / 1000.0; };
         auto* set = new QBoxSet(us(sp.minNs), us(sp.p10Ns), us(sp.medianNs), us(sp.p90Ns), us(sp.maxNs),
-                                qs(meta->stepNames[k]));
+                                qs(meta->steps[k].name));
         set->setProperty(
-            "tip", sp.n == 0 ? tr("%1, %2: no figure").arg(qs(meta->stepNames[k]), qs(t->method))
-                             : tr("%1, %2: median %3 µs over %4 iteration(s)\np10-p90 %5-%6 µs, min-max %7-%8 µs")
-                                   .arg(qs(meta->stepNames[k]), qs(t->method), QString::number(us(sp.medianNs), 'f', 1))
-                                   .arg(sp.n)
-                                   .arg(us(sp.p10Ns), 0, 'f', 1)
-                                   .arg(us(sp.p90Ns), 0, 'f', 1)
-                                   .arg(us(sp.minNs), 0, 'f', 1)
-                                   .arg(us(sp.maxNs), 0, 'f', 1));
+            "tip", sp.n == 0
+                       ? tr("%1, %2: no figure").arg(qs(meta->steps[k].name), qs(t->method))
+                       : tr("%1, %2: median %3 µs over %4 iteration(s)\np10-p90 %5-%6 µs, min-max %7-%8 µs")
+                             .arg(qs(meta->steps[k].name), qs(t->method), QString::number(us(sp.medianNs), 'f', 1))
+                             .arg(sp.n)
+                             .arg(us(sp.p10Ns), 0, 'f', 1)
+                             .arg(us(sp.p90Ns), 0, 'f', 1)
+                             .arg(us(sp.minNs), 0, 'f', 1)
+                             .arg(us(sp.maxNs), 0, 'f', 1));
         top = std::max(top, us(sp.maxNs));
         series->append(set);
       }

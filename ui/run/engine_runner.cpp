@@ -11,6 +11,8 @@
 #include <QRegularExpression>
 #include <QTimer>
 
+#include "core/run/timing_methods.h"
+
 namespace attnscope::ui {
 namespace {
 
@@ -147,7 +149,7 @@ bool EngineRunner::start(const RunConfig& cfg, const QString& outPath) {
   done_ = 0;
   int passes = 1;  // the trace (cupti) pass always runs
   for (int m = 1; m < kTimingMethodCount; ++m)
-    if (cfg.timing[m] && static_cast<TimingMethod>(m) != TimingMethod::Torch) ++passes;
+    if (cfg.timing[m] && !timingInfo(static_cast<TimingMethod>(m)).childProcess) ++passes;
   total_ = std::max(1, passes * (cfg.warmup + cfg.iters));
   connect(proc_, &QProcess::readyReadStandardOutput, this, &EngineRunner::readStdout);
   connect(proc_, &QProcess::readyReadStandardError, this, [this] {

@@ -183,8 +183,9 @@ QWidget* MainWindow::buildCentral() {
     shownTab_ = index;
     const int total = sizes[0] + sizes[1];
     const auto kept = tabSplits_.find(index);
-    if (kept != tabSplits_.end() && kept->second.size() == 2 && kept->second[0] + kept->second[1] > 0) {
-      const int top = kept->second[0] * total / (kept->second[0] + kept->second[1]);
+    if (kept != tabSplits_.end() && kept->second.size() == 2 && kept->second[0] > 0) {
+      // The timeline's own height, as the user left it on this tab (the tabs take what is left).
+      const int top = std::min(kept->second[0], total * 9 / 10);
       split->setSizes({top, total - top});
     } else if (index > 0 && sizes[1] < total * 11 / 20) {
       split->setSizes({total * 9 / 20, total - total * 9 / 20});
@@ -722,7 +723,7 @@ void MainWindow::recordShownTrace() {
   traces_[trace_->path] = trace_;
   for (auto it = traces_.begin(); it != traces_.end() && traces_.size() > kMaxCachedTraces;)
     it = it->first == trace_->path ? std::next(it) : traces_.erase(it);
-  const std::optional<EngineMetadata>& meta = trace_->snapshot->engine;
+  const std::optional<EngineRun>& meta = trace_->snapshot->engine;
   int row = runs()->rowOfPath(trace_->path);
   if (row < 0) {
     RunEntry e;
