@@ -10,6 +10,9 @@
 #include <QSignalSpy>
 #include <QTableView>
 #include <QtTest>
+#include <stdexcept>
+
+#include "ui/common/background.h"
 
 #include "core/store/work_counters.h"
 #include "ui/panels/why_panel.h"
@@ -138,6 +141,24 @@ class LoaderTest : public QObject {
   }
 
   // Two loads in a row: only the second reports; a missing file names itself.
+  // A background task that throws reaches its failure handler on the UI thread with the
+  // exception's words (issue 33: a throwing task delivered nothing, and a view stayed blank).
+  void backgroundFailureReachesTheUser() {
+    QObject context;
+    bool done = false;
+    QString failure;
+    runInBackground(
+        &context, []() -> int { throw std::runtime_error("the view's computation failed"); }, [&](int) { done = true; },
+        [&](const QString& what) { failure = what; });
+    QTRY_VERIFY_WITH_TIMEOUT(!failure.isEmpty() || done, 10000);
+    QVERIFY(!done);
+    QCOMPARE(failure, QStringLiteral("the view's computation failed"));
+    int value = 0;
+    runInBackground(
+        &context, [] { return 42; }, [&](int v) { value = v; }, [&](const QString& what) { failure = what; });
+    QTRY_COMPARE_WITH_TIMEOUT(value, 42, 10000);
+  }
+
   void latestLoadWins() {
     TraceLoader loader;
     QSignalSpy loaded(&loader, &TraceLoader::loaded);

@@ -13,8 +13,8 @@
 #include <functional>
 
 #include "open_window.h"
+#include "ui/common/export.h"
 #include "ui/run/runs_model.h"
-#include "ui/shell/export.h"
 #include "ui/shell/main_window.h"
 #include "ui/table/table_pane.h"
 #include "write_faults.h"

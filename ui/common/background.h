@@ -13,9 +13,12 @@
 #include <QMetaObject>
 #include <QObject>
 #include <QPointer>
+#include <QString>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <thread>
 #include <type_traits>
@@ -47,34 +50,50 @@ void startBackgroundThread(std::function<void()> body);
 }  // namespace detail
 
 // Runs `work()` on a thread of its own, then `done(result)` on `context`'s
-// thread, unless `context` has been deleted meanwhile. `work` must not throw
-// (a throwing task delivers nothing).
-template <class Work, class Done>
-void runInBackground(QObject* context, Work work, Done done) {
+// thread, unless `context` has been deleted meanwhile. When `work` throws,
+// `failed(message)` runs there instead, with the exception's what(): a view
+// whose computation fails says so rather than staying blank.
+template <class Work, class Done, class Failed>
+void runInBackground(QObject* context, Work work, Done done, Failed failed) {
   using Result = std::invoke_result_t<Work&>;
   struct Slot {
     std::mutex mutex;
     std::optional<Result> result;
+    QString error;
   };
   auto slot = std::make_shared<Slot>();
   auto* delivery = new detail::Delivery;
-  delivery->deliver = [slot, guard = QPointer<QObject>(context), done = std::move(done)]() mutable {
+  delivery->deliver = [slot, guard = QPointer<QObject>(context), done = std::move(done),
+                       failed = std::move(failed)]() mutable {
     std::optional<Result> r;
+    QString error;
     {
       const std::lock_guard<std::mutex> lock(slot->mutex);
       r = std::move(slot->result);
+      error = slot->error;
     }
-    if (guard && r) done(std::move(*r));
+    if (!guard) return;
+    if (r)
+      done(std::move(*r));
+    else
+      failed(error);
   };
   detail::startBackgroundThread([slot, delivery, work = std::move(work)]() mutable {
     std::optional<Result> r;
+    QString error;
     try {
       r.emplace(work());
+    } catch (const std::bad_alloc&) {
+      error = QStringLiteral("out of memory");
+    } catch (const std::exception& e) {
+      error = QString::fromUtf8(e.what());
     } catch (...) {
+      error = QStringLiteral("an unknown error");
     }
     {
       const std::lock_guard<std::mutex> lock(slot->mutex);
       slot->result = std::move(r);
+      slot->error = error;
     }
     QMetaObject::invokeMethod(delivery, "deliverNow", Qt::QueuedConnection);
   });

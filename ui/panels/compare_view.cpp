@@ -315,79 +315,88 @@ void CompareView::recompute() {
       return nullptr;
     }
   };
-  runInBackground(this, std::move(work), [this, gen](std::shared_ptr<const Comparison> c) {
-    if (gen != generation_) return;
-    cmp_ = c;
-    if (!c) {
-      title_->setText(tr("The comparison failed."));
-      emit compared();
-      return;
-    }
-    title_->setText(tr("<b>A</b> %1<br><b>B</b> %2").arg(labelA_.toHtmlEscaped(), labelB_.toHtmlEscaped()));
-    changes_->setComparison(c);
-    openDiff_->setEnabled(true);
-    if (diff_ && diff_->isVisible()) diff_->setTraces(labelA_, a_, labelB_, b_, c);
-    rows_->setFromRows(*c);
-    steps_->setFromSteps(*c);
-    // First, where the time went in A and in B: the diagnosis's causes that moved most.
-    QString html =
-        c->causesLine.empty() ? QString() : QStringLiteral("<p><b>%1</b></p>").arg(qs(c->causesLine).toHtmlEscaped());
-    if (c->perturbation.empty()) {
-      html += tr("No perturbation found between the two.");
-    } else {
-      html += tr("<b>What changed between A and B</b><ul style=\"margin-left:-20px\">");
-      for (const std::string& s : c->perturbation) html += QStringLiteral("<li>%1</li>").arg(qs(s).toHtmlEscaped());
-      html += QStringLiteral("</ul>");
-    }
-    if (!c->engineTiming.empty()) {
-      // Both are engine runs: each method's median per step, with its spread; a difference
-      // inside both runs' spreads is noise, and one iteration cannot tell.
-      html +=
-          tr("<b>Measured by the engine</b> (median, p10–p90 over the iterations, A → B)<ul "
-             "style=\"margin-left:-20px\">");
-      auto fig = [](const StepSpread& s) {
-        const QString m = qs(usText(std::llround(s.medianNs)));
-        return s.n > 1 ? tr("%1 (%2–%3)").arg(m, qs(usText(std::llround(s.p10Ns))), qs(usText(std::llround(s.p90Ns))))
-                       : tr("%1 (one iteration)").arg(m);
-      };
-      for (const EngineTimingChange& t : c->engineTiming) {
-        const QString verdict = t.verdict == "noise" ? tr("noise: inside both runs' spreads")
-                                : t.verdict == "one iteration"
-                                    ? tr("cannot tell from noise: one iteration has no "
-                                         "spread (run with more iterations)")
-                                    : tr("a change: a median outside the other run's spread");
-        const double d = t.deltaNs;
-        html += QStringLiteral("<li>%1 · %2: %3 → %4 (%5%6) — %7</li>")
-                    .arg(qs(t.step).toHtmlEscaped(), qs(timingMethodLabel(t.method)).toHtmlEscaped(), fig(t.a),
-                         fig(t.b), d >= 0 ? QStringLiteral("+") : QStringLiteral("−"),
-                         qs(usText(std::llround(std::abs(d)))), verdict);
-      }
-      html += QStringLiteral("</ul>");
-    }
-    int changedSteps = 0;
-    for (int r = 0; r < steps_->rowCount(); ++r)
-      for (int m = 0; m < 4; ++m)
-        if (steps_->changed(r, m)) {
-          ++changedSteps;
-          break;
+  runInBackground(
+      this, std::move(work),
+      [this, gen](std::shared_ptr<const Comparison> c) {
+        if (gen != generation_) return;
+        cmp_ = c;
+        if (!c) {
+          title_->setText(tr("The comparison failed."));
+          emit compared();
+          return;
         }
-    html += tr("<p>%1 of %2 steps and %3 table rows differ notably (≥ 10% and ≥ 1 us); they are "
-               "highlighted in the Steps and Table rows tabs (red: B is larger, green: B is smaller).</p>")
-                .arg(changedSteps)
-                .arg(steps_->rowCount())
-                .arg([this] {
-                  int n = 0;
-                  for (int r = 0; r < rows_->rowCount(); ++r)
-                    for (int m = 0; m < 5; ++m)
-                      if (rows_->changed(r, m)) {
-                        ++n;
-                        break;
-                      }
-                  return n;
-                }());
-    perturbation_->setText(html);
-    emit compared();
-  });
+        title_->setText(tr("<b>A</b> %1<br><b>B</b> %2").arg(labelA_.toHtmlEscaped(), labelB_.toHtmlEscaped()));
+        changes_->setComparison(c);
+        openDiff_->setEnabled(true);
+        if (diff_ && diff_->isVisible()) diff_->setTraces(labelA_, a_, labelB_, b_, c);
+        rows_->setFromRows(*c);
+        steps_->setFromSteps(*c);
+        // First, where the time went in A and in B: the diagnosis's causes that moved most.
+        QString html = c->causesLine.empty()
+                           ? QString()
+                           : QStringLiteral("<p><b>%1</b></p>").arg(qs(c->causesLine).toHtmlEscaped());
+        if (c->perturbation.empty()) {
+          html += tr("No perturbation found between the two.");
+        } else {
+          html += tr("<b>What changed between A and B</b><ul style=\"margin-left:-20px\">");
+          for (const std::string& s : c->perturbation) html += QStringLiteral("<li>%1</li>").arg(qs(s).toHtmlEscaped());
+          html += QStringLiteral("</ul>");
+        }
+        if (!c->engineTiming.empty()) {
+          // Both are engine runs: each method's median per step, with its spread; a difference
+          // inside both runs' spreads is noise, and one iteration cannot tell.
+          html +=
+              tr("<b>Measured by the engine</b> (median, p10–p90 over the iterations, A → B)<ul "
+                 "style=\"margin-left:-20px\">");
+          auto fig = [](const StepSpread& s) {
+            const QString m = qs(usText(std::llround(s.medianNs)));
+            return s.n > 1
+                       ? tr("%1 (%2–%3)").arg(m, qs(usText(std::llround(s.p10Ns))), qs(usText(std::llround(s.p90Ns))))
+                       : tr("%1 (one iteration)").arg(m);
+          };
+          for (const EngineTimingChange& t : c->engineTiming) {
+            const QString verdict = t.verdict == "noise" ? tr("noise: inside both runs' spreads")
+                                    : t.verdict == "one iteration"
+                                        ? tr("cannot tell from noise: one iteration has no "
+                                             "spread (run with more iterations)")
+                                        : tr("a change: a median outside the other run's spread");
+            const double d = t.deltaNs;
+            html += QStringLiteral("<li>%1 · %2: %3 → %4 (%5%6) — %7</li>")
+                        .arg(qs(t.step).toHtmlEscaped(), qs(timingMethodLabel(t.method)).toHtmlEscaped(), fig(t.a),
+                             fig(t.b), d >= 0 ? QStringLiteral("+") : QStringLiteral("−"),
+                             qs(usText(std::llround(std::abs(d)))), verdict);
+          }
+          html += QStringLiteral("</ul>");
+        }
+        int changedSteps = 0;
+        for (int r = 0; r < steps_->rowCount(); ++r)
+          for (int m = 0; m < 4; ++m)
+            if (steps_->changed(r, m)) {
+              ++changedSteps;
+              break;
+            }
+        html += tr("<p>%1 of %2 steps and %3 table rows differ notably (≥ 10% and ≥ 1 us); they are "
+                   "highlighted in the Steps and Table rows tabs (red: B is larger, green: B is smaller).</p>")
+                    .arg(changedSteps)
+                    .arg(steps_->rowCount())
+                    .arg([this] {
+                      int n = 0;
+                      for (int r = 0; r < rows_->rowCount(); ++r)
+                        for (int m = 0; m < 5; ++m)
+                          if (rows_->changed(r, m)) {
+                            ++n;
+                            break;
+                          }
+                      return n;
+                    }());
+        perturbation_->setText(html);
+        emit compared();
+      },
+      [this, gen](const QString& what) {
+        if (gen != generation_) return;
+        title_->setText(tr("The comparison failed: %1").arg(what.toHtmlEscaped()));
+        emit compared();
+      });
 }
 
 QString CompareView::perturbationText() const { return perturbation_->text(); }

@@ -6,8 +6,8 @@
 #include <QVBoxLayout>
 
 #include "core/tables/attribution.h"
+#include "ui/common/loaded_trace.h"
 #include "ui/common/text.h"
-#include "ui/shell/trace_loader.h"
 
 namespace attnscope::ui {
 namespace {

@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "core/explain/explanation.h"
-#include "ui/shell/trace_loader.h"
+#include "ui/common/loaded_trace.h"
 
 class QLabel;
 class QSortFilterProxyModel;

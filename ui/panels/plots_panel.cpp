@@ -8,8 +8,8 @@
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "ui/common/loaded_trace.h"
 #include "ui/common/text.h"
-#include "ui/shell/trace_loader.h"
 
 #ifdef ATTNSCOPE_HAVE_CHARTS
 #include <QtCharts/QBarCategoryAxis>

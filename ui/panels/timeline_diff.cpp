@@ -195,28 +195,35 @@ void TimelineDiff::setTraces(const QString& labelA, std::shared_ptr<const TraceS
   auto work = [a = a_, b = b_]() {
     return Indexes{std::make_shared<const TimelineIndex>(*a->store), std::make_shared<const TimelineIndex>(*b->store)};
   };
-  runInBackground(this, std::move(work), [this, gen](Indexes ix) {
-    if (gen != generation_) return;
-    viewA_->setTrace(a_->store, ix.a);
-    viewB_->setTrace(b_->store, ix.b);
-    std::vector<int> both;
-    for (size_t i = 0; i < cmp_->steps.size(); ++i) {
-      const auto& p = cmp_->steps[i];
-      if (!p.a || !p.b) continue;
-      both.push_back(static_cast<int>(i));
-      align_->addItem(qs(p.key), static_cast<int>(i));
-    }
-    if (!both.empty()) {
-      // The median pair: away from the first step's warm-up and the last one's flush.
-      const int median = both[both.size() / 2];
-      align_->setCurrentIndex(align_->findData(median));
-      alignAt(median);
-    } else {
-      offsetNs_ = b_->store->minTime() - a_->store->minTime();
-      viewA_->fitAll();
-    }
-    emit ready();
-  });
+  runInBackground(
+      this, std::move(work),
+      [this, gen](Indexes ix) {
+        if (gen != generation_) return;
+        viewA_->setTrace(a_->store, ix.a);
+        viewB_->setTrace(b_->store, ix.b);
+        std::vector<int> both;
+        for (size_t i = 0; i < cmp_->steps.size(); ++i) {
+          const auto& p = cmp_->steps[i];
+          if (!p.a || !p.b) continue;
+          both.push_back(static_cast<int>(i));
+          align_->addItem(qs(p.key), static_cast<int>(i));
+        }
+        if (!both.empty()) {
+          // The median pair: away from the first step's warm-up and the last one's flush.
+          const int median = both[both.size() / 2];
+          align_->setCurrentIndex(align_->findData(median));
+          alignAt(median);
+        } else {
+          offsetNs_ = b_->store->minTime() - a_->store->minTime();
+          viewA_->fitAll();
+        }
+        emit ready();
+      },
+      [this, gen](const QString& what) {
+        if (gen != generation_) return;
+        setWindowTitle(tr("Timelines side by side: failed (%1)").arg(what));
+        emit ready();
+      });
 }
 
 void TimelineDiff::alignAt(int pair) {

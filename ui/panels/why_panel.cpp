@@ -6,8 +6,8 @@
 
 #include "core/explain/why.h"
 #include "ui/common/background.h"
+#include "ui/common/loaded_trace.h"
 #include "ui/common/text.h"
-#include "ui/shell/trace_loader.h"
 
 namespace attnscope::ui {
 namespace {
@@ -101,6 +101,12 @@ void WhyPanel::refresh() {
           html += QStringLiteral("<hr><p><i>%1</i> <a href=\"#%2\">%3</a></p>")
                       .arg(gloss.toHtmlEscaped(), QString::fromLatin1(QUrl::toPercentEncoding(name)), tr("(glossary)"));
         text_->setHtml(html);
+        emit shown();
+      },
+      [this, gen, name = name_](const QString& what) {
+        if (gen != generation_) return;
+        text_->setHtml(QStringLiteral("<h3>%1</h3><p style=\"color:#8a1c14\">%2</p>")
+                           .arg(name.toHtmlEscaped(), tr("Why could not be worked out: %1").arg(what).toHtmlEscaped()));
         emit shown();
       });
 }

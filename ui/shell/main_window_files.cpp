@@ -35,6 +35,7 @@
 #include <algorithm>
 #include "core/store/trace_info.h"
 #include "ui/common/background.h"
+#include "ui/common/export.h"
 #include "ui/common/text.h"
 #include "ui/panels/compare_view.h"
 #include "ui/panels/details_panel.h"
@@ -46,7 +47,6 @@
 #include "ui/run/runs_dock.h"
 #include "ui/run/runs_model.h"
 #include "ui/shell/bundled_sample.h"
-#include "ui/shell/export.h"
 #include "ui/shell/load_progress_bar.h"
 #include "ui/shell/main_window_detail.h"
 #include "ui/table/key_averages_model.h"

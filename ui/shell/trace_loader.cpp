@@ -99,6 +99,10 @@ void TraceLoader::load(const QString& path) {
           emit cancelled(path);
         else
           emit failed(out.error.isEmpty() ? path + QStringLiteral(": could not be loaded") : out.error);
+      },
+      [this, generation, path](const QString& what) {  // loadTraceHere catches; this is the last resort
+        --running_;
+        if (generation == generation_) emit failed(path + QStringLiteral(": ") + what);
       });
 }
 

@@ -13,23 +13,10 @@
 
 #include "core/read/trace_reader.h"
 #include "core/snapshot/trace_snapshot.h"
+#include "ui/common/loaded_trace.h"
 #include "ui/timeline/index.h"
 
 namespace attnscope::ui {
-
-struct LoadedTrace {
-  std::shared_ptr<const TraceSnapshot> snapshot;
-  std::shared_ptr<const TimelineIndex> timeline;
-  QString path;         // the file, or the resource path of the bundled sample
-  QString displayName;  // file name for titles
-  QString warning;      // non-fatal reader warning ("JSON ends early ...")
-  quint64 jsonBytes = 0;
-  qint64 loadMs = 0;  // read + parse + snapshot + timeline index, wall clock
-  bool bundled = false;
-
-  const EventStore& store() const { return *snapshot->store; }
-  const Explanation& explanation() const { return *snapshot->explanation; }
-};
 
 // Builds what the viewer shows from a store already in memory (tests, benchmarks).
 std::shared_ptr<const LoadedTrace> loadedTraceOf(std::shared_ptr<const EventStore> store, const QString& path = {});

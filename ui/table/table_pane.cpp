@@ -18,9 +18,9 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "ui/common/export.h"
+#include "ui/common/loaded_trace.h"
 #include "ui/common/text.h"
-#include "ui/shell/export.h"
-#include "ui/shell/trace_loader.h"
 #include "ui/table/key_averages_proxy.h"
 #include "ui/table/sort_header_view.h"
 #include "ui/table/two_line_header_view.h"

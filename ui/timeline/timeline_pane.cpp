@@ -8,8 +8,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "ui/common/loaded_trace.h"
 #include "ui/common/text.h"
-#include "ui/shell/trace_loader.h"
 
 namespace attnscope::ui {
 namespace {

@@ -13,9 +13,8 @@
 #include "core/snapshot/trace_snapshot.h"
 #include "core/text/duration.h"
 #include "ui/common/background.h"
+#include "ui/common/loaded_trace.h"
 #include "ui/common/text.h"
-#include "ui/shell/export.h"
-#include "ui/shell/trace_loader.h"
 #include "ui/table/sort_header_view.h"
 #include "ui/views/views_detail.h"
 #include "ui/views/views_panels.h"
@@ -75,6 +74,9 @@ void OverviewPanel::compute() {
         view_ = std::move(v);
         fill();
         done();
+      },
+      [this, gen](const QString& what) {
+        if (gen == generation_) failed(what);
       });
 }
 

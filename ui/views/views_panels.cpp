@@ -1,16 +1,17 @@
 // The views' shared parts: GridModel (a table of rows the views fill), ViewPanel (a view computed
 // off the UI thread once it is shown), the table set-up every view uses.
 #include "ui/views/views_panels.h"
+
 #include <QHeaderView>
+#include <QLabel>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include "core/explain/explanation.h"
 #include "core/snapshot/trace_snapshot.h"
 #include "core/text/duration.h"
 #include "ui/common/background.h"
+#include "ui/common/loaded_trace.h"
 #include "ui/common/text.h"
-#include "ui/shell/export.h"
-#include "ui/shell/trace_loader.h"
 #include "ui/table/sort_header_view.h"
 #include "ui/views/views_detail.h"
 #ifdef ATTNSCOPE_HAVE_CHARTS
@@ -113,6 +114,23 @@ void ViewPanel::computeIfShown() {
   compute();
 }
 
-void ViewPanel::done() { emit ready(); }
+void ViewPanel::done() {
+  if (failure_) failure_->hide();
+  emit ready();
+}
+
+void ViewPanel::failed(const QString& what) {
+  if (!failure_) {
+    failure_ = new QLabel(this);
+    failure_->setObjectName(QStringLiteral("viewFailure"));
+    failure_->setWordWrap(true);
+    failure_->setStyleSheet(QStringLiteral("QLabel { background: #fdecea; color: #8a1c14; padding: 6px; }"));
+  }
+  failure_->setText(tr("This view could not be computed for this trace: %1").arg(what));
+  failure_->setGeometry(0, 0, width(), failure_->heightForWidth(width()));
+  failure_->raise();
+  failure_->show();
+  emit ready();
+}
 
 }  // namespace attnscope::ui

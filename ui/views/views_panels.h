@@ -73,11 +73,14 @@ class ViewPanel : public QWidget {
   void computeIfShown();
   virtual void compute() = 0;  // starts the background work; calls done() on the UI thread when filled
   void done();
+  // The background work threw: the view says so, with what went wrong, above its (empty) contents.
+  void failed(const QString& what);
   std::shared_ptr<const LoadedTrace> trace_;
   quint64 generation_ = 0;
 
  private:
   const LoadedTrace* computedFor_ = nullptr;
+  QLabel* failure_ = nullptr;
 };
 
 class OverviewPanel : public ViewPanel {

@@ -1,68 +1,12 @@
-// The issue-5 desktop pieces on real captures: every model under
-// QAbstractItemModelTester, the run panel's exact command line, the engine
-// as a child process (the real CPU engine when this attnscope-cli has it,
-// and failing commands: missing binary, non-zero exit, out of memory,
-// killed, crashed, cancelled), the table options (top-N, attribution, time
-// unit), exports (content, atomic, unwritable), the explanation, why,
-// compare, plots and glossary.
-#include <signal.h>
-#include <unistd.h>
+// The run as the viewer drives it: the Run panel's exact command line and presets, the engine as
+// a child process (the real CPU engine when this attnscope-cli has it, and failing commands:
+// missing binary, non-zero exit, out of memory, killed, crashed, cancelled), saving and reopening
+// a run, and what the Explanation, Why, Compare and Plots make of engine captures.
+#include "viewer_fixture.h"
 
-#include <QAbstractItemModelTester>
-#include <QCheckBox>
-#include <QComboBox>
-#include <QDir>
-#include <QDockWidget>
-#include <QFile>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QSignalSpy>
-#include <QSpinBox>
-#include <QTableView>
-#include <QTemporaryDir>
-#include <QtTest>
-#if __has_include(<QtCharts/QChartView>)
-#include <QToolTip>
-#include <QtCharts/QBoxPlotSeries>
-#include <QtCharts/QBoxSet>
-#include <QtCharts/QChartView>
-#endif
-
-#include "core/read/trace_reader.h"
-#include "core/run/engine_run.h"
-#include "core/snapshot/trace_snapshot.h"
-#include "core/tables/key_averages.h"
-#include "ui/panels/compare_view.h"
-#include "ui/panels/explain_panel.h"
-#include "ui/panels/glossary_dock.h"
-#include "ui/panels/plots_panel.h"
-#include "ui/panels/why_panel.h"
-#include "ui/run/engine_runner.h"
-#include "ui/run/run_panel.h"
-#include "ui/run/runs_model.h"
-#include "ui/shell/export.h"
-#include "ui/shell/main_window.h"
-#include "ui/shell/trace_loader.h"
-#include "ui/table/key_averages_model.h"
-#include "ui/table/key_averages_proxy.h"
-#include "ui/table/table_pane.h"
-
-using namespace attnscope;
-using namespace attnscope::ui;
+using namespace viewer_fixture;
 
 namespace {
-
-const QString kKineto = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto");
-const QString kSoftmax = kKineto + QStringLiteral("/softmax_8x16x1024x64.json");
-const QString kNone = kKineto + QStringLiteral("/none_8x16x1024x64.json");
-const QString kEngineTrace = QStringLiteral(ATTNSCOPE_TEST_DATA "/h200/softmax_none_8x16x1024x64.json");
-
-std::shared_ptr<const EventStore> load(const QString& path) {
-  LoadResult r = loadTrace(path.toStdString());
-  if (!r.ok()) return nullptr;
-  return std::make_shared<const EventStore>(std::move(*r.store));
-}
 
 // A stand-in for attnscope-cli: a shell script with this body.
 QString fakeCli(const QTemporaryDir& dir, const QString& name, const QByteArray& body) {
@@ -73,12 +17,6 @@ QString fakeCli(const QTemporaryDir& dir, const QString& name, const QByteArray&
   f.close();
   f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
   return path;
-}
-
-bool openAndWait(MainWindow& w, QSignalSpy& shown, const QString& path) {
-  const qsizetype before = shown.size();
-  w.openTrace(path);
-  return shown.size() > before || shown.wait(30000);
 }
 
 RunOutcome runAndWait(EngineRunner& r, const RunConfig& cfg, const QString& out, int timeoutMs = 60000,
@@ -93,15 +31,11 @@ RunOutcome runAndWait(EngineRunner& r, const RunConfig& cfg, const QString& out,
 
 }  // namespace
 
-class TestWorkbench : public QObject {
+class EngineRunnerTest : public QObject {
   Q_OBJECT
 
  private slots:
   void initTestCase();
-  void runsModelUnderTester();
-  void glossaryModelUnderTester();
-  void compareModelsUnderTester();
-  void topNProxyUnderTester();
   void runPanelCommandLine();
   void runPanelPresets();
   void runPanelRoundTripsEveryOption();
@@ -112,124 +46,23 @@ class TestWorkbench : public QObject {
   void runnerCrashed();
   void runnerCancelKillsTheGroup();
   void runnerRealCpuEngine();
-  void workbenchRunFailureKeepsEarlierRuns();
-  void tableOptionsOnRealCapture();
-  void exportTableContent();
-  void exportUnwritableLeavesNoFile();
-  void exportTraceReloads();
+  void runFailureKeepsEarlierRuns();
   void saveRunAndReopen();
   void explainPanelCards();
   void whyPanelForARow();
   void compareTwoCaptures();
   void compareEngineRunsSaysNoiseOrChange();
-  void glossaryCoversColumnsAndFamilies();
-  void kernelHistogramCountsKernels();
   void engineMetadataParses();
   void plotsShowEachStepsSpread();
-  void copySelection();
 
  private:
   std::shared_ptr<const EventStore> softmax_;
   QTemporaryDir tmp_;
 };
 
-void TestWorkbench::initTestCase() {
-  qRegisterMetaType<RunOutcome>();
-  QVERIFY(tmp_.isValid());
-  qputenv("XDG_CONFIG_HOME", tmp_.filePath(QStringLiteral("config")).toUtf8());
-  QCoreApplication::setOrganizationName(QStringLiteral("attnscope-test"));
-  softmax_ = load(kSoftmax);
-  QVERIFY2(softmax_, "the shared capture softmax_8x16x1024x64.json must load");
-}
+void EngineRunnerTest::initTestCase() { initViewerSuite(tmp_, &softmax_); }
 
-void TestWorkbench::runsModelUnderTester() {
-  RunsModel m;
-  QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);
-  RunEntry a;
-  a.engine = true;
-  a.config = RunConfig{};
-  a.summary = RunsModel::configSummary(RunConfig{});
-  const int id = m.addRun(a);
-  RunEntry b;
-  b.status = RunStatus::Opened;
-  b.path = kSoftmax;
-  b.summary = QStringLiteral("softmax");
-  m.addRun(b);
-  QCOMPARE(m.rowCount(), 2);
-  RunOutcome o;
-  o.status = RunStatus::Failed;
-  o.exitCode = 2;
-  o.message = QStringLiteral("bad");
-  m.finishRun(id, o);
-  QCOMPARE(m.data(m.index(0, RunsModel::Status)).toString(), QStringLiteral("failed"));
-  QCOMPARE(m.rowOfPath(kSoftmax), 1);
-  QVERIFY(m.data(m.index(0, RunsModel::Summary)).toString().contains(QStringLiteral("1x8x64x64 float32")));
-}
-
-void TestWorkbench::glossaryModelUnderTester() {
-  GlossaryDock dock;
-  QAbstractItemModelTester t1(dock.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-  QAbstractItemModelTester t2(dock.proxy(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-  QVERIFY(dock.model()->rowCount() > 40);
-  dock.setSearch(QStringLiteral("synchron"));
-  QVERIFY(dock.proxy()->rowCount() > 0);
-  dock.setSearch(QString());
-  QCOMPARE(dock.proxy()->rowCount(), dock.model()->rowCount());
-}
-
-void TestWorkbench::compareModelsUnderTester() {
-  auto none = load(kNone);
-  QVERIFY(none);
-  const Comparison c = compareTraces(*snapshotOf(*none), *snapshotOf(*softmax_));
-  CompareModel rows, steps;
-  QAbstractItemModelTester t1(&rows, QAbstractItemModelTester::FailureReportingMode::QtTest);
-  QAbstractItemModelTester t2(&steps, QAbstractItemModelTester::FailureReportingMode::QtTest);
-  rows.setFromRows(c);
-  steps.setFromSteps(c);
-  QCOMPARE(rows.rowCount(), static_cast<int>(c.rows.size()));
-  QCOMPARE(steps.rowCount(), static_cast<int>(c.steps.size()));
-  QCOMPARE(rows.columnCount(), 1 + 3 * 5);
-  // SOFTMAX PASS is a record_function only in B: its rows are only in B.
-  bool onlyB = false;
-  for (int r = 0; r < rows.rowCount(); ++r)
-    if (rows.data(rows.index(r, 0)).toString().startsWith(QStringLiteral("SOFTMAX PASS")))
-      onlyB |= rows.data(rows.index(r, 0)).toString().contains(QStringLiteral("only in B")) &&
-               rows.data(rows.index(r, 0), CompareModel::ChangedRole).toBool();
-  QVERIFY(onlyB);
-}
-
-void TestWorkbench::topNProxyUnderTester() {
-  KeyAveragesModel model;
-  KeyAveragesProxy proxy;
-  QAbstractItemModelTester tester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
-  proxy.setSourceModel(&model);
-  auto ka = std::make_shared<const KeyAverages>(computeKeyAverages(*softmax_, GroupBy::Name));
-  model.setData(ka);
-  proxy.sort(KeyAveragesModel::columnOf(Column::SelfDevice), Qt::DescendingOrder);
-  proxy.setTopN(5);
-  QCOMPARE(proxy.rowCount(), 5);
-  // The five largest Self CUDA rows, in order.
-  auto sorted = sortedRows(*ka, Column::SelfDevice, false);
-  for (int r = 0; r < 5; ++r)
-    QCOMPARE(proxy.data(proxy.index(r, 0)).toString(), QString::fromStdString(sorted[static_cast<size_t>(r)]->name));
-  // Top-N applies after the filter.
-  proxy.setNameFilter(QStringLiteral("^aten::"), true);
-  QCOMPARE(proxy.rowCount(), 5);
-  for (int r = 0; r < proxy.rowCount(); ++r)
-    QVERIFY(proxy.data(proxy.index(r, 0)).toString().startsWith(QStringLiteral("aten::")));
-  proxy.setTopN(0);
-  QVERIFY(proxy.rowCount() > 5);
-  // Re-sorting recomputes which rows are the top ones.
-  proxy.setNameFilter(QString(), false);
-  proxy.setTopN(3);
-  proxy.sort(KeyAveragesModel::columnOf(Column::Calls), Qt::DescendingOrder);
-  QCOMPARE(proxy.rowCount(), 3);
-  const auto byCalls = sortedRows(*ka, Column::Calls, false);
-  QCOMPARE(proxy.data(proxy.index(0, KeyAveragesModel::columnOf(Column::Calls)), TableModelBase::SortRole).toLongLong(),
-           static_cast<qlonglong>(byCalls.front()->calls));
-}
-
-void TestWorkbench::runPanelCommandLine() {
+void EngineRunnerTest::runPanelCommandLine() {
   RunPanel panel;
   panel.findChild<QCheckBox*>(QStringLiteral("wrap_softmax"))->setChecked(true);
   panel.findChild<QCheckBox*>(QStringLiteral("wrap_full"))->setChecked(true);
@@ -299,7 +132,7 @@ void TestWorkbench::runPanelCommandLine() {
                           "--out o.json --progress json"));
 }
 
-void TestWorkbench::runPanelPresets() {
+void EngineRunnerTest::runPanelPresets() {
   RunConfig base;
   base.shape = {2, 4, 128, 32};
   base.device = RunDevice::Cpu;
@@ -324,7 +157,7 @@ void TestWorkbench::runPanelPresets() {
               .contains(QStringLiteral("--wrap full --sync end")));
 }
 
-void TestWorkbench::runPanelRoundTripsEveryOption() {
+void EngineRunnerTest::runPanelRoundTripsEveryOption() {
   RunConfig c;
   c.device = RunDevice::Cuda;
   c.shape = {3, 5, 7, 9};
@@ -342,7 +175,7 @@ void TestWorkbench::runPanelRoundTripsEveryOption() {
   QCOMPARE(toRunArgs(panel.config()), toRunArgs(c));
 }
 
-void TestWorkbench::runnerMissingBinary() {
+void EngineRunnerTest::runnerMissingBinary() {
   EngineRunner r;
   r.setProgram(tmp_.filePath(QStringLiteral("no-such-attnscope-cli")));
   const RunOutcome o = runAndWait(r, RunConfig{}, tmp_.filePath(QStringLiteral("m.json")));
@@ -356,7 +189,7 @@ void TestWorkbench::runnerMissingBinary() {
   QVERIFY(r.availability().reason.contains(QStringLiteral("not found")));
 }
 
-void TestWorkbench::runnerNonZeroExit() {
+void EngineRunnerTest::runnerNonZeroExit() {
   EngineRunner r;
   // Records its arguments, prints a progress line and an error, exits 2.
   const QString args = tmp_.filePath(QStringLiteral("args.txt"));
@@ -381,7 +214,7 @@ void TestWorkbench::runnerNonZeroExit() {
   QCOMPARE(got, EngineRunner::runArguments(RunConfig{}, out));
 }
 
-void TestWorkbench::runnerOutOfMemory() {
+void EngineRunnerTest::runnerOutOfMemory() {
   EngineRunner r;
   r.setProgram(fakeCli(tmp_, QStringLiteral("oom.sh"), "echo 'attnscope-cli: run: out of memory: CUDA' >&2\nexit 3"));
   const RunOutcome o = runAndWait(r, RunConfig{}, tmp_.filePath(QStringLiteral("o.json")));
@@ -389,7 +222,7 @@ void TestWorkbench::runnerOutOfMemory() {
   QVERIFY(o.message.contains(QStringLiteral("Out of memory")));
 }
 
-void TestWorkbench::runnerKilled() {
+void EngineRunnerTest::runnerKilled() {
   EngineRunner r;
   r.setProgram(fakeCli(tmp_, QStringLiteral("sleep.sh"), "exec sleep 30"));
   const RunOutcome o = runAndWait(r, RunConfig{}, tmp_.filePath(QStringLiteral("k.json")), 20000, [&r] {
@@ -401,7 +234,7 @@ void TestWorkbench::runnerKilled() {
   QVERIFY(o.message.contains(QStringLiteral("SIGKILL")));
 }
 
-void TestWorkbench::runnerCrashed() {
+void EngineRunnerTest::runnerCrashed() {
   EngineRunner r;
   r.setProgram(fakeCli(tmp_, QStringLiteral("segv.sh"), "kill -SEGV $$"));
   const RunOutcome o = runAndWait(r, RunConfig{}, tmp_.filePath(QStringLiteral("c.json")));
@@ -409,7 +242,7 @@ void TestWorkbench::runnerCrashed() {
   QVERIFY(o.message.contains(QStringLiteral("SIGSEGV")));
 }
 
-void TestWorkbench::runnerCancelKillsTheGroup() {
+void EngineRunnerTest::runnerCancelKillsTheGroup() {
   EngineRunner r;
   // A parent that ignores SIGTERM with a child: Cancel still ends both.
   const QString childPid = tmp_.filePath(QStringLiteral("child.pid"));
@@ -430,7 +263,7 @@ void TestWorkbench::runnerCancelKillsTheGroup() {
   QTRY_VERIFY(::kill(child, 0) != 0);  // the sleep is gone too
 }
 
-void TestWorkbench::runnerRealCpuEngine() {
+void EngineRunnerTest::runnerRealCpuEngine() {
   EngineRunner r;
   const QString env = qEnvironmentVariable("ATTNSCOPE_CLI");
   r.setProgram(env.isEmpty() ? QStringLiteral(ATTNSCOPE_BIN_DIR "/attnscope-cli") : env);
@@ -477,7 +310,7 @@ void TestWorkbench::runnerRealCpuEngine() {
   QCOMPARE(meta->windows().size(), size_t{8});
 }
 
-void TestWorkbench::workbenchRunFailureKeepsEarlierRuns() {
+void EngineRunnerTest::runFailureKeepsEarlierRuns() {
   MainWindow w({false, false, false});
   QSignalSpy shown(&w, &MainWindow::traceShown);
   QVERIFY(openAndWait(w, shown, kSoftmax));
@@ -499,133 +332,7 @@ void TestWorkbench::workbenchRunFailureKeepsEarlierRuns() {
   QVERIFY(stderrView && !stderrView->isHidden());
 }
 
-void TestWorkbench::tableOptionsOnRealCapture() {
-  MainWindow w({false, false, false});
-  QSignalSpy shown(&w, &MainWindow::traceShown);
-  QVERIFY(openAndWait(w, shown, kSoftmax));
-  auto selfDeviceOf = [&](const QString& name) -> qlonglong {
-    for (int r = 0; r < w.tablePane()->model()->rowCount(); ++r)
-      if (w.tablePane()->model()->rowAt(r)->name == name.toStdString())
-        return w.tablePane()->model()->rowAt(r)->selfDeviceNs;
-    return -1;
-  };
-  // torch lets the profiler's Activity Buffer Request own the first GEMM.
-  QVERIFY(selfDeviceOf(QStringLiteral("Activity Buffer Request")) > 500000);
-  w.findChild<QComboBox*>(QStringLiteral("attribution"))->setCurrentIndex(1);
-  QCOMPARE(w.tablePane()->attribution(), Attribution::Corrected);
-  QCOMPARE(w.tablePane()->model()->averages()->attribution, Attribution::Corrected);
-  QCOMPARE(selfDeviceOf(QStringLiteral("Activity Buffer Request")), 0);
-  // Grouping keeps the attribution.
-  w.tablePane()->setGroupBy(GroupBy::InputShape);
-  QCOMPARE(w.tablePane()->model()->averages()->attribution, Attribution::Corrected);
-  QCOMPARE(w.tablePane()->model()->averages()->groupBy, GroupBy::InputShape);
-  w.tablePane()->setGroupBy(GroupBy::Name);
-  // Time unit: every time cell in ms.
-  w.tablePane()->setTimeUnit(KeyAveragesModel::TimeUnit::Ms);
-  const int selfCuda = KeyAveragesModel::columnOf(Column::SelfDevice);
-  for (int r = 0; r < w.tablePane()->proxy()->rowCount(); ++r)
-    QVERIFY(w.tablePane()
-                ->proxy()
-                ->data(w.tablePane()->proxy()->index(r, selfCuda))
-                .toString()
-                .endsWith(QStringLiteral("ms")));
-  w.tablePane()->setTimeUnit(KeyAveragesModel::TimeUnit::Auto);
-  // Top-N with the filter.
-  w.tablePane()->setNameFilter(QStringLiteral("^aten::"), true);
-  w.tablePane()->setTopN(3);
-  QCOMPARE(w.tablePane()->proxy()->rowCount(), 3);
-  w.tablePane()->setTopN(0);
-  QVERIFY(w.tablePane()->proxy()->rowCount() > 3);
-}
-
-void TestWorkbench::exportTableContent() {
-  MainWindow w({false, false, false});
-  QSignalSpy shown(&w, &MainWindow::traceShown);
-  QVERIFY(openAndWait(w, shown, kSoftmax));
-  w.tablePane()->setNameFilter(QStringLiteral("^aten::"), true);
-  const int shown_ = w.tablePane()->proxy()->rowCount();
-  QVERIFY(shown_ > 3);
-  QString err;
-  const QString csv = tmp_.filePath(QStringLiteral("t.csv"));
-  QVERIFY2(w.exportTable(csv, &err), qPrintable(err));
-  QFile f(csv);
-  QVERIFY(f.open(QIODevice::ReadOnly));
-  const QStringList lines = QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-  QCOMPARE(lines.size(), shown_ + 1);
-  QVERIFY(lines[0].startsWith(QStringLiteral("name,")));
-  for (int i = 1; i < lines.size(); ++i) QVERIFY(lines[i].startsWith(QStringLiteral("aten::")));
-  // The first data row is the table's first row (sorted by Self CUDA, descending).
-  QVERIFY(lines[1].startsWith(w.tablePane()->proxy()->data(w.tablePane()->proxy()->index(0, 0)).toString() +
-                              QLatin1Char(',')));
-
-  const QString json = tmp_.filePath(QStringLiteral("t.json"));
-  QVERIFY2(w.exportTable(json, &err), qPrintable(err));
-  QFile j(json);
-  QVERIFY(j.open(QIODevice::ReadOnly));
-  const QJsonObject o = QJsonDocument::fromJson(j.readAll()).object();
-  QCOMPARE(o.value(QStringLiteral("rows")).toArray().size(), shown_);
-  QCOMPARE(o.value(QStringLiteral("attribution")).toString(), QStringLiteral("torch"));
-
-  const QString md = tmp_.filePath(QStringLiteral("t.md"));
-  w.tablePane()->setTopN(2);
-  QVERIFY2(w.exportTable(md, &err), qPrintable(err));
-  QFile m(md);
-  QVERIFY(m.open(QIODevice::ReadOnly));
-  const QStringList mdLines = QString::fromUtf8(m.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-  QVERIFY(mdLines[0].startsWith(QStringLiteral("| Name |")));
-  int dataRows = 0;
-  for (const QString& l : mdLines) dataRows += l.startsWith(QStringLiteral("| aten::"));
-  QCOMPARE(dataRows, 2);
-  QVERIFY(!w.exportTable(tmp_.filePath(QStringLiteral("t.xlsx")), &err));
-  QVERIFY(err.contains(QStringLiteral("unknown table format")));
-}
-
-void TestWorkbench::exportUnwritableLeavesNoFile() {
-  MainWindow w({false, false, false});
-  QSignalSpy shown(&w, &MainWindow::traceShown);
-  QVERIFY(openAndWait(w, shown, kSoftmax));
-  QString err;
-  // A missing directory.
-  QVERIFY(!w.exportTable(QStringLiteral("/nonexistent-dir-attnscope/t.csv"), &err));
-  QVERIFY(err.contains(QStringLiteral("/nonexistent-dir-attnscope")));
-  // A directory where the file should go (fails even as root): no temp file left behind.
-  QTemporaryDir dir;
-  const QString blocked = dir.filePath(QStringLiteral("t.csv"));
-  QVERIFY(QDir().mkdir(blocked));
-  QVERIFY(!w.exportTable(blocked, &err));
-  QVERIFY2(err.contains(blocked), qPrintable(err));
-  QCOMPARE(QDir(dir.path()).entryList(QDir::NoDotAndDotDot | QDir::AllEntries | QDir::Hidden),
-           QStringList{QStringLiteral("t.csv")});
-  // A read-only directory (not for root, who may write anyway).
-  if (::geteuid() != 0) {
-    QTemporaryDir ro;
-    QVERIFY(QFile::setPermissions(ro.path(), QFileDevice::ReadOwner | QFileDevice::ExeOwner));
-    const QString target = ro.filePath(QStringLiteral("t.csv"));
-    const bool ok = w.exportTable(target, &err);
-    QFile::setPermissions(ro.path(), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
-    QVERIFY(!ok);
-    QCOMPARE(QDir(ro.path()).entryList(QDir::NoDotAndDotDot | QDir::AllEntries | QDir::Hidden).size(), 0);
-  }
-  QVERIFY(!w.exportTrace(QStringLiteral("/nonexistent-dir-attnscope/t.json"), &err));
-}
-
-void TestWorkbench::exportTraceReloads() {
-  MainWindow w({false, false, false});
-  QSignalSpy shown(&w, &MainWindow::traceShown);
-  QVERIFY(openAndWait(w, shown, kSoftmax));
-  const QString out = tmp_.filePath(QStringLiteral("export.json"));
-  QString err;
-  QVERIFY2(w.exportTrace(out, &err), qPrintable(err));
-  auto back = load(out);
-  QVERIFY(back);
-  QCOMPARE(back->familyCount(Family::Kernel), softmax_->familyCount(Family::Kernel));
-  const auto a = computeKeyAverages(*softmax_, GroupBy::Name);
-  const auto b = computeKeyAverages(*back, GroupBy::Name);
-  QCOMPARE(b.rows.size(), a.rows.size());
-  QCOMPARE(b.sumSelfDeviceNs, a.sumSelfDeviceNs);
-}
-
-void TestWorkbench::saveRunAndReopen() {
+void EngineRunnerTest::saveRunAndReopen() {
   QVERIFY2(QFile::exists(kEngineTrace), qPrintable("missing engine capture " + kEngineTrace));
   MainWindow w({false, false, false});
   QSignalSpy shown(&w, &MainWindow::traceShown);
@@ -645,7 +352,7 @@ void TestWorkbench::saveRunAndReopen() {
   QVERIFY(w.recentFiles().contains(QFileInfo(saved).absoluteFilePath()));
 }
 
-void TestWorkbench::explainPanelCards() {
+void EngineRunnerTest::explainPanelCards() {
   ExplainPanel p;
   QSignalSpy done(&p, &ExplainPanel::explained);
   p.setTrace(loadedTraceOf(softmax_));
@@ -659,7 +366,7 @@ void TestWorkbench::explainPanelCards() {
   QVERIFY(text.contains(QStringLiteral("waited for")));
 }
 
-void TestWorkbench::whyPanelForARow() {
+void EngineRunnerTest::whyPanelForARow() {
   WhyPanel p;
   QSignalSpy shown(&p, &WhyPanel::shown);
   p.setTrace(loadedTraceOf(softmax_));
@@ -677,7 +384,7 @@ void TestWorkbench::whyPanelForARow() {
   QVERIFY(p.plainText().contains(QStringLiteral("No event")));
 }
 
-void TestWorkbench::compareTwoCaptures() {
+void EngineRunnerTest::compareTwoCaptures() {
   MainWindow w({false, false, false});
   QSignalSpy shown(&w, &MainWindow::traceShown);
   w.openTrace(kNone);
@@ -699,7 +406,7 @@ void TestWorkbench::compareTwoCaptures() {
 // Two engine captures from the H200: the Compare summary sets each method's
 // median per step side by side with its spread, and a run of one iteration
 // is said to have none (so no verdict either way).
-void TestWorkbench::compareEngineRunsSaysNoiseOrChange() {
+void EngineRunnerTest::compareEngineRunsSaysNoiseOrChange() {
   MainWindow w({false, false, false});
   QSignalSpy shown(&w, &MainWindow::traceShown);
   w.openTrace(QStringLiteral(ATTNSCOPE_TEST_DATA "/h200/softmax_none_iters3_1x8x64x64.json"));
@@ -725,51 +432,7 @@ void TestWorkbench::compareEngineRunsSaysNoiseOrChange() {
   QVERIFY2(summary.contains(QStringLiteral("host clock around it, no sync")), qPrintable(summary));
 }
 
-void TestWorkbench::glossaryCoversColumnsAndFamilies() {
-  GlossaryModel m;
-  m.setItems(loadGlossary());
-  for (int c = 0; c < static_cast<int>(Column::Count); ++c) {
-    const QString title = QString::fromLatin1(columnTitle(static_cast<Column>(c)).data(),
-                                              static_cast<qsizetype>(columnTitle(static_cast<Column>(c)).size()));
-    const int row = m.find(title);
-    QVERIFY2(row >= 0 && m.items()[static_cast<size_t>(row)].key.compare(title, Qt::CaseInsensitive) == 0,
-             qPrintable(title));
-  }
-  const QStringList names = {QStringLiteral("aten::bmm"),
-                             QStringLiteral("cudaLaunchKernel"),
-                             QStringLiteral("cudaLaunchKernelExC"),
-                             QStringLiteral("cudaStreamSynchronize"),
-                             QStringLiteral("cudaMemcpyAsync (Pageable -> Device)"),
-                             QStringLiteral("gpu_user_annotation"),
-                             QStringLiteral("Activity Buffer Request"),
-                             QStringLiteral("user_annotation"),
-                             QStringLiteral("kernel"),
-                             QStringLiteral("cuda_runtime"),
-                             QStringLiteral("overhead")};
-  for (const QString& n : names) QVERIFY2(m.find(n) >= 0, qPrintable(n));
-  QCOMPARE(m.items()[static_cast<size_t>(m.find(QStringLiteral("cudaLaunchKernelExC")))].key,
-           QStringLiteral("cudaLaunchKernel"));
-  // A kernel name has no entry of its own: its family's.
-  QCOMPARE(
-      m.items()[static_cast<size_t>(m.find(QStringLiteral("sm80_xmma_gemm"), static_cast<int>(Family::Kernel)))].key,
-      QStringLiteral("kernel"));
-  GlossaryDock dock;
-  QVERIFY(dock.lookup(QStringLiteral("Self CUDA %")));
-  QVERIFY(dock.currentText().contains(QStringLiteral("100%")));
-}
-
-void TestWorkbench::kernelHistogramCountsKernels() {
-  const auto bins = kernelHistogram(*softmax_, ActivityIndex(*softmax_));
-  int total = 0;
-  for (const auto& b : bins) total += b.count;
-  QCOMPARE(static_cast<uint64_t>(total), softmax_->familyCount(Family::Kernel));
-  QVERIFY(!bins.isEmpty() && bins.front().count > 0 && bins.back().count > 0);
-  PlotsPanel p;
-  p.setTrace(loadedTraceOf(softmax_));
-  QVERIFY(p.stepSeries().isEmpty());  // a torch.profiler capture has no per-method timings
-}
-
-void TestWorkbench::engineMetadataParses() {
+void EngineRunnerTest::engineMetadataParses() {
   QVERIFY2(QFile::exists(kEngineTrace), qPrintable("missing engine capture " + kEngineTrace));
   auto store = load(kEngineTrace);
   QVERIFY(store);
@@ -795,7 +458,7 @@ void TestWorkbench::engineMetadataParses() {
 // The Plots panel draws every step of every method as a box: p10-p90, min-max
 // whiskers, the median line; the figures here are computed from the run's
 // per-iteration values, sorted in the test.
-void TestWorkbench::plotsShowEachStepsSpread() {
+void EngineRunnerTest::plotsShowEachStepsSpread() {
   if (!PlotsPanel::chartsAvailable()) QSKIP("this build has no Qt Charts");
   auto store = load(QStringLiteral(ATTNSCOPE_TEST_DATA "/h200/softmax_none_iters3_1x8x64x64.json"));
   QVERIFY(store);
@@ -855,25 +518,5 @@ void TestWorkbench::plotsShowEachStepsSpread() {
 #endif
 }
 
-void TestWorkbench::copySelection() {
-  MainWindow w({false, false, false});
-  QSignalSpy shown(&w, &MainWindow::traceShown);
-  QVERIFY(openAndWait(w, shown, kSoftmax));
-  w.show();
-  w.dock(QStringLiteral("whyDock"))->raise();  // the Why panel answers while it is on screen
-  QSignalSpy why(w.whyPanel(), &WhyPanel::shown);
-  w.tablePane()->view()->selectRow(0);
-  const QString text = w.copySelection();
-  const QStringList lines = text.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-  QCOMPARE(lines.size(), 2);
-  QVERIFY(lines[0].startsWith(QStringLiteral("Name\t")));
-  QVERIFY(lines[1].startsWith(w.tablePane()->proxy()->data(w.tablePane()->proxy()->index(0, 0)).toString() +
-                              QLatin1Char('\t')));
-  // Selecting a row answers "why is this zero?" for it.
-  QVERIFY(why.wait(30000));
-  QVERIFY(w.whyPanel()->plainText().startsWith(
-      w.tablePane()->proxy()->data(w.tablePane()->proxy()->index(0, 0)).toString()));
-}
-
-QTEST_MAIN(TestWorkbench)
-#include "test_workbench.moc"
+QTEST_MAIN(EngineRunnerTest)
+#include "test_engine_runner.moc"

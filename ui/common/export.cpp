@@ -1,4 +1,4 @@
-#include "ui/shell/export.h"
+#include "ui/common/export.h"
 
 #include <QAbstractItemModel>
 #include <QFileInfo>
