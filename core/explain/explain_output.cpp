@@ -37,16 +37,9 @@ std::string idList(const std::vector<EventId>& ids, std::set<EventId>& cited) {
 }
 
 std::string kindOf(const EventStore& s, EventId id) {
-  switch (s.event(id).family) {
-    case Family::Kernel:
-      return "kernel";
-    case Family::GpuMemcpy:
-      return "memcpy";
-    case Family::GpuMemset:
-      return "memset";
-    default:
-      return std::string(familyName(s.event(id).family));
-  }
+  const Family f = s.event(id).family;
+  const std::string_view w = gpuWorkWord(f);
+  return std::string(w.empty() ? familyName(f) : w);
 }
 
 std::string optNs(int64_t v) { return v < 0 ? "null" : std::to_string(v); }

@@ -8,6 +8,19 @@
 
 namespace attnscope {
 
+std::string_view gpuWorkWord(Family f) {
+  switch (f) {
+    case Family::Kernel:
+      return "kernel";
+    case Family::GpuMemcpy:
+      return "memcpy";
+    case Family::GpuMemset:
+      return "memset";
+    default:
+      return {};
+  }
+}
+
 std::string_view familyName(Family f) {
   switch (f) {
     case Family::CpuOp:

@@ -43,8 +43,10 @@ enum class Family : uint8_t {
 inline constexpr int kFamilyCount = static_cast<int>(Family::Count);
 
 std::string_view familyName(Family f);  // the trace's `cat` spelling
-bool isGpuFamily(Family f);             // runs on a device timeline
-bool isCpuFamily(Family f);             // runs on a host thread
+// GPU work in one word ("kernel", "memcpy", "memset"); "" for every other family.
+std::string_view gpuWorkWord(Family f);
+bool isGpuFamily(Family f);  // runs on a device timeline
+bool isCpuFamily(Family f);  // runs on a host thread
 // Kernels, copies and memsets: the GPU activities whose durations are work.
 inline bool isGpuWork(Family f) { return f == Family::Kernel || f == Family::GpuMemcpy || f == Family::GpuMemset; }
 

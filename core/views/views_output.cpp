@@ -29,16 +29,8 @@ std::string csvField(std::string s) {
 }
 
 std::string familyWord(Family f) {
-  switch (f) {
-    case Family::Kernel:
-      return "kernel";
-    case Family::GpuMemcpy:
-      return "memcpy";
-    case Family::GpuMemset:
-      return "memset";
-    default:
-      return "sync record";
-  }
+  const std::string_view w = gpuWorkWord(f);
+  return w.empty() ? "sync record" : std::string(w);
 }
 
 }  // namespace

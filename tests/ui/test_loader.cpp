@@ -10,9 +10,11 @@
 #include <QSignalSpy>
 #include <QTableView>
 #include <QtTest>
+#include <map>
 #include <stdexcept>
 
 #include "ui/common/background.h"
+#include "ui/shell/pair_loader.h"
 
 #include "core/store/work_counters.h"
 #include "ui/panels/why_panel.h"
@@ -157,6 +159,45 @@ class LoaderTest : public QObject {
     runInBackground(
         &context, [] { return 42; }, [&](int v) { value = v; }, [&](const QString& what) { failure = what; });
     QTRY_COMPARE_WITH_TIMEOUT(value, 42, 10000);
+  }
+
+  // Compare's loads: A and B at once, each by its own loader; the latest pair wins; a failure says
+  // which side and which file; a trace in the cache is not read again.
+  void pairLoadsBothAndTheLatestWins() {
+    const QString a = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/none_8x16x1024x64.json");
+    const QString b = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.json");
+    const QString broken = QStringLiteral(ATTNSCOPE_TEST_DATA "/malformed/not_json.json");
+    std::map<QString, std::shared_ptr<const LoadedTrace>> cache;
+    PairLoader pair([&](const QString& path) {
+      const auto it = cache.find(path);
+      return it == cache.end() ? nullptr : it->second;
+    });
+    QSignalSpy loaded(&pair, &PairLoader::loaded);
+    QSignalSpy failed(&pair, &PairLoader::failed);
+    pair.load(b, a);  // superseded at once
+    pair.load(a, b);
+    QVERIFY(pair.loaderA()->isBusy() && pair.loaderB()->isBusy());  // both at once
+    QVERIFY(loaded.wait(60000));
+    QTest::qWait(200);  // the superseded pair reports nothing
+    QCOMPARE(loaded.size(), 1);
+    const auto ta = loaded.front().at(0).value<std::shared_ptr<const LoadedTrace>>();
+    const auto tb = loaded.front().at(1).value<std::shared_ptr<const LoadedTrace>>();
+    QCOMPARE(ta->path, a);
+    QCOMPARE(tb->path, b);
+    QVERIFY(failed.isEmpty());
+    pair.load(a, broken);
+    QVERIFY(failed.wait(60000));
+    QVERIFY2(failed.front().front().toString().startsWith(QStringLiteral("B: ")) &&
+                 failed.front().front().toString().contains(QStringLiteral("not_json.json")),
+             qPrintable(failed.front().front().toString()));
+    cache[a] = ta;
+    cache[b] = tb;
+    const auto progressA = pair.loaderA()->progress(), progressB = pair.loaderB()->progress();
+    pair.load(a, b);  // both cached: no read (neither loader starts one), answered at once
+    QCOMPARE(pair.loaderA()->progress(), progressA);
+    QCOMPARE(pair.loaderB()->progress(), progressB);
+    QCOMPARE(loaded.size(), 2);
+    QCOMPARE(loaded.back().at(0).value<std::shared_ptr<const LoadedTrace>>(), ta);
   }
 
   void latestLoadWins() {

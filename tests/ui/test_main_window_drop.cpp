@@ -1,8 +1,10 @@
 // Dropping a trace file on the window opens it; dropping a broken one keeps
 // what was loaded and says why.
 #include <QDropEvent>
+#include <QLabel>
 #include <QMimeData>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include "ui/panels/compare_view.h"
@@ -32,6 +34,13 @@ bool drop(MainWindow& w, const QStringList& paths) {
 class MainWindowDropTest : public QObject {
   Q_OBJECT
  private slots:
+  // Settings (recent files, the layout) go to a folder of the test's own, never the user's.
+  void initTestCase() {
+    QVERIFY(settings_.isValid());
+    qputenv("XDG_CONFIG_HOME", settings_.path().toUtf8());
+    QCoreApplication::setOrganizationName(QStringLiteral("attnscope-test"));
+  }
+
   void droppedTraceOpensAndBadDropKeepsIt() {
     MainWindow w;
     QSignalSpy shown(&w, &MainWindow::traceShown);
@@ -41,10 +50,19 @@ class MainWindowDropTest : public QObject {
     QVERIFY(w.trace());
     const auto before = w.trace();
     QCOMPARE(w.tablePane()->proxy()->rowCount() > 0, true);
-    // A broken trace dropped next: an error is shown, the loaded trace stays.
-    QVERIFY(drop(w, {QStringLiteral(ATTNSCOPE_TEST_DATA "/malformed/not_json.json")}));
-    QTest::qWait(1500);
+    // A broken trace dropped next: the load ends in an error naming the file, shown in the window,
+    // and the loaded trace stays.
+    QSignalSpy failed(&w, &MainWindow::loadFailed);
+    const QString broken = QStringLiteral(ATTNSCOPE_TEST_DATA "/malformed/not_json.json");
+    QVERIFY(drop(w, {broken}));
+    QVERIFY(failed.wait(30000));
+    const QString message = failed.front().front().toString();
+    QVERIFY2(message.contains(QStringLiteral("not_json.json")), qPrintable(message));
+    auto* errorText = w.findChild<QLabel*>(QStringLiteral("errorText"));
+    QVERIFY(errorText && errorText->isVisibleTo(&w));
+    QVERIFY2(errorText->text().contains(QStringLiteral("not_json.json")), qPrintable(errorText->text()));
     QCOMPARE(w.trace(), before);
+    QCOMPARE(shown.size(), 1);
   }
 
   // Two files dropped at once are compared, the first as A; three are refused.
@@ -62,6 +80,9 @@ class MainWindowDropTest : public QObject {
                 .endsWith(QStringLiteral("softmax_8x16x1024x64.json")));
     QVERIFY(!drop(w, {a, b, a}));
   }
+
+ private:
+  QTemporaryDir settings_;
 };
 
 QTEST_MAIN(MainWindowDropTest)

@@ -48,6 +48,7 @@
 #include "ui/shell/bundled_sample.h"
 #include "ui/shell/load_progress_bar.h"
 #include "ui/shell/main_window_detail.h"
+#include "ui/shell/pair_loader.h"
 #include "ui/table/key_averages_model.h"
 #include "ui/table/key_averages_proxy.h"
 #include "ui/table/table_pane.h"
@@ -307,6 +308,23 @@ void MainWindow::buildDocks() {
   QDockWidget* plotsDock = makeDock(QStringLiteral("plotsDock"), tr("Plots"), plots_, false);
   compare_ = new CompareView;
   QDockWidget* compareDock = makeDock(QStringLiteral("compareDock"), tr("Compare"), compare_, false);
+  pairLoader_ = new PairLoader(
+      [this](const QString& path) {
+        const auto it = traces_.find(path);
+        return it == traces_.end() ? nullptr : it->second;
+      },
+      this);
+  connect(pairLoader_, &PairLoader::loaded, this,
+          [this](std::shared_ptr<const LoadedTrace> a, std::shared_ptr<const LoadedTrace> b) {
+            traces_.emplace(a->path, a);
+            traces_.emplace(b->path, b);
+            compare_->compare(pairLabels_[0], a->snapshot, pairLabels_[1], b->snapshot);
+          });
+  connect(pairLoader_, &PairLoader::failed, this, [this](const QString& message) {
+    compare_->setMessage(tr("Could not load %1").arg(message));
+    if (pairReportsFailure_) emit loadFailed(message);
+  });
+  connect(pairLoader_, &PairLoader::cancelled, this, [this] { compare_->setMessage(tr("Loading cancelled.")); });
   glossary_ = new GlossaryDock;
   QDockWidget* glossaryDock = makeDock(QStringLiteral("glossaryDock"), tr("Glossary"), glossary_, false);
   details_ = new DetailsPanel;

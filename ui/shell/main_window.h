@@ -29,6 +29,7 @@ class QTabWidget;
 namespace attnscope::ui {
 
 class CompareView;
+class PairLoader;
 class DetailsPanel;
 class LoadProgressBar;
 class ExplainPanel;
@@ -143,7 +144,9 @@ class MainWindow : public QMainWindow {
   void compareSelected();
   void showError(const QString& title, const QString& message);
   // The loaded trace of `path` (cached), then `done` on the UI thread.
-  void withTrace(const QString& path, std::function<void(std::shared_ptr<const LoadedTrace>, QString)> done);
+  // Loads A and B for Compare (both at once, the latest pair winning), then compares them.
+  void comparePaths(const QString& pathA, const QString& labelA, const QString& pathB, const QString& labelB,
+                    bool reportFailure);
 
   MainWindowOptions opt_;
   TraceLoader* loader_;
@@ -170,6 +173,9 @@ class MainWindow : public QMainWindow {
   WhyPanel* why_ = nullptr;
   PlotsPanel* plots_ = nullptr;
   CompareView* compare_ = nullptr;
+  PairLoader* pairLoader_ = nullptr;
+  QString pairLabels_[2];
+  bool pairReportsFailure_ = false;
   GlossaryDock* glossary_ = nullptr;
   DetailsPanel* details_ = nullptr;
   QList<QDockWidget*> docks_;

@@ -48,6 +48,7 @@
 #include "ui/shell/bundled_sample.h"
 #include "ui/shell/load_progress_bar.h"
 #include "ui/shell/main_window_detail.h"
+#include "ui/shell/pair_loader.h"
 #include "ui/table/key_averages_model.h"
 #include "ui/table/key_averages_proxy.h"
 #include "ui/table/table_pane.h"
@@ -128,18 +129,14 @@ bool MainWindow::saveRun(const QString& path, QString* error, int row) {
   return true;
 }
 
-void MainWindow::withTrace(const QString& path, std::function<void(std::shared_ptr<const LoadedTrace>, QString)> done) {
-  if (auto it = traces_.find(path); it != traces_.end()) {
-    done(it->second, {});
-    return;
-  }
-  runInBackground(
-      this, [path] { return loadTraceHere(path); },
-      [this, path, done](TraceLoadOutcome out) {
-        if (out.trace) traces_[path] = out.trace;
-        done(out.trace, out.error);
-      },
-      [path, done](const QString& what) { done(nullptr, path + QStringLiteral(": ") + what); });
+void MainWindow::comparePaths(const QString& pathA, const QString& labelA, const QString& pathB, const QString& labelB,
+                              bool reportFailure) {
+  showDock(QStringLiteral("compareDock"));
+  compare_->setMessage(tr("Loading A and B…"));
+  pairLabels_[0] = labelA;
+  pairLabels_[1] = labelB;
+  pairReportsFailure_ = reportFailure;
+  pairLoader_->load(pathA, pathB);
 }
 
 bool MainWindow::compareRows(int rowA, int rowB, QString* error) {
@@ -149,49 +146,17 @@ bool MainWindow::compareRows(int rowA, int rowB, QString* error) {
     if (error) *error = tr("both runs need a trace (finished runs or opened files)");
     return false;
   }
-  const QString la = tr("#%1 %2").arg(a->id).arg(a->summary), lb = tr("#%1 %2").arg(b->id).arg(b->summary);
-  const QString pa = a->path, pb = b->path;
-  showDock(QStringLiteral("compareDock"));
-  compare_->setMessage(tr("Loading…"));
-  withTrace(pa, [this, la, lb, pb](std::shared_ptr<const LoadedTrace> ta, QString ea) {
-    if (!ta) {
-      compare_->setMessage(tr("Could not load A: %1").arg(ea));
-      return;
-    }
-    withTrace(pb, [this, la, lb, ta](std::shared_ptr<const LoadedTrace> tb, QString eb) {
-      if (!tb) {
-        compare_->setMessage(tr("Could not load B: %1").arg(eb));
-        return;
-      }
-      compare_->compare(la, ta->snapshot, lb, tb->snapshot);
-    });
-  });
+  comparePaths(a->path, tr("#%1 %2").arg(a->id).arg(a->summary), b->path, tr("#%1 %2").arg(b->id).arg(b->summary),
+               false);
   return true;
 }
 
 void MainWindow::compareFiles(const QString& pathA, const QString& pathB, bool timelines) {
-  const QString la = QFileInfo(pathA).fileName(), lb = QFileInfo(pathB).fileName();
-  showDock(QStringLiteral("compareDock"));
-  compare_->setMessage(tr("Loading…"));
   if (timelines)
     // The largest change shown in both timelines from the start.
     connect(
         compare_, &CompareView::compared, this, [this] { compare_->openTimelines(0); }, Qt::SingleShotConnection);
-  withTrace(pathA, [this, la, lb, pathB](std::shared_ptr<const LoadedTrace> ta, QString ea) {
-    if (!ta) {
-      compare_->setMessage(tr("Could not load A: %1").arg(ea));
-      emit loadFailed(ea);
-      return;
-    }
-    withTrace(pathB, [this, la, lb, ta](std::shared_ptr<const LoadedTrace> tb, QString eb) {
-      if (!tb) {
-        compare_->setMessage(tr("Could not load B: %1").arg(eb));
-        emit loadFailed(eb);
-        return;
-      }
-      compare_->compare(la, ta->snapshot, lb, tb->snapshot);
-    });
-  });
+  comparePaths(pathA, QFileInfo(pathA).fileName(), pathB, QFileInfo(pathB).fileName(), true);
 }
 
 void MainWindow::chooseCompareWith() {
