@@ -43,7 +43,8 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
   r.method = method;
   r.pid = ::getpid();
   const bool cuda = device.is_cuda();
-  Workload w(cfg, device);
+  const std::unique_ptr<Workload> workload = makeWorkload(cfg, device);
+  Workload& w = *workload;
 
   std::unique_ptr<CuptiCollector> cupti;
   std::unique_ptr<OpRecorder> recorder;

@@ -20,7 +20,8 @@ MeasurementResult runTorchMeasurement(const RunConfig& cfg, at::Device device, c
   MeasurementResult r;
   r.method = TimingMethod::Torch;
   r.pid = ::getpid();
-  Workload w(cfg, device);
+  const std::unique_ptr<Workload> workload = makeWorkload(cfg, device);
+  Workload& w = *workload;
   // record_shapes follows --record-shapes, as our trace pass does.
   ProfilerConfig pc(ProfilerState::KINETO, /*report_input_shapes=*/cfg.recordShapes, /*profile_memory=*/true);
   std::set<ActivityType> acts{ActivityType::CPU};

@@ -42,7 +42,7 @@ class UserScope {
 
 }  // namespace
 
-Workload::Workload(const RunConfig& cfg, at::Device device) : cfg_(cfg), device_(device) {
+AttentionWorkload::AttentionWorkload(const RunConfig& cfg, at::Device device) : Workload(cfg, device) {
   at::manual_seed(static_cast<uint64_t>(cfg.seed));
   const auto [b, h, s, d] = cfg.shape;
   auto opts = at::TensorOptions().dtype(scalarType(cfg.dtype)).device(device);
@@ -52,21 +52,54 @@ Workload::Workload(const RunConfig& cfg, at::Device device) : cfg_(cfg), device_
   synchronize();
 }
 
+void AttentionWorkload::runStep(int step) {
+  switch (step) {
+    case 0:
+      qk_ = at::matmul(q_, k_.transpose(-2, -1));
+      break;
+    case 1:
+      if (cfg_.scale == ScaleMode::DeviceTensor) {
+        // torch.sqrt(torch.tensor(d, device=cuda)): a host scalar copied to the
+        // device (a pageable H2D copy and a stream sync), as in the question.
+        s_ = qk_ / at::sqrt(at::scalar_tensor(cfg_.shape[3], at::kLong).to(device_));
+      } else {
+        s_ = qk_ / std::sqrt(static_cast<double>(cfg_.shape[3]));
+      }
+      break;
+    case 2:
+      w_ = at::softmax(s_, -1);
+      break;
+    case 3:
+      o_ = at::matmul(w_, v_);
+      break;
+    default:
+      break;
+  }
+}
+
+void AttentionWorkload::endCall() {
+  qk_ = at::Tensor();
+  s_ = at::Tensor();
+  w_ = at::Tensor();
+  o_ = at::Tensor();
+}
+
+std::unique_ptr<Workload> makeWorkload(const RunConfig& cfg, at::Device device) {
+  return std::make_unique<AttentionWorkload>(cfg, device);
+}
+
 void Workload::synchronize() {
   if (device_.is_cuda()) torch::cuda::synchronize();
 }
 
-at::Tensor Workload::call(int iteration, std::vector<StepSpan>* spans, const StepHooks* hooks, bool extraSync,
-                          const std::string* iterationScope) {
-  const int64_t d = cfg_.shape[3];
+void Workload::call(int iteration, std::vector<StepSpan>* spans, const StepHooks* hooks, bool extraSync,
+                    const std::string* iterationScope) {
   const bool stepSync = cfg_.sync == SyncMode::Step || extraSync;
   std::optional<UserScope> whole;
   if (iterationScope) whole.emplace(*iterationScope);
   std::optional<UserScope> full;
   if (cfg_.wrapFull) full.emplace(kFullScopeName);
-
-  at::Tensor qk, s, w, o;
-  auto step = [&](int i, auto&& body) {
+  for (int i = 0; i < stepCount(); ++i) {
     StepSpan win;
     win.iteration = iteration;
     win.step = i;
@@ -74,31 +107,18 @@ at::Tensor Workload::call(int iteration, std::vector<StepSpan>* spans, const Ste
     if (hooks && hooks->onStepStart) hooks->onStepStart(i);
     {
       std::optional<UserScope> scope;
-      if (cfg_.wrap[i]) scope.emplace(kStepNames[i]);
-      body();
+      if (i < kStepCount && cfg_.wrap[static_cast<size_t>(i)]) scope.emplace(stepName(i));
+      runStep(i);
       if (stepSync) synchronize();  // the step's last statement, inside its scope
     }
     if (hooks && hooks->onStepEnd) hooks->onStepEnd(i);
     win.endNs = static_cast<int64_t>(nowNs());
     if (spans) spans->push_back(win);
-  };
-
-  step(0, [&] { qk = at::matmul(q_, k_.transpose(-2, -1)); });
-  step(1, [&] {
-    if (cfg_.scale == ScaleMode::DeviceTensor) {
-      // torch.sqrt(torch.tensor(d, device=cuda)): a host scalar copied to the
-      // device (a pageable H2D copy and a stream sync), as in the question.
-      s = qk / at::sqrt(at::scalar_tensor(d, at::kLong).to(device_));
-    } else {
-      s = qk / std::sqrt(static_cast<double>(d));
-    }
-  });
-  step(2, [&] { w = at::softmax(s, -1); });
-  step(3, [&] { o = at::matmul(w, v_); });
+  }
   full.reset();
   if (cfg_.sync == SyncMode::End) synchronize();
   whole.reset();
-  return o;
+  endCall();
 }
 
 }  // namespace attnscope::engine

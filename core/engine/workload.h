@@ -7,7 +7,9 @@
 
 #include <array>
 #include <functional>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/run/run_config.h"
@@ -27,23 +29,55 @@ struct StepHooks {
   std::function<void(int step)> onStepEnd;
 };
 
+// A workload the run drives: named steps, each the workload's own work. The base runs one call of
+// them with the run's wrapping (record_function per step, and around the whole), its syncs, the
+// host window of every step and the passes' hooks, so a measurement pass never sees what a step
+// does: a second workload (the user's own script, next) implements stepCount/stepName/runStep.
 class Workload {
  public:
-  // Allocates q, k, v (seeded) on the device. Throws c10::Error on OOM.
-  Workload(const RunConfig& cfg, at::Device device);
-  // One call of the block. `spans` (may be null) gets the 4 steps' host spans;
+  virtual ~Workload() = default;
+  Workload(const Workload&) = delete;
+  Workload& operator=(const Workload&) = delete;
+
+  // One call of the block. `spans` (may be null) gets the steps' host spans;
   // `extraSync` adds a device sync as each step's last statement (host-sync).
   // `iterationScope`: the call inside a record_function of that name (the
   // trace pass's "ProfilerStep#N", as torch.profiler's step() marks them).
-  at::Tensor call(int iteration, std::vector<StepSpan>* spans, const StepHooks* hooks = nullptr, bool extraSync = false,
-                  const std::string* iterationScope = nullptr);
+  void call(int iteration, std::vector<StepSpan>* spans, const StepHooks* hooks = nullptr, bool extraSync = false,
+            const std::string* iterationScope = nullptr);
   void synchronize();
   bool cuda() const { return device_.is_cuda(); }
 
- private:
+  virtual int stepCount() const = 0;
+  virtual std::string_view stepName(int step) const = 0;
+
+ protected:
+  Workload(const RunConfig& cfg, at::Device device) : cfg_(cfg), device_(device) {}
+  virtual void runStep(int step) = 0;  // the step's work, on the current stream
+  virtual void endCall() {}            // after the last step of a call
+
   const RunConfig& cfg_;
   at::Device device_;
-  at::Tensor q_, k_, v_;
 };
+
+// The question's multi-head attention: QK MATMUL, SCALE, SOFTMAX PASS, AV MATMUL.
+class AttentionWorkload final : public Workload {
+ public:
+  // Allocates q, k, v (seeded) on the device. Throws c10::Error on OOM.
+  AttentionWorkload(const RunConfig& cfg, at::Device device);
+  int stepCount() const override { return kStepCount; }
+  std::string_view stepName(int step) const override { return kStepNames[static_cast<size_t>(step)]; }
+
+ protected:
+  void runStep(int step) override;
+  void endCall() override;
+
+ private:
+  at::Tensor q_, k_, v_;
+  at::Tensor qk_, s_, w_, o_;  // one call's intermediates, dropped at its end
+};
+
+// The workload a run's config asks for (today: the attention block).
+std::unique_ptr<Workload> makeWorkload(const RunConfig& cfg, at::Device device);
 
 }  // namespace attnscope::engine
