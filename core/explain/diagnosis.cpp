@@ -68,6 +68,9 @@ enum Rule : int {
   kQueued,       // work already queued, nothing runs: the device waits on a dependency the trace
                  // does not show, or the trace's clocks disagree             -> little_work
   kSync,         // the host in a synchronize                                  -> explicit_sync
+  kSyncDrained,  // the device idle from a synchronize's return until its next work starts: the sync
+                 // emptied the queue, so nothing ran while the host launched again (but for the
+                 // host's own compute and the DataLoader, which hold that time) -> explicit_sync
   kCapture,      // the host capturing or instantiating a graph                -> graph_capture
   kLoader,       // the host in the DataLoader                                 -> data_loader
   kDispatch,     // the host in an op that launches device work, or a launch   -> launch_bound
@@ -76,9 +79,10 @@ enum Rule : int {
 };
 
 constexpr Cause kRuleCause[kRuleCount] = {
-    Cause::LaunchBound,  Cause::GpuCompute,   Cause::Communication, Cause::BlockingCopy,  Cause::GpuCompute,
-    Cause::OneTimeSetup, Cause::Allocator,    Cause::BlockingCopy,  Cause::Communication, Cause::LittleWork,
-    Cause::ExplicitSync, Cause::GraphCapture, Cause::DataLoader,    Cause::LaunchBound,   Cause::HostCompute};
+    Cause::LaunchBound,   Cause::GpuCompute,   Cause::Communication, Cause::BlockingCopy,
+    Cause::GpuCompute,    Cause::OneTimeSetup, Cause::Allocator,     Cause::BlockingCopy,
+    Cause::Communication, Cause::LittleWork,   Cause::ExplicitSync,  Cause::ExplicitSync,
+    Cause::GraphCapture,  Cause::DataLoader,   Cause::LaunchBound,   Cause::HostCompute};
 // The rule a blocking call of each kind feeds (CallKind order; Other is dispatch or host work, by length).
 constexpr Rule kCallRule[] = {kAlloc, kCopy, kSync, kCapture};
 // Rules up to this one are the device's (busy time); the rest blame an idle device on the host.
@@ -94,7 +98,8 @@ struct RuleEvents {
 // first use: among the first three calls of its name, and either the name has at most three calls
 // or the call took 20x the median of the name's other calls; or, for a launch-like call, 100x the
 // median anywhere (a lazy module load on a later first use). Synchronizes and copies are waits on
-// the device or on memory, never set-up: a long copy is a copy, however rare.
+// the device or on memory, never set-up: a long copy is a copy, however rare; a graph's capture and
+// instantiation are graph_capture, however early.
 std::vector<bool> setupCalls(const EventStore& s) {
   std::unordered_map<uint32_t, std::vector<EventId>> byName;
   for (EventId id = 0; id < s.events().size(); ++id) {
@@ -105,7 +110,7 @@ std::vector<bool> setupCalls(const EventStore& s) {
   constexpr int64_t kMinNs = 1'000'000;
   for (auto& [name, ids] : byName) {
     const CallKind kind = callKind(s.strings().view(name));
-    if (kind == CallKind::Sync || kind == CallKind::Copy) continue;
+    if (kind == CallKind::Sync || kind == CallKind::Copy || kind == CallKind::Capture) continue;
     std::sort(ids.begin(), ids.end(), [&](EventId a, EventId b) { return s.event(a).start < s.event(b).start; });
     std::vector<int64_t> durs;
     for (EventId id : ids) durs.push_back(s.event(id).dur);
@@ -222,6 +227,8 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x) {
   // busy time; and what is open of each thread's graph capture (BeginCapture to EndCapture).
   std::map<int64_t, Intervals> deviceWork;
   std::unordered_map<uint32_t, int64_t> openCapture;
+  std::unordered_map<uint32_t, int64_t>
+      lastSync;  // per thread: the start of a synchronize with only allocator calls since
   for (EventId id = 0; id < events.size(); ++id) {
     const Event& e = events[id];
     if (e.family == Family::Other && e.lane < deviceLane.size() && deviceLane[e.lane]) {
@@ -274,9 +281,18 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x) {
       // A capture, BeginCapture to EndCapture on one thread, is graph_capture whole: the kernels the
       // host "launches" meanwhile are recorded into the graph, not run. (Events are in time order
       // within a lane.)
-      if (contains(n, "BeginCapture")) {
-        openCapture.try_emplace(e.lane, e.start);
-      } else if (contains(n, "EndCapture")) {
+      // torch.cuda.graph() begins a capture with a prologue: synchronize, gc.collect(), empty_cache()
+      // (cudaFree of the cached blocks): a capture starts at the synchronize before it when the
+      // thread launched no device work between them.
+      if (callKind(n) == CallKind::Sync) {
+        lastSync[e.lane] = e.start;
+      } else if (contains(n, "BeginCapture")) {
+        const auto prologue = lastSync.find(e.lane);
+        openCapture.try_emplace(e.lane, prologue != lastSync.end() ? prologue->second : e.start);
+      } else if (e.correlation != kNoId && correlationHasWork.count(e.correlation)) {
+        lastSync.erase(e.lane);
+      }
+      if (contains(n, "EndCapture")) {
         if (const auto it = openCapture.find(e.lane); it != openCapture.end()) {
           add(kCapture, it->second, e.end(), id);
           openCapture.erase(it);
@@ -322,6 +338,30 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x) {
     }
   }
   for (auto& r : rules) r.cover = merged(std::move(r.cover));
+  // A capture holds its whole span, the synchronize and empty_cache of its prologue included.
+  for (Rule r : {kSetup, kAlloc, kSync}) takeCovered(rules[r].cover, rules[kCapture].cover);
+  // Drained: from each synchronize's return to the next device work's start, the device idles
+  // because the sync emptied its queue; the host's own compute and the DataLoader keep theirs.
+  {
+    Intervals busy;
+    for (const auto& [dev, iv] : deviceWork) busy.insert(busy.end(), iv.begin(), iv.end());
+    busy = merged(std::move(busy));
+    Intervals drained;
+    for (size_t k = 0; k < rules[kSync].spans.size(); ++k) {
+      const int64_t t = rules[kSync].spans[k].second;
+      auto next = std::lower_bound(busy.begin(), busy.end(), std::make_pair(t, INT64_MIN));
+      if (next != busy.begin() && std::prev(next)->second > t) continue;  // work still running at the return
+      if (next == busy.end()) continue;
+      drained.emplace_back(t, next->first);
+      rules[kSyncDrained].events.push_back(rules[kSync].events[k]);
+      rules[kSyncDrained].spans.emplace_back(t, next->first);
+    }
+    drained = merged(std::move(drained));
+    takeCovered(drained, rules[kHostOther].cover);
+    takeCovered(drained, rules[kLoader].cover);
+    takeCovered(drained, rules[kCapture].cover);
+    rules[kSyncDrained].cover = std::move(drained);
+  }
   // A device copy counts as waited on only while a host thread is inside a copy call.
   rules[kCopyWaited].cover = intersected(rules[kCopyWaited].cover, rules[kCopy].cover);
   // Starved: compute runs with nothing queued behind it while the host dispatches and is not blocked.

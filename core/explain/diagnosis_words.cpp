@@ -80,7 +80,9 @@ CauseWords wordsFor(Cause c, const FixContext& f) {
               "pin the host memory (DataLoader pin_memory=True) and copy with non_blocking=True; keep "
               ".item()/.cpu()/.tolist() out of the loop"};
     case Cause::ExplicitSync:
-      return {"synchronizes", "the host sat in synchronize calls while " + device + " idled",
+      return {"synchronizes",
+              "the host sat in synchronize calls, and after each one " + device +
+                  " idled until the host launched again: the sync had emptied its queue",
               "remove the synchronizes from the step (torch.cuda.synchronize, .item(), printing tensors)"};
     case Cause::Allocator:
       return {"the allocator", "the host sat in the device allocator (free/malloc) while " + device + " idled",
@@ -104,7 +106,10 @@ CauseWords wordsFor(Cause c, const FixContext& f) {
               "find the CPU work in these stretches (the evidence): framework Python goes away with "
               "torch.compile or CUDA graphs; other CPU work moves off the step"};
     case Cause::GraphCapture:
-      return {"graph capture", "the host captured or instantiated graphs while " + device + " idled",
+      return {"graph capture",
+              "the host captured or instantiated graphs (with torch.cuda.graph's synchronize and empty_cache "
+              "before each capture) while " +
+                  device + " idled",
               "capture once and replay; keep capture out of the measured steps"};
     case Cause::OneTimeSetup:
       return {"one-time set-up",

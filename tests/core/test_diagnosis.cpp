@@ -283,6 +283,82 @@ class DiagnosisTest : public QObject {
     checkSplit(d, QStringLiteral("capture.json"));
   }
 
+  // A loop that synchronizes after every tiny kernel (known_causes.py's sync_every_kernel, which the
+  // H200 showed launch_bound): per iteration the host launches (5 us), the kernel runs (4 us) while
+  // the host waits in cudaDeviceSynchronize (from 6 to 11 us), then the host is back in Python until
+  // the next launch (11 to 20 us). The device idles from each sync's return until its next kernel
+  // starts (11 to 21 us of each 20 us iteration: 10 us, the next iteration's launch included):
+  // explicit_sync, worked out by hand below; the kernels' 4 us are GPU compute.
+  void syncAfterEveryKernelIsExplicitSync() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    TraceText t;
+    const int iters = 10;
+    t.x("user_annotation", "ProfilerStep#1", 1000, 20.0 * iters, 1, 1, "");
+    for (int i = 0; i < iters; ++i) {
+      const double at = 1000 + 20.0 * i;
+      t.x("cpu_op", "aten::tanh", at + 1, 5, 1, 1, "");
+      t.x("cuda_runtime", "cudaLaunchKernel", at + 2, 3, 1, 1, QStringLiteral("\"correlation\":%1").arg(i + 1));
+      t.x("kernel", "tanh_kernel", at + 6, 4, 0, 7,
+          QStringLiteral("\"device\":0,\"stream\":7,\"correlation\":%1").arg(i + 1));
+      t.x("cuda_runtime", "cudaDeviceSynchronize", at + 6, 5, 1, 1, "");
+    }
+    const QString path = t.write(dir, "sync_loop.json");
+    const auto snap = snapshotAt(path);
+    QVERIFY(snap);
+    const Diagnosis& d = snap->explanation->diagnosis;
+    QCOMPARE(d.steps.size(), size_t{1});
+    const StepWaits& st = d.steps.front();
+    // Compute: 10 kernels x 4 us. The sync's own wait past the kernel: 10.0-11.0 us, 1 us each.
+    QCOMPARE(st.parts[static_cast<int>(Cause::GpuCompute)], int64_t{40'000});
+    // Drained: from each sync's return (at + 11) to the next kernel (at + 26), but for the last
+    // microsecond, when the kernel was launched and not yet started (at + 25 to at + 26: little
+    // work, as queued work always is): 14 us, nine times (the last sync has no next kernel). Plus
+    // each sync's own wait past its kernel (at + 10 to at + 11), ten times.
+    QCOMPARE(st.parts[static_cast<int>(Cause::ExplicitSync)], int64_t{9 * 14'000 + 10 * 1'000});
+    QCOMPARE(d.causes.front().code, Cause::ExplicitSync);
+    checkSplit(d, QStringLiteral("sync_loop.json"));
+  }
+
+  // torch.cuda.graph() captures with a prologue: synchronize, gc.collect() (untraced Python),
+  // empty_cache() (cudaFree of the cached blocks), then BeginCapture ... EndCapture and the graph's
+  // instantiation. Captured every step (known_causes.py's cuda_graph_capture, which the H200 showed
+  // as allocator, little work and launch-bound), the whole of it is graph capture: by hand, the
+  // synchronize at +5 to EndCapture's end at +80 and the instantiation (+82, 10 us): 85 us of 100
+  // (the warm-up kernel before it, +2 to +5, is GPU compute).
+  void graphCapturePrologueIsCapture() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    TraceText t;
+    for (int i = 0; i < 3; ++i) {
+      const double at = 1000 + 100 * i;
+      t.x("user_annotation", QStringLiteral("ProfilerStep#%1").arg(i + 1), at, 100, 1, 1, "");
+      // The warm-up run on a side stream, before the capture (as torch's recipe has it).
+      t.x("cuda_runtime", "cudaLaunchKernel", at + 1, 1, 1, 1, QStringLiteral("\"correlation\":%1").arg(1000 + i));
+      t.x("kernel", "warmup_kernel", at + 2, 3, 0, 9,
+          QStringLiteral("\"device\":0,\"stream\":9,\"correlation\":%1").arg(1000 + i));
+      t.x("cuda_runtime", "cudaDeviceSynchronize", at + 5, 3, 1, 1, "");
+      t.x("cuda_runtime", "cudaFree", at + 20, 15, 1, 1, "");  // after gc.collect(), 8 to 20
+      t.x("cuda_runtime", "cudaFree", at + 36, 14, 1, 1, "");
+      t.x("cuda_runtime", "cudaStreamBeginCapture", at + 55, 2, 1, 1, "");
+      t.x("cuda_runtime", "cudaLaunchKernel", at + 60, 3, 1, 1, QStringLiteral("\"correlation\":%1").arg(10 * i + 1));
+      t.x("cuda_runtime", "cudaStreamEndCapture", at + 75, 5, 1, 1, "");
+      t.x("cuda_runtime", "cudaGraphInstantiateWithFlags", at + 82, 10, 1, 1, "");
+    }
+    const QString path = t.write(dir, "capture_prologue.json");
+    const auto snap = snapshotAt(path);
+    QVERIFY(snap);
+    const Diagnosis& d = snap->explanation->diagnosis;
+    QCOMPARE(d.steps.size(), size_t{3});
+    for (const StepWaits& st : d.steps) {
+      QCOMPARE(st.parts[static_cast<int>(Cause::GraphCapture)], int64_t{85'000});
+      QCOMPARE(st.parts[static_cast<int>(Cause::Allocator)], int64_t{0});
+    }
+    QCOMPARE(d.causes.front().code, Cause::GraphCapture);
+    QCOMPARE(d.steps[1].parts[static_cast<int>(Cause::GpuCompute)], int64_t{3'000});
+    checkSplit(d, QStringLiteral("capture_prologue.json"));
+  }
+
   // Our H200 attention captures: engine steps (or one step), parts add up too, and the four steps' device work
   // is there to blame (a GPU capture is never called CPU-only or empty).
   void attentionCaptures() {
