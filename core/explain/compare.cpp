@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/explain/compare_internal.h"
+#include "core/run/timing_methods.h"
 
 #include "core/text/json_out.h"
 
@@ -236,7 +237,7 @@ std::vector<EngineTimingChange> compareEngineTiming(const EngineRun& a, const En
     const TimingSeries* tb = b.timingOf(ta.method);
     if (!tb) continue;
     // On the CPU neither CUDA events nor CUPTI kernels measure anything.
-    if ((ta.method == "events" || ta.method == "cupti") && (a.device.isCpu() || b.device.isCpu())) continue;
+    if (!timingMeaningful(ta.method, a.device.isCpu() || b.device.isCpu())) continue;
     const std::vector<StepSpread> sa = ta.spread(), sb = tb->spread();
     for (size_t k = 0; k < sa.size() && k < sb.size(); ++k) {
       if (sa[k].n == 0 || sb[k].n == 0) continue;

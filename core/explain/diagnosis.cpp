@@ -135,9 +135,25 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x) {
   const auto& events = s.events();
   // Steps: ProfilerStep#N or the engine's; else the whole trace.
   std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> windows;
+  std::vector<std::pair<int64_t, int64_t>> hostWindows;  // each window's own host window
   if ((x.stepSource == "profiler_steps" || x.stepSource == "engine") && !x.steps.empty()) {
     d.stepSource = x.stepSource;
-    for (const StepReport& st : x.steps) windows.push_back({st.name, {st.hostStartNs, st.hostEndNs}});
+    // A ProfilerStep completes when its host window has closed and the GPU work it launched has
+    // ended; its window runs from the previous step's completion (or its own start, if later) to
+    // its own. With the host ahead of the device, the host windows are a sliver of the time and
+    // the work they launched runs after them: the steps' time is the device's. (The engine's steps
+    // are parts of one call, whose work spills into the next by design: their host windows stay.)
+    int64_t completed = INT64_MIN;
+    for (const StepReport& st : x.steps) {
+      int64_t a = st.hostStartNs, b = st.hostEndNs;
+      if (x.stepSource == "profiler_steps") {
+        a = std::max(a, completed);
+        b = std::max({b, st.gpuEndNs, completed});
+        completed = b;
+      }
+      windows.push_back({st.name, {a, b}});
+      hostWindows.emplace_back(st.hostStartNs, st.hostEndNs);
+    }
   } else {
     d.stepSource = "whole_trace";
     int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -182,13 +198,15 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x) {
   int64_t gemmNs = 0, gemmTcNs = 0;
   // Launch calls per lane (sorted), to tell ops that launch device work from those that do not;
   // and the end of each correlation's first call, for queued work.
-  std::unordered_map<uint32_t, std::vector<int64_t>> launchesByLane;
+  std::unordered_map<uint32_t, std::vector<int64_t>> launchesByLane, eventSyncsByLane;
   Intervals linkedCompute;
-  std::unordered_map<int64_t, int64_t> callEnd;
+  std::unordered_map<int64_t, int64_t> callEnd, callStart;
   std::unordered_map<int64_t, bool> correlationHasWork;
   for (const Event& e : events) {
     if (e.correlation == kNoId) continue;
     if (e.family == Family::CudaRuntime || e.family == Family::CudaDriver) {
+      auto [st0, freshStart] = callStart.emplace(e.correlation, e.start);
+      if (!freshStart) st0->second = std::min(st0->second, e.start);
       auto [it, fresh] = callEnd.emplace(e.correlation, e.end());
       if (!fresh) it->second = std::min(it->second, e.end());
     } else if (isGpuWork(e.family)) {
@@ -227,6 +245,7 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x) {
   // busy time; and what is open of each thread's graph capture (BeginCapture to EndCapture).
   std::map<int64_t, Intervals> deviceWork;
   std::unordered_map<uint32_t, int64_t> openCapture;
+  Intervals backlog;  // device work launched before the first step
   std::unordered_map<uint32_t, int64_t>
       lastSync;  // per thread: the start of a synchronize with only allocator calls since
   for (EventId id = 0; id < events.size(); ++id) {
@@ -243,6 +262,13 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x) {
     if (isGpuWork(e.family)) {
       anyDevice = true;
       if (e.dur > 0) deviceWork[s.lanes()[e.lane].pid].emplace_back(e.start, e.end());
+      // Work launched before the first step (a warm-up's, whose launch the profiler left out)
+      // that runs inside the steps: the first step's backlog.
+      if (!windows.empty() && e.dur > 0) {
+        const auto launched = e.correlation == kNoId ? callStart.end() : callStart.find(e.correlation);
+        if (launched == callStart.end() || launched->second < windows.front().second.first)
+          backlog.emplace_back(e.start, e.end());
+      }
       // What a kernel is depends on its name only: looked at once per name.
       const NameFacts& f = factsOf(id);
       if (e.family == Family::Kernel) {
@@ -309,9 +335,20 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x) {
           kind == CallKind::Other ? (e.dur >= kLongCallNs ? kHostOther : kDispatch) : kCallRule[static_cast<int>(kind)];
       add(rule, e.start, e.end(), id);
       if (e.correlation != kNoId && correlationHasWork.count(e.correlation)) launchesByLane[e.lane].push_back(e.start);
+      if (contains(n, "EventSynchronize")) eventSyncsByLane[e.lane].push_back(e.start);
     }
   }
   for (auto& [lane, v] : launchesByLane) std::sort(v.begin(), v.end());
+  for (auto& [lane, v] : eventSyncsByLane) std::sort(v.begin(), v.end());
+  // A convolution that times candidates (event synchronizes inside it, two or more) is cuDNN's (or
+  // MIOpen's) autotuning for a shape it has not seen: set-up, however often new shapes come.
+  auto countIn = [](const std::unordered_map<uint32_t, std::vector<int64_t>>& byLane, const Event& e) {
+    const auto it = byLane.find(e.lane);
+    if (it == byLane.end()) return std::ptrdiff_t{0};
+    return std::lower_bound(it->second.begin(), it->second.end(), e.end()) -
+           std::lower_bound(it->second.begin(), it->second.end(), e.start);
+  };
+  Intervals autotune;
   std::vector<bool> hasChild(events.size(), false);
   for (const Event& e : events)
     if (e.parent != kNoEvent && e.parent < events.size()) hasChild[e.parent] = true;
@@ -321,6 +358,9 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x) {
     const std::string_view n = s.name(e);
     if ((e.family == Family::CpuOp || e.family == Family::UserAnnotation) && isDataLoader(n)) {
       add(kLoader, e.start, e.end(), id);
+    } else if (e.family == Family::CpuOp && contains(n, "convolution") && countIn(eventSyncsByLane, e) >= 2) {
+      add(kSetup, e.start, e.end(), id);
+      autotune.emplace_back(e.start, e.end());
     } else if (e.family == Family::CpuOp) {
       const auto it = launchesByLane.find(e.lane);
       bool launches = false;
@@ -338,6 +378,7 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x) {
     }
   }
   for (auto& r : rules) r.cover = merged(std::move(r.cover));
+  backlog = merged(std::move(backlog));
   // A capture holds its whole span, the synchronize and empty_cache of its prologue included.
   for (Rule r : {kSetup, kAlloc, kSync}) takeCovered(rules[r].cover, rules[kCapture].cover);
   // Drained: from each synchronize's return to the next device work's start, the device idles
@@ -388,6 +429,9 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x) {
     st.name = name;
     st.startNs = w.first;
     st.endNs = w.second;
+    const size_t k = d.steps.size();
+    st.hostStartNs = k < hostWindows.size() ? hostWindows[k].first : w.first;
+    st.hostEndNs = k < hostWindows.size() ? hostWindows[k].second : w.second;
     Intervals remaining{{w.first, w.second}};
     for (int r = 0; r < kRuleCount; ++r) {
       const int64_t ns = takeCovered(remaining, rules[r].cover, &taken[r]);
@@ -428,13 +472,18 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x) {
       for (size_t i = first + 1; i < d.steps.size(); ++i) spans.push_back(d.steps[i].spanNs());
       StepWaits& st = d.steps[first];
       const int64_t typical = medianOf(spans);
-      if (st.spanNs() * 2 <= typical * 3) break;
-      int64_t budget = st.spanNs() - typical;
+      // Device work launched before the profiled steps (a warm-up's backlog, running into the first
+      // step) is that work's compute, not the step's one-time set-up: it is left out of the excess.
+      int64_t backlogNs = 0;
+      for (const auto& [a, b] : intersected(backlog, Intervals{{st.startNs, st.endNs}})) backlogNs += b - a;
+      if ((st.spanNs() - backlogNs) * 2 <= typical * 3) break;
+      int64_t budget = st.spanNs() - backlogNs - typical;
       for (int c = 0; c < kCauseCount && budget > 0; ++c) {
         if (c == static_cast<int>(Cause::OneTimeSetup)) continue;
         std::vector<int64_t> rest;
         for (size_t i = first + 1; i < d.steps.size(); ++i) rest.push_back(d.steps[i].parts[c]);
-        const int64_t excess = std::min(budget, st.parts[c] - medianOf(std::move(rest)));
+        const int64_t own = st.parts[c] - (c == static_cast<int>(Cause::GpuCompute) ? backlogNs : 0);
+        const int64_t excess = std::min(budget, own - medianOf(std::move(rest)));
         if (excess <= 0) continue;
         st.parts[c] -= excess;
         st.parts[static_cast<int>(Cause::OneTimeSetup)] += excess;
@@ -494,6 +543,7 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x) {
   if (anyDevice) {
     context.queuedCommNs = ruleNs[kQueuedComm];
     context.queuedIdleNs = ruleNs[kQueued];
+    for (const auto& [a, b] : intersected(merged(std::move(autotune)), taken[kSetup])) context.autotuneNs += b - a;
     for (const StepWaits& st : d.steps) context.overlappedCommNs += st.communicationOverlappedNs;
   }
   auto describe = [&](DiagnosedCause& c) {
@@ -603,7 +653,7 @@ std::string stepHeadline(const StepWaits& st) {
 
 const StepWaits* diagnosedStep(const Diagnosis& d, int64_t startNs, int64_t endNs) {
   for (const StepWaits& st : d.steps)
-    if (st.startNs == startNs && st.endNs == endNs) return &st;
+    if (st.hostStartNs == startNs && st.hostEndNs == endNs) return &st;
   return nullptr;
 }
 
@@ -616,6 +666,8 @@ std::string diagnosisJson(const Diagnosis& d) {
     const StepWaits& st = d.steps[i];
     out += (i ? ", " : "") + std::string("{\"name\": ") + jsonString(st.name) +
            ", \"start_ns\": " + std::to_string(st.startNs) + ", \"end_ns\": " + std::to_string(st.endNs) +
+           ", \"host_start_ns\": " + std::to_string(st.hostStartNs) +
+           ", \"host_end_ns\": " + std::to_string(st.hostEndNs) +
            ", \"device_busy_ns\": " + std::to_string(st.deviceBusyNs) +
            ", \"communication_overlapped_ns\": " + std::to_string(st.communicationOverlappedNs) + ", \"devices\": [";
     for (size_t k = 0; k < st.busyByDevice.size(); ++k)

@@ -41,7 +41,11 @@ std::string causeLabel(Cause c);      // in a few words: "GPU compute", "the Dat
 // One step's wall time, split: parts[c] add up to endNs - startNs exactly.
 struct StepWaits {
   std::string name;
+  // The step's window: its host window, but a ProfilerStep#N's runs until the step completes, when
+  // the GPU work it launched ends (if that is later), and starts where the previous step completed
+  // (if that is later): a GPU-bound loop's host runs ahead, its steps' time is the GPU's.
   int64_t startNs = 0, endNs = 0;
+  int64_t hostStartNs = 0, hostEndNs = 0;  // the step's own host window (what diagnosedStep matches)
   int64_t parts[kCauseCount] = {};
   int64_t deviceBusyNs = 0;                               // the union of device work inside the step (any device)
   std::vector<std::pair<int64_t, int64_t>> busyByDevice;  // (device index, its busy time in the step)

@@ -112,6 +112,13 @@ CauseWords wordsFor(Cause c, const FixContext& f) {
                   device + " idled",
               "capture once and replay; keep capture out of the measured steps"};
     case Cause::OneTimeSetup:
+      if (f.autotuneNs > 0)
+        return {"one-time set-up",
+                "convolutions benchmarked their algorithms (" + spanDurationText(f.autotuneNs) +
+                    " inside convolution ops that timed candidates with event synchronizes: "
+                    "torch.backends.cudnn.benchmark autotunes every new input shape)",
+                "keep input shapes fixed (pad or bucket them) so autotuning runs once, or set "
+                "torch.backends.cudnn.benchmark=False"};
       return {"one-time set-up",
               f.rocm ? "first-use work (HIP context, code-object and library loading, a first huge hipFree)"
                      : "first-use work (CUDA context, library and kernel loading, a first huge cudaFree)",

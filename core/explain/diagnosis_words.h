@@ -32,6 +32,7 @@ struct FixContext {
   int64_t queuedCommNs = 0;      // of communication: collectives launched and not yet started
   int64_t overlappedCommNs = 0;  // not part of it: collectives' time with compute beside them
   int64_t queuedIdleNs = 0;      // of little_work: work launched and not yet started
+  int64_t autotuneNs = 0;        // of one_time_setup: convolutions benchmarking their algorithms
 };
 
 FixContext fixContext(const EventStore& s);

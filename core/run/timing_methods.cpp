@@ -54,4 +54,10 @@ const TimingMethodInfo* timingByKey(std::string_view key) {
   return nullptr;
 }
 
+bool timingMeaningful(std::string_view key, bool cpuRun) {
+  if (!cpuRun) return true;
+  const TimingMethodInfo* t = timingByKey(key);
+  return t && t->method != TimingMethod::Cupti && !t->needsGpu();
+}
+
 }  // namespace attnscope

@@ -37,5 +37,8 @@ const std::array<TimingMethodInfo, kTimingMethodCount>& timingMethods();
 const TimingMethodInfo& timingInfo(TimingMethod m);
 // nullptr when `key` names no method.
 const TimingMethodInfo* timingByKey(std::string_view key);
+// Whether a run's series of method `key` says anything: on a CPU run neither CUDA events nor
+// CUPTI's kernels measure a step (the GPU-only methods, and cupti's GPU time, are left out).
+bool timingMeaningful(std::string_view key, bool cpuRun);
 
 }  // namespace attnscope

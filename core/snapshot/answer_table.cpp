@@ -42,8 +42,7 @@ std::optional<AnswerTable> answerTable(const TraceSnapshot& snap) {
   if (engine) {
     for (const TimingSeries& ts : engine->timing) {
       // A CPU run has no GPU: neither CUDA events nor CUPTI's kernels measure anything there.
-      const TimingMethodInfo* info = timingByKey(ts.method);
-      if (t.cpuRun && (ts.method == timingName(TimingMethod::Cupti) || (info && info->needsGpu()))) continue;
+      if (!timingMeaningful(ts.method, t.cpuRun)) continue;
       // The median over iterations, with its spread: one iteration is noise.
       const std::vector<StepSpread> sp = ts.spread();
       AnswerColumn c;

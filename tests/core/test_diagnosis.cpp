@@ -320,6 +320,78 @@ class DiagnosisTest : public QObject {
     checkSplit(d, QStringLiteral("sync_loop.json"));
   }
 
+  // A GPU-bound loop whose host runs ahead (known_causes.py's big matmuls, which the H200 showed as
+  // 97% little work): three 10 us host windows each launch one 100 us kernel; a warm-up's kernel
+  // (its launch not in the trace) is still running when the first step starts. Each step completes
+  // when its kernel ends: windows [1000, 1200), [1200, 1300), [1300, 1400) us by hand, all of it
+  // GPU compute but the first step's 10 us before the backlog kernel starts; and the backlog is the
+  // warm-up's compute, not the first step's set-up.
+  void gpuBoundStepsRunUntilTheirWorkEnds() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    TraceText t;
+    t.x("kernel", "warmup_gemm", 1010, 90, 0, 7, "\"device\":0,\"stream\":7,\"correlation\":99");
+    for (int i = 0; i < 3; ++i) {
+      const double at = 1000 + 10 * i;
+      t.x("user_annotation", QStringLiteral("ProfilerStep#%1").arg(i + 1), at, 10, 1, 1, "");
+      t.x("cuda_runtime", "cudaLaunchKernel", at + 2, 3, 1, 1, QStringLiteral("\"correlation\":%1").arg(i + 1));
+      t.x("kernel", "gemm", 1100 + 100 * i, 100, 0, 7,
+          QStringLiteral("\"device\":0,\"stream\":7,\"correlation\":%1").arg(i + 1));
+    }
+    const QString path = t.write(dir, "gpu_bound.json");
+    const auto snap = snapshotAt(path);
+    QVERIFY(snap);
+    const Diagnosis& d = snap->explanation->diagnosis;
+    QCOMPARE(d.steps.size(), size_t{3});
+    const int64_t starts[] = {1'000'000, 1'200'000, 1'300'000}, ends[] = {1'200'000, 1'300'000, 1'400'000};
+    for (size_t i = 0; i < 3; ++i) {
+      QCOMPARE(d.steps[i].startNs, starts[i]);
+      QCOMPARE(d.steps[i].endNs, ends[i]);
+      QCOMPARE(d.steps[i].hostStartNs, int64_t(1'000'000 + 10'000 * static_cast<int64_t>(i)));
+    }
+    QCOMPARE(d.steps[0].parts[static_cast<int>(Cause::GpuCompute)], int64_t{190'000});
+    QCOMPARE(d.steps[0].parts[static_cast<int>(Cause::OneTimeSetup)], int64_t{0});
+    QCOMPARE(d.steps[1].parts[static_cast<int>(Cause::GpuCompute)], int64_t{100'000});
+    QCOMPARE(d.causes.front().code, Cause::GpuCompute);
+    // The steps table finds each step by its own host window.
+    QCOMPARE(diagnosedStep(d, 1'010'000, 1'020'000), &d.steps[1]);
+    checkSplit(d, QStringLiteral("gpu_bound.json"));
+  }
+
+  // cuDNN's autotuning (torch.backends.cudnn.benchmark with a new input shape each step, which the
+  // H200 showed as 97% launch-bound): a convolution op that times candidate algorithms with event
+  // synchronizes inside it is one-time set-up, all of it but its kernels' GPU time.
+  void convolutionAutotuneIsSetUp() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    TraceText t;
+    for (int i = 0; i < 3; ++i) {
+      const double at = 1000 + 1000 * i;
+      t.x("user_annotation", QStringLiteral("ProfilerStep#%1").arg(i + 1), at, 1000, 1, 1, "");
+      t.x("cpu_op", "aten::cudnn_convolution", at + 10, 980, 1, 1, "");
+      for (int k = 0; k < 3; ++k) {
+        const double c = at + 100 + 200 * k;
+        const int corr = 100 * i + k + 1;
+        t.x("cuda_runtime", "cudaLaunchKernel", c, 5, 1, 1, QStringLiteral("\"correlation\":%1").arg(corr));
+        t.x("kernel", QStringLiteral("conv_algo_%1").arg(k), c + 6, 20, 0, 7,
+            QStringLiteral("\"device\":0,\"stream\":7,\"correlation\":%1").arg(corr));
+        t.x("cuda_runtime", "cudaEventSynchronize", c + 6, 21, 1, 1, "");
+      }
+    }
+    const QString path = t.write(dir, "autotune.json");
+    const auto snap = snapshotAt(path);
+    QVERIFY(snap);
+    const Diagnosis& d = snap->explanation->diagnosis;
+    for (const StepWaits& st : d.steps) {
+      QCOMPARE(st.parts[static_cast<int>(Cause::GpuCompute)] + st.parts[static_cast<int>(Cause::LaunchBound)],
+               int64_t{60'000});
+      QCOMPARE(st.parts[static_cast<int>(Cause::OneTimeSetup)], int64_t{980'000 - 60'000});
+    }
+    QCOMPARE(d.causes.front().code, Cause::OneTimeSetup);
+    QVERIFY2(d.causes.front().text.find("benchmark") != std::string::npos, d.causes.front().text.c_str());
+    checkSplit(d, QStringLiteral("autotune.json"));
+  }
+
   // torch.cuda.graph() captures with a prologue: synchronize, gc.collect() (untraced Python),
   // empty_cache() (cudaFree of the cached blocks), then BeginCapture ... EndCapture and the graph's
   // instantiation. Captured every step (known_causes.py's cuda_graph_capture, which the H200 showed

@@ -2,7 +2,10 @@
 """Reference figures for the diagnosis's wait-for split, computed from the raw events with the
 standard library only (it shares no code with the C++): the steps and each step's device-busy time.
 
-Steps: every ProfilerStep#N annotation (ts .. ts+dur; one per distinct window); else, with two or
+Steps: every ProfilerStep#N annotation (ts .. ts+dur; one per distinct window), each running until
+it completes: until the GPU work it launched ends, if later (the work correlated with the first
+runtime/driver call of each correlation that starts in the step's window, cut at the next step's
+start), and from where the previous step completed, if that is later; else, with two or
 more Optimizer.step#... (user_annotation or cpu_op), iterations ending where each ends (the first
 from the trace's start, what follows the last one its own step); else one step from the first to
 the last event (complete events with a duration, GPU work even without one; the
@@ -84,6 +87,7 @@ def reference(path):
     events = [e for e in load(path) if isinstance(e, dict) and e.get("ph") == "X" and
               isinstance(e.get("ts"), (int, Decimal)) and not isinstance(e.get("ts"), bool)]
     device, steps, lo, hi, optimizer_ends = [], set(), None, None, set()
+    first_call, work_end = {}, {}  # correlation -> start of its first runtime/driver call; its GPU work's end
     by_device, comm, compute = {}, [], []
     for e in events:
         start = ns(e["ts"])
@@ -91,6 +95,12 @@ def reference(path):
         dur = ns(dur) if isinstance(dur, (int, Decimal)) and not isinstance(dur, bool) else 0
         cat, name = e.get("cat", ""), e.get("name", "")
         is_device = cat in DEVICE_CATS or (cat == "mtia_ccp_events" and name not in ("event_wait", "event_record"))
+        corr = e.get("args", {}).get("correlation") if isinstance(e.get("args"), dict) else None
+        if isinstance(corr, int) and not isinstance(corr, bool) and corr > 0:
+            if cat in ("cuda_runtime", "cuda_driver", "Runtime"):
+                first_call[corr] = min(first_call.get(corr, start), start)
+            elif cat in DEVICE_CATS:
+                work_end[corr] = max(work_end.get(corr, start + dur), start + dur)
         if is_device and dur > 0:
             device.append((start, start + dur))
             by_device.setdefault(e.get("pid"), []).append((start, start + dur))
@@ -110,7 +120,21 @@ def reference(path):
             lo = start if lo is None else min(lo, start)
             hi = start + dur if hi is None else max(hi, start + dur)
     if steps:
-        windows = sorted(steps)
+        host = sorted(steps)
+        gpu_end = [None] * len(host)
+        for corr, t in first_call.items():
+            if corr not in work_end:
+                continue
+            for i, (a, b, _) in enumerate(host):
+                limit = min(b, host[i + 1][0]) if i + 1 < len(host) else b
+                if a <= t < limit:
+                    gpu_end[i] = work_end[corr] if gpu_end[i] is None else max(gpu_end[i], work_end[corr])
+        windows, completed = [], None
+        for (a, b, n), g in zip(host, gpu_end):
+            start = a if completed is None else max(a, completed)
+            end = max([x for x in (b, g, completed) if x is not None])
+            completed = end
+            windows.append((start, end, n))
         source = "profiler_steps"
     elif len(optimizer_ends) >= 2 and lo is not None and lo < hi:
         ends = sorted(optimizer_ends)

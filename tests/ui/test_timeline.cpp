@@ -281,8 +281,9 @@ class TestTimeline : public QObject {
     const QString legend = panel.legendText();
     QVERIFY2(legend.startsWith(QStringLiteral("What cost %1 most: ").arg(QString::fromStdString(st.name))),
              qPrintable(legend));
+    // Of the step's window in the diagnosis (from the previous step's completion to its own).
     QVERIFY2(legend.contains(QString::fromStdString(spanDurationText(top)) + " of " +
-                             QString::fromStdString(spanDurationText(st.hostNs()))),
+                             QString::fromStdString(spanDurationText(w->spanNs()))),
              qPrintable(legend));
   }
 

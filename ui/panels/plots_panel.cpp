@@ -8,6 +8,7 @@
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "core/run/timing_methods.h"
 #include "ui/common/loaded_trace.h"
 #include "ui/common/text.h"
 
@@ -204,7 +205,7 @@ void PlotsPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
     // the whiskers min-max, the line is the median (one iteration: a line).
     std::vector<const TimingSeries*> shown;
     for (const TimingSeries& t : meta->timing)
-      if (!(t.method == "events" && meta->device.isCpu())) shown.push_back(&t);  // no CUDA events on a CPU run
+      if (timingMeaningful(t.method, meta->device.isCpu())) shown.push_back(&t);  // no CUDA events on a CPU run
     QStringList cats;
     // Two-word names on two lines: a category is as wide as a quarter of the chart.
     for (const RunStepRecord& st : meta->steps)
