@@ -282,9 +282,10 @@ void compareCauses(const Diagnosis& a, const Diagnosis& b, Comparison& c) {
   for (const CauseChange& k : c.causes) {
     if (std::abs(k.deltaNs) < 0.01 * scale || line.size() > 300) continue;
     const int64_t d = std::llround(k.deltaNs);
-    line += (line.empty() ? "" : "; ") + std::string(causeCode(k.code)) + " " + spanDurationText(std::llround(k.aNs)) +
-            " -> " + spanDurationText(std::llround(k.bNs)) + " (" + (d >= 0 ? "+" : "-") +
-            spanDurationText(d >= 0 ? d : -d) + ")";
+    // In the user's words first, the code (what the JSON and the explain output key on) after.
+    line += (line.empty() ? "" : "; ") + causeLabel(k.code) + " [" + std::string(causeCode(k.code)) + "] " +
+            spanDurationText(std::llround(k.aNs)) + " -> " + spanDurationText(std::llround(k.bNs)) + " (" +
+            (d >= 0 ? "+" : "-") + spanDurationText(d >= 0 ? d : -d) + ")";
   }
   if (!line.empty()) c.causesLine = "what the time went to, per step (the diagnosis's causes, A -> B): " + line;
 }
