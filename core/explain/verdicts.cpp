@@ -289,6 +289,16 @@ void gapFindings(const EventStore& s, const ActivityIndex& index, const StepRepo
                             : nameOf(s, cpu)) +
            ".";
   if (cpu != kNoEvent) v.evidence.push_back(cpu);
+  // A host that runs ahead: the step's own GPU work ran after its host window. The diagnosis counts
+  // the step until that work ends, so the idle host window is not the step's cost: say so, and stake
+  // only what the diagnosis left idle.
+  if (const StepWaits* w = diagnosedStep(diagnosis, st.hostStartNs, st.hostEndNs);
+      w && w->endNs > st.hostEndNs && st.spillOutNs > 0) {
+    v.text += " Its own GPU work ran after the window closed (" + spanDurationText(st.spillOutNs) +
+              " of it past the close): the step lasts until that work ends, " + spanDurationText(w->spanNs()) +
+              ", and the diagnosis finds the device busy " + spanDurationText(w->deviceBusyNs) + " of it.";
+    v.ns = std::min(v.ns, w->parts[static_cast<int>(Cause::LittleWork)]);
+  }
   out.push_back(std::move(v));
 }
 

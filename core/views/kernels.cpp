@@ -16,6 +16,9 @@ bool usesTensorCores(std::string_view n) {
   // Hopper's cuBLAS (nvjet) and warpgroup GEMMs (gmma, wgmma), AMD's matrix cores (hipBLASLt Cijk
   // kernels with MI<m>x<n> tiles, MFMA), Triton's Inductor templates (triton_tem_: mm, bmm, conv via
   // tl.dot) and the AMD Triton flash-attention kernels (attn_fwd/attn_bwd).
+  // cuBLAS names the instruction its kernel runs: "_ffma_" is plain fp32 FMA (TF32 off), however
+  // "xmma" its family.
+  if (n.find("_ffma") != std::string_view::npos) return false;
   static constexpr std::array<std::string_view, 30> kMarks = {
       "h884",      "h1688",     "s1688",   "i8816",    "hmma",        "imma",
       "xmma",      "wgmma",     "gmma",    "16816",    "1688gemm",    "_tc",

@@ -131,6 +131,10 @@ class ViewsExtTest : public QObject {
     QTest::newRow("hipblaslt") << "Cijk_Alik_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0" << true;
     QTest::newRow("inductor mm") << "triton_tem_fused_mm_0" << true;
     QTest::newRow("volta sgemm") << "volta_sgemm_128x64_nn" << false;
+    // cuBLAS on an H200 with TF32 off (known_causes.py's fp32 matmuls): an xmma kernel running FFMA.
+    QTest::newRow("sm80 xmma ffma") << "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize256x128x8_stage3_warpsize4x2x1_"
+                                       "ffma_aligna4_alignc4_execute_kernel"
+                                    << false;
     QTest::newRow("elementwise") << "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>"
                                  << false;
     QTest::newRow("inductor pointwise") << "triton_poi_fused_add_0" << false;
