@@ -107,6 +107,28 @@ class LayoutTest : public QObject {
     }
   }
 
+  // A trace whose lanes fit gets them all on screen at 1280x800 (the bundled sample: its CPU thread,
+  // the GPU annotation and the GPU stream), while a long one (resnet, roomAt1280x800) leaves the
+  // table its rows; until the user drags the splitter, which then stays where the user put it.
+  void sampleShowsItsLanes() {
+    App app;
+    QVERIFY(app.openSample());
+    QVERIFY(QTest::qWaitForWindowExposed(&app.w));
+    QTest::qWait(100);
+    TimelineView* v = app.w.timelinePane()->view();
+    const auto& tracks = v->index().tracks();
+    int gpu = -1;
+    for (size_t t = 0; t < tracks.size(); ++t)
+      if (tracks[t].kind == TrackKind::Gpu && gpu < 0) gpu = static_cast<int>(t);
+    QVERIFY(gpu >= 0);
+    const QRect r = v->trackRectInView(static_cast<uint32_t>(gpu));
+    QVERIFY2(r.height() >= 15 && r.bottom() <= v->viewport()->height(),
+             qPrintable(QString("the GPU stream at %1-%2 px in a %3 px view")
+                            .arg(r.top())
+                            .arg(r.bottom())
+                            .arg(v->viewport()->height())));
+  }
+
   // At 1280x800 the window never grows past its size, whatever the user opens: every view tab, the
   // Compare dock with a comparison in it, the Run panel.
   void windowStaysInside1280x800() {

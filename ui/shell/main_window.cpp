@@ -204,6 +204,7 @@ QWidget* MainWindow::buildCentral() {
   // Proportions from the start (not the tabs' size hints): the timeline gets 62%.
   split->setSizes({620, 380});
   split->setChildrenCollapsible(false);
+  connect(split, &QSplitter::splitterMoved, this, [this] { userSplit_ = true; });
   new TimelineTableLink(timeline_, table_->view(), table_->model(), table_->proxy(), this);
   layout->addWidget(split, 1);
 

@@ -125,6 +125,9 @@ class MainWindow : public QMainWindow {
   void resetLayout();
   void showTrace(std::shared_ptr<const LoadedTrace> trace);
   void showLoadError(const QString& message);
+  // Until the user drags the splitter: the timeline down to the shown trace's first GPU stream when
+  // that fits in 62% of the centre (at least 45%), else 45% (the table keeps a screenful of rows).
+  void fitTimelineToTrace();
   void recordShownTrace();
   void updateStatus();
   void updateActions();
@@ -183,6 +186,7 @@ class MainWindow : public QMainWindow {
   bool sized_ = false;                   // the default layout got its proportions on the first show
   bool restoredState_ = false;           // the user's saved layout was restored
   int shownTab_ = 0;                     // the tab under the timeline now
+  bool userSplit_ = false;               // the user dragged the timeline/tabs splitter
   std::map<int, QList<int>> tabSplits_;  // each tab's timeline/tabs split, as the user left it
 
   QMenu* recentMenu_ = nullptr;

@@ -54,6 +54,7 @@
 #include "ui/table/table_pane.h"
 #include "ui/timeline/table_link.h"
 #include "ui/timeline/timeline_pane.h"
+#include "ui/timeline/view.h"
 #include "ui/views/views_panels.h"
 
 namespace attnscope::ui {
@@ -93,6 +94,7 @@ void MainWindow::showEvent(QShowEvent* event) {
     const int total = sizes[0] + sizes[1];
     const int share = height() < 1000 ? 45 : 58;
     split->setSizes({total * share / 100, total - total * share / 100});
+    if (trace_) fitTimelineToTrace();  // a trace shown before the window had its size
   });
 }
 
@@ -239,7 +241,31 @@ void MainWindow::showTrace(std::shared_ptr<const LoadedTrace> trace) {
   updateStatus();
   updateActions();
   onTableRowChanged();
+  fitTimelineToTrace();
   emit traceShown();
+}
+
+void MainWindow::fitTimelineToTrace() {
+  auto* split = findChild<QSplitter*>(QStringLiteral("timelineSplitter"));
+  if (!split || !trace_ || !sized_ || userSplit_ || restoredState_ || viewTabs_->currentIndex() != 0) return;
+  const QList<int> sizes = split->sizes();
+  if (sizes.size() != 2 || sizes[0] + sizes[1] <= 0) return;
+  const int total = sizes[0] + sizes[1];
+  TimelineView* v = timeline_->view();
+  // Down to the first GPU stream's lane (the story: the thread that launched, the stream that ran),
+  // with the pane's own bars and the ruler; every lane when there is no GPU stream.
+  int lanesBottom = v->layout().totalHeight();
+  const auto& tracks = v->index().tracks();
+  for (uint32_t t = 0; t < tracks.size(); ++t)
+    if (tracks[t].kind == TrackKind::Gpu) {
+      lanesBottom = v->layout().trackTop(t) + v->layout().trackHeight(t);
+      break;
+    }
+  const int wanted = sizes[0] - v->viewport()->height() + TimelineView::kRulerHeight + lanesBottom + 16;
+  // What fits in 62% gets its height (at least 45%); a trace whose first stream lies deeper scrolls
+  // anyway, and the table keeps a screenful of rows (55%).
+  const int top = wanted <= total * 62 / 100 ? std::max(wanted, total * 45 / 100) : total * 45 / 100;
+  split->setSizes({top, total - top});
 }
 
 void MainWindow::showLoadError(const QString& message) {
