@@ -59,19 +59,12 @@ KernelsPanel::KernelsPanel(QWidget* parent)
 }
 
 void KernelsPanel::compute() {
-  const quint64 gen = generation_;
   const auto grouping = static_cast<KernelGrouping>(grouping_->currentData().toInt());
-  runInBackground(
-      this,
+  computeInBackground(
       [snap = trace_->snapshot, grouping] { return std::make_shared<const KernelView>(kernelView(*snap, grouping)); },
-      [this, gen](std::shared_ptr<const KernelView> v) {
-        if (gen != generation_) return;
+      [this](std::shared_ptr<const KernelView> v) {
         view_ = std::move(v);
         fill();
-        done();
-      },
-      [this, gen](const QString& what) {
-        if (gen == generation_) failed(what);
       });
 }
 

@@ -88,18 +88,11 @@ MemoryPanel::MemoryPanel(QWidget* parent)
 }
 
 void MemoryPanel::compute() {
-  const quint64 gen = generation_;
-  runInBackground(
-      this, [snap = trace_->snapshot] { return std::make_shared<const MemoryView>(memoryView(*snap)); },
-      [this, gen](std::shared_ptr<const MemoryView> v) {
-        if (gen != generation_) return;
-        view_ = std::move(v);
-        fill();
-        done();
-      },
-      [this, gen](const QString& what) {
-        if (gen == generation_) failed(what);
-      });
+  computeInBackground([snap = trace_->snapshot] { return std::make_shared<const MemoryView>(memoryView(*snap)); },
+                      [this](std::shared_ptr<const MemoryView> v) {
+                        view_ = std::move(v);
+                        fill();
+                      });
 }
 
 void MemoryPanel::fill() {

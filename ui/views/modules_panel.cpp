@@ -46,18 +46,11 @@ ModulesPanel::ModulesPanel(QWidget* parent)
 }
 
 void ModulesPanel::compute() {
-  const quint64 gen = generation_;
-  runInBackground(
-      this, [snap = trace_->snapshot] { return std::make_shared<const ModuleView>(moduleView(*snap)); },
-      [this, gen](std::shared_ptr<const ModuleView> v) {
-        if (gen != generation_) return;
-        view_ = std::move(v);
-        fill();
-        done();
-      },
-      [this, gen](const QString& what) {
-        if (gen == generation_) failed(what);
-      });
+  computeInBackground([snap = trace_->snapshot] { return std::make_shared<const ModuleView>(moduleView(*snap)); },
+                      [this](std::shared_ptr<const ModuleView> v) {
+                        view_ = std::move(v);
+                        fill();
+                      });
 }
 
 void ModulesPanel::fill() {

@@ -66,18 +66,11 @@ OverviewPanel::OverviewPanel(QWidget* parent)
 }
 
 void OverviewPanel::compute() {
-  const quint64 gen = generation_;
-  runInBackground(
-      this, [snap = trace_->snapshot] { return std::make_shared<const OverviewView>(overviewView(*snap)); },
-      [this, gen](std::shared_ptr<const OverviewView> v) {
-        if (gen != generation_) return;
-        view_ = std::move(v);
-        fill();
-        done();
-      },
-      [this, gen](const QString& what) {
-        if (gen == generation_) failed(what);
-      });
+  computeInBackground([snap = trace_->snapshot] { return std::make_shared<const OverviewView>(overviewView(*snap)); },
+                      [this](std::shared_ptr<const OverviewView> v) {
+                        view_ = std::move(v);
+                        fill();
+                      });
 }
 
 void OverviewPanel::fill() {

@@ -11,6 +11,7 @@
 
 #include "core/store/event_store.h"
 #include "core/views/views.h"
+#include "ui/common/background.h"
 #include "ui/table/table_model_base.h"
 
 class QComboBox;
@@ -75,6 +76,22 @@ class ViewPanel : public QWidget {
   void done();
   // The background work threw: the view says so, with what went wrong, above its (empty) contents.
   void failed(const QString& what);
+  // Runs `work` off the UI thread for the current trace; `apply(result)` then fills the view (unless
+  // a newer trace came meanwhile) and done() follows; a throwing `work` reaches failed().
+  template <class Work, class Apply>
+  void computeInBackground(Work work, Apply apply) {
+    const quint64 gen = generation_;
+    runInBackground(
+        this, std::move(work),
+        [this, gen, apply = std::move(apply)](auto result) mutable {
+          if (gen != generation_) return;
+          apply(std::move(result));
+          done();
+        },
+        [this, gen](const QString& what) {
+          if (gen == generation_) failed(what);
+        });
+  }
   std::shared_ptr<const LoadedTrace> trace_;
   quint64 generation_ = 0;
 
