@@ -14,5 +14,6 @@ int cmdWhy(Args& a);
 int cmdView(const std::string& view, Args& a);  // overview, kernels, memory, modules
 int cmdCompare(Args& a);
 int cmdRun(const std::vector<std::string>& args);
+int cmdRecord(const std::vector<std::string>& args);
 
 }  // namespace attnscope::cli

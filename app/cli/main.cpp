@@ -26,6 +26,8 @@ const char* kUsage =
     "  memory TRACE    allocated/reserved per device, the peak and what was live at it\n"
     "  modules TRACE   the nn.Module tree with host time and the GPU time it launched\n"
     "  run [OPTIONS] run the attention workload under LibTorch and record it (engine)\n"
+    "  record [OPTIONS] -- python SCRIPT ARGS  your own script under torch.profiler, with the\n"
+    "                same toggles (steps, wrapping, sync); one trace per rank with --nproc\n"
     "\n"
     "TRACE is a Chrome-trace JSON exported by torch.profiler (.json or .json.gz).\n"
     "Run 'attnscope-cli COMMAND --help' for a command's options.\n"
@@ -63,6 +65,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (cmd == "run") return cmdRun(args);
+    if (cmd == "record") return cmdRecord(args);
     Args a(cmd, std::move(args));
     if (cmd == "table") return cmdTable(a);
     if (cmd == "info") return cmdInfo(a);

@@ -540,6 +540,12 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x) {
   std::sort(kernelDurs.begin(), kernelDurs.end());
   const int64_t kernelMedian = kernelDurs.empty() ? 0 : kernelDurs[kernelDurs.size() / 2];
   FixContext context = fixContext(s);
+  for (EventId id : rules[kLoader].events)
+    if (contains(s.name(events[id]), "MultiProcessingDataLoaderIter")) context.loaderWorkers = true;
+  if (!anyDevice) {
+    context.cpuLoaderNs = ruleNs[kLoader];
+    for (const StepWaits& st : d.steps) context.cpuOnlyNs += st.parts[static_cast<int>(Cause::CpuOnly)];
+  }
   if (anyDevice) {
     context.queuedCommNs = ruleNs[kQueuedComm];
     context.queuedIdleNs = ruleNs[kQueued];

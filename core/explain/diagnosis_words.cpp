@@ -55,6 +55,16 @@ FixContext fixContext(const EventStore& s) {
   return f;
 }
 
+// The DataLoader's fix: workers when it has none; with workers, the main process waited for them.
+static std::string loaderFix(const FixContext& f, bool device) {
+  if (f.loaderWorkers)
+    return "the main process waited for its DataLoader workers: more of them (num_workers), "
+           "persistent_workers=True and prefetch_factor, or batches cheaper to build (the dataset's "
+           "__getitem__ and collate_fn)";
+  return device ? "load in worker processes: DataLoader(num_workers > 0, pin_memory=True, persistent_workers=True)"
+                : "load in worker processes: DataLoader(num_workers > 0, persistent_workers=True)";
+}
+
 CauseWords wordsFor(Cause c, const FixContext& f) {
   const std::string device = f.mtia ? "the accelerator" : "the device";
   switch (c) {
@@ -89,8 +99,7 @@ CauseWords wordsFor(Cause c, const FixContext& f) {
               "stop calling torch.cuda.empty_cache() in the loop and let the caching allocator keep its blocks "
               "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)"};
     case Cause::DataLoader:
-      return {"the DataLoader", device + " waited while the host was in the DataLoader",
-              "load in worker processes: DataLoader(num_workers > 0, pin_memory=True, persistent_workers=True)"};
+      return {"the DataLoader", device + " waited while the host was in the DataLoader", loaderFix(f, true)};
     case Cause::LaunchBound:
       return {"launch-bound",
               "the host dispatching ops and launches set the pace (" + device +
@@ -123,8 +132,19 @@ CauseWords wordsFor(Cause c, const FixContext& f) {
               f.rocm ? "first-use work (HIP context, code-object and library loading, a first huge hipFree)"
                      : "first-use work (CUDA context, library and kernel loading, a first huge cudaFree)",
               "profile after a warm-up (torch.profiler.schedule(wait=1, warmup=1, active=3))"};
-    case Cause::CpuOnly:
-      return {"CPU only", "the trace has no device activity: a CPU-only profile", ""};
+    case Cause::CpuOnly: {
+      // A CPU-only profile still says where the host's time went when one part is large.
+      std::string what = "the trace has no device activity: a CPU-only profile";
+      std::string fix;
+      if (f.cpuOnlyNs > 0 && f.cpuLoaderNs * 10 >= f.cpuOnlyNs) {
+        what += "; the DataLoader holds " + spanDurationText(f.cpuLoaderNs) + " of it (" +
+                std::to_string(
+                    std::llround(100.0 * static_cast<double>(f.cpuLoaderNs) / static_cast<double>(f.cpuOnlyNs))) +
+                "%)";
+        fix = loaderFix(f, false);
+      }
+      return {"CPU only", what, fix};
+    }
     case Cause::LittleWork: {
       std::string what = device + " idled and the host recorded nothing there (little work or untraced code)";
       if (f.queuedIdleNs > 0)

@@ -33,6 +33,9 @@ struct FixContext {
   int64_t overlappedCommNs = 0;  // not part of it: collectives' time with compute beside them
   int64_t queuedIdleNs = 0;      // of little_work: work launched and not yet started
   int64_t autotuneNs = 0;        // of one_time_setup: convolutions benchmarking their algorithms
+  int64_t cpuLoaderNs = 0;       // of cpu_only: the main thread in the DataLoader
+  bool loaderWorkers = false;    // the DataLoader has worker processes (_MultiProcessingDataLoaderIter)
+  int64_t cpuOnlyNs = 0;         // cpu_only's whole time
 };
 
 FixContext fixContext(const EventStore& s);

@@ -451,6 +451,12 @@ Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep
     }
   }
   if (engine) a.runNotes = engine->notes;
+  if (snap.record) {
+    a.runNotes = scriptRunNotes(*snap.record);
+    if (snap.record->partial && a.partial.empty())
+      a.partial = snap.record->status == "failed" ? "the script failed during its recording"
+                                                  : "the script's recording ended early";
+  }
   if (engineSteps) {
     const TimingSeries* host = engine->timingOf("host");
     const TimingSeries* torch = engine->timingOf("torch");

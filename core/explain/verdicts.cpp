@@ -456,9 +456,13 @@ void traceVerdicts(const EventStore& s, const Explanation& a, std::vector<Verdic
     out.push_back({"",
                    INT64_MAX,
                    "partial_trace",
-                   "This trace was cut and salvaged (" + a.partial +
-                       "): work recorded after the cut is missing, so a step that \"launched no GPU work\" may only "
-                       "have lost its records.",
+                   s.meta().partial.empty()
+                       ? "This trace is partial (" + a.partial +
+                             "): the last step it holds was cut short where the script stopped, so its figures "
+                             "are not a whole step's."
+                       : "This trace was cut and salvaged (" + a.partial +
+                             "): work recorded after the cut is missing, so a step that \"launched no GPU work\" may "
+                             "only have lost its records.",
                    {},
                    {}});
   }

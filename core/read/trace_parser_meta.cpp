@@ -106,8 +106,8 @@ void Parser::topMeta(std::string_view key, od::value v) {
   } else if (key == "traceName") {
     std::string_view s;
     if (!v.get_string().get(s)) m.traceName = std::string(s.substr(0, limits.maxStringBytes));
-  } else if (key == "attnscope") {
-    // Our engine's run metadata: kept as raw JSON text for the analysis.
+  } else if (key == "attnscope" || key == "attnscope_record") {
+    // Our engine's run metadata, or a recorded script's: kept as raw JSON text for the analysis.
     // The value is not descended into here; find its end by matching
     // braces outside strings (the buffer is NUL-padded).
     const char* p0 = nullptr;
@@ -130,7 +130,8 @@ void Parser::topMeta(std::string_view key, od::value v) {
         if (--depth == 0) break;
       }
     }
-    if (depth == 0 && *q == '}') m.attnscopeJson.assign(p0, static_cast<size_t>(q - p0 + 1));
+    if (depth == 0 && *q == '}')
+      (key == "attnscope" ? m.attnscopeJson : m.recordJson).assign(p0, static_cast<size_t>(q - p0 + 1));
   } else if (key == "deviceProperties") {
     od::array a;
     if (v.get_array().get(a)) return;

@@ -14,6 +14,7 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
   const EventStore& s = *store;
   snap->store = std::move(store);
   snap->engine = readEngineRun(s);
+  snap->record = readScriptRun(s);
   snap->index = ActivityIndex(s);
   if (options.shapeTables) {
     // Each attribution once, both groupings from it.

@@ -13,6 +13,7 @@
 
 #include "core/explain/explanation.h"
 #include "core/run/engine_run.h"
+#include "core/run/script_run.h"
 #include "core/store/activity_index.h"
 #include "core/store/event_store.h"
 #include "core/tables/key_averages.h"
@@ -22,6 +23,7 @@ namespace attnscope {
 struct TraceSnapshot {
   std::shared_ptr<const EventStore> store;
   std::optional<EngineRun> engine;  // our engine's "attnscope" object, when the trace has one
+  std::optional<ScriptRun> record;  // a recorded script's "attnscope_record" object, when it has one
   ActivityIndex index;
   std::shared_ptr<const KeyAverages> torchByName, torchByInputShape;
   std::shared_ptr<const KeyAverages> correctedByName, correctedByInputShape;

@@ -238,7 +238,8 @@ class EventStore {
     std::unordered_map<int64_t, std::string> processNames;  // pid -> name
     std::unordered_map<int64_t, std::string> threadNames;   // tid -> name
     std::string attnscopeJson;                              // raw text of an "attnscope" metadata object, if any
-    std::string partial;  // non-empty: the reader kept only the start of a cut file (what it said)
+    std::string recordJson;  // raw text of an "attnscope_record" object (a script recorded by attnscope-cli record)
+    std::string partial;     // non-empty: the reader kept only the start of a cut file (what it said)
   };
   const Meta& meta() const { return meta_; }
   // The reader, before it hands the store over: the file was cut and salvaged.

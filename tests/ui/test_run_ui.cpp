@@ -155,6 +155,65 @@ class RunUiTest : public QObject {
     QVERIFY2(withShapes > 0, "no op of the run has input shapes");
   }
 
+  // "Your script" through the widgets: choose the workload, type the script's path, wrap its
+  // modules and sync each step, Run; the recording lands in the Runs list and is explained.
+  void recordYourScriptByInput() {
+    QProcess py;
+    py.start(QStringLiteral("python3"), {QStringLiteral("-c"), QStringLiteral("import torch")});
+    if (!py.waitForFinished(120000) || py.exitCode() != 0) QSKIP("python3 cannot import torch here");
+    App app;
+    QVERIFY(app.openSample());
+    RunPanel* panel = showRunPanel(app);
+    QVERIFY(waitForProbe(panel->runner()));
+    auto* preview = panel->findChild<QPlainTextEdit*>(QStringLiteral("commandPreview"));
+    auto* workload = panel->findChild<QComboBox*>(QStringLiteral("workload"));
+    QVERIFY(preview && workload);
+    pickComboItem(workload, 1);
+    QVERIFY(panel->scriptWorkload());
+    auto* run = panel->findChild<QPushButton*>(QStringLiteral("run"));
+    QVERIFY(!run->isEnabled());  // no script yet
+    auto* script = panel->findChild<QLineEdit*>(QStringLiteral("scriptPath"));
+    QVERIFY(script && script->isVisible());
+    clickWidget(script);
+    QTest::keyClicks(script, QStringLiteral(ATTNSCOPE_SOURCE_DIR "/tests/data/scripts/train_mlp.py"));
+    auto* args = panel->findChild<QLineEdit*>(QStringLiteral("scriptArgs"));
+    clickWidget(args);
+    QTest::keyClicks(args, QStringLiteral("--workers 0 --steps 30"));
+    auto* wrap = panel->findChild<QComboBox*>(QStringLiteral("scriptWrap"));
+    pickComboItem(wrap, wrap->findData(QStringLiteral("children")));
+    auto* sync = panel->findChild<QComboBox*>(QStringLiteral("scriptSync"));
+    pickComboItem(sync, sync->findData(static_cast<int>(RecordSync::Step)));
+    const QString cmd = preview->toPlainText();
+    QVERIFY2(cmd.contains(QStringLiteral(" record ")) && cmd.contains(QStringLiteral("--wrap-modules children")) &&
+                 cmd.contains(QStringLiteral("--sync step")) &&
+                 cmd.contains(QStringLiteral("train_mlp.py --workers 0")),
+             qPrintable(cmd));
+    QVERIFY(run->isEnabled());
+    QSignalSpy finished(panel, &RunPanel::runFinished);
+    const int runsBefore = app.w.runs()->rowCount();
+    clickWidget(run);
+    QVERIFY(finished.wait(180000));
+    QCOMPARE(app.w.runs()->rowCount(), runsBefore + 1);
+    const RunEntry* e = app.w.runs()->entry(app.w.runs()->rowCount() - 1);
+    QVERIFY2(e && e->status == RunStatus::Done, e ? qPrintable(e->message + e->stderrText) : "no entry");
+    QVERIFY2(e->summary.startsWith(QStringLiteral("Your script: train_mlp.py --workers 0 --steps 30, wrap children")),
+             qPrintable(e->summary));
+    QVERIFY(app.shown.wait(30000) || app.w.trace()->path == e->path);
+    QCOMPARE(app.w.trace()->path, e->path);
+    // Opened and explained: the recording's own notes, and the wrapped modules as table rows.
+    const auto& record = app.w.trace()->snapshot->record;
+    QVERIFY(record && record->status == "complete");
+    QCOMPARE(record->wrappedModules, (std::vector<std::string>{"encoder", "head"}));
+    const QString text = app.w.explainPanel()->plainText();
+    QVERIFY2(
+        text.contains(QStringLiteral("modules wrapped in record_function (--wrap-modules children): encoder, head")),
+        qPrintable(text.left(800)));
+    QVERIFY(text.contains(QStringLiteral("sync: step")));
+    const QAbstractItemModel* m = app.w.tablePane()->view()->model();
+    QVERIFY(rowNamed(m, QStringLiteral("encoder")) >= 0);
+    QVERIFY(rowNamed(m, QStringLiteral("attnscope::step_sync")) >= 0);
+  }
+
   // Finding 5: a CPU run shows nothing of CUDA: no CUDA-event time, no "events" bars, and a
   // share of a zero GPU total is a dash, not NaN.
   void cpuRunShowsNoCuda() {

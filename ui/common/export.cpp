@@ -46,7 +46,9 @@ std::optional<TableFormat> formatForPath(const QString& path) {
 
 QByteArray traceJson(const EventStore& store) {
   const std::string& meta = store.meta().attnscopeJson;
-  const std::string extra = meta.empty() ? std::string() : "\"attnscope\": " + meta;
+  const std::string& record = store.meta().recordJson;
+  std::string extra = meta.empty() ? std::string() : "\"attnscope\": " + meta;
+  if (!record.empty()) extra += (extra.empty() ? "" : ", ") + std::string("\"attnscope_record\": ") + record;
   const std::string text = chromeTraceJson(store, extra);
   return QByteArray(text.data(), static_cast<qsizetype>(text.size()));
 }

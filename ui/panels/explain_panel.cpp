@@ -358,6 +358,13 @@ QString ExplainPanel::overviewHtml() const {
   const Explanation& an = *explanation();
   // The attention workload's answer leads its runs; the diagnosis follows it (and leads any other trace).
   QString html = answerHtml() + diagnosisHtml();
+  // A recorded script's notes (an engine run's are in its answer): how it was recorded, how it ended,
+  // what the profiler added.
+  if (trace_->snapshot->record && !an.runNotes.empty()) {
+    html += tr("<p><small>What the run recorded:");
+    for (const std::string& n : an.runNotes) html += QStringLiteral("<br>") + qs(n).toHtmlEscaped();
+    html += QStringLiteral("</small></p>");
+  }
   // Ranked findings, bounded like `explain`'s text.
   std::map<std::string, size_t> perStep;
   size_t traceCount = 0;

@@ -135,9 +135,35 @@ QString EngineRunner::commandLine(const QString& program, const QStringList& arg
 bool EngineRunner::isRunning() const { return proc_ != nullptr; }
 qint64 EngineRunner::pid() const { return proc_ ? proc_->processId() : 0; }
 
+QStringList EngineRunner::recordArguments(const RecordConfig& cfg, const QString& outPath) {
+  RecordConfig c = cfg;
+  c.out = outPath.toStdString();
+  c.progressJson = true;
+  QStringList args{QStringLiteral("record")};
+  for (const std::string& a : toRecordArgs(c)) args << QString::fromStdString(a);
+  return args;
+}
+
 bool EngineRunner::start(const RunConfig& cfg, const QString& outPath) {
   if (proc_) return false;
-  const QStringList args = runArguments(cfg, outPath);
+  recording_ = false;
+  ranks_ = 1;
+  int passes = 1;  // the trace (cupti) pass always runs
+  for (int m = 1; m < kTimingMethodCount; ++m)
+    if (cfg.timing[m] && !timingInfo(static_cast<TimingMethod>(m)).childProcess) ++passes;
+  total_ = std::max(1, passes * (cfg.warmup + cfg.iters));
+  return launch(runArguments(cfg, outPath), outPath);
+}
+
+bool EngineRunner::startRecord(const RecordConfig& cfg, const QString& outPath) {
+  if (proc_) return false;
+  recording_ = true;
+  ranks_ = cfg.nproc;
+  total_ = std::max(1, cfg.wait + cfg.warmup + cfg.active);
+  return launch(recordArguments(cfg, outPath), outPath);
+}
+
+bool EngineRunner::launch(const QStringList& args, const QString& outPath) {
   proc_ = new QProcess(this);
   // Its own process group, so Cancel reaches the per-method children too.
   proc_->setChildProcessModifier([] { ::setpgid(0, 0); });
@@ -147,10 +173,6 @@ bool EngineRunner::start(const RunConfig& cfg, const QString& outPath) {
   cancelled_ = false;
   reported_ = false;
   done_ = 0;
-  int passes = 1;  // the trace (cupti) pass always runs
-  for (int m = 1; m < kTimingMethodCount; ++m)
-    if (cfg.timing[m] && !timingInfo(static_cast<TimingMethod>(m)).childProcess) ++passes;
-  total_ = std::max(1, passes * (cfg.warmup + cfg.iters));
   connect(proc_, &QProcess::readyReadStandardOutput, this, &EngineRunner::readStdout);
   connect(proc_, &QProcess::readyReadStandardError, this, [this] {
     stderrBuf_ += proc_->readAllStandardError();
@@ -186,7 +208,12 @@ void EngineRunner::readStdout() {
     const QString phase = o.value(QStringLiteral("phase")).toString();
     const QString message = o.value(QStringLiteral("message")).toString();
     if (phase == QLatin1String("warmup") || phase == QLatin1String("measure")) ++done_;
+    // record: the schedule's steps (the slowest rank's, with several), then the baseline.
+    if (phase == QLatin1String("step"))
+      done_ = std::max(done_, std::min(total_, o.value(QStringLiteral("step")).toInt()));
     int pct = std::min(99, done_ * 100 / total_);
+    if (recording_) pct = std::min(95, pct);
+    if (phase == QLatin1String("baseline")) pct = 97;
     if (phase == QLatin1String("done")) pct = 100;
     emit progress(pct, message.isEmpty() ? phase : message);
   }
@@ -227,11 +254,55 @@ RunOutcome EngineRunner::classify(QProcess::ExitStatus status, int exitCode, boo
   return o;
 }
 
+RunOutcome EngineRunner::classifyRecord(QProcess::ExitStatus status, int exitCode, bool cancelled,
+                                        const QString& stderrText, const QString& outPath, int ranks) {
+  RunOutcome o;
+  o.exitCode = exitCode;
+  o.stderrText = stderrText;
+  // The trace to open: the file, or with several ranks rank 0's in the folder.
+  const QString trace = ranks > 1 ? QDir(outPath).filePath(QStringLiteral("rank-0.json")) : outPath;
+  // What record said (its own lines start so); the script's last line otherwise.
+  QString said;
+  for (const QString& l : stderrText.split(QLatin1Char('\n'))) {
+    for (const QLatin1String prefix : {QLatin1String("attnscope-cli: record: "), QLatin1String("attnscope-cli: ")})
+      if (said.isEmpty() && l.startsWith(prefix)) said = l.mid(prefix.size()).trimmed();
+  }
+  if (said.isEmpty()) said = lastLine(stderrText);
+  if (cancelled || exitCode == 130) {
+    o.status = RunStatus::Cancelled;
+    o.message = tr("Cancelled: your script was stopped (all its processes); no trace was kept.");
+  } else if (status == QProcess::CrashExit) {
+    o.status = RunStatus::Crashed;
+    o.message = tr("attnscope-cli record crashed (%1).").arg(signalName(exitCode));
+  } else if (exitCode == 0 && QFileInfo(trace).isFile()) {
+    o.status = RunStatus::Done;
+    o.outPath = trace;
+    o.message = ranks > 1 ? tr("Done: recorded %1 ranks in %2.").arg(ranks).arg(outPath)
+                          : tr("Done: recorded your script in %1.").arg(outPath);
+  } else if (exitCode == 3 && QFileInfo(trace).isFile()) {
+    o.status = RunStatus::Failed;
+    o.outPath = trace;
+    o.message = tr("Your script failed: %1. The steps it completed are kept, marked partial.").arg(said);
+  } else if (exitCode == 2) {
+    o.status = RunStatus::Failed;
+    o.message = tr("Cannot record: %1").arg(said);
+  } else if (exitCode == 4) {
+    o.status = RunStatus::Failed;
+    o.message = tr("Your script starts its own profiler: %1").arg(said);
+  } else {
+    o.status = RunStatus::Failed;
+    o.message = tr("Recording failed with exit code %1: %2").arg(exitCode).arg(said);
+  }
+  return o;
+}
+
 void EngineRunner::onFinished(int exitCode, QProcess::ExitStatus status) {
   if (!proc_) return;
   stderrBuf_ += proc_->readAllStandardError();
   readStdout();
-  RunOutcome o = classify(status, exitCode, cancelled_, QString::fromUtf8(stderrBuf_), outPath_);
+  RunOutcome o = recording_
+                     ? classifyRecord(status, exitCode, cancelled_, QString::fromUtf8(stderrBuf_), outPath_, ranks_)
+                     : classify(status, exitCode, cancelled_, QString::fromUtf8(stderrBuf_), outPath_);
   finish(o);
 }
 
@@ -250,7 +321,8 @@ void EngineRunner::finish(const RunOutcome& outcome) {
   killTimer_->stop();
   RunOutcome o = outcome;
   o.elapsedMs = clock_.elapsed();
-  if (o.status != RunStatus::Done) QFile::remove(outPath_);  // never a partial trace
+  // Never a partial trace of the engine's; a recorded script's partial trace is kept, and said so.
+  if (o.status != RunStatus::Done && o.outPath.isEmpty() && !recording_) QFile::remove(outPath_);
   QProcess* p = proc_;
   proc_ = nullptr;
   p->disconnect(this);

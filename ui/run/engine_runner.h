@@ -12,6 +12,7 @@
 #include <QString>
 #include <QStringList>
 
+#include "core/run/record_config.h"
 #include "core/run/run_config.h"
 
 class QTimer;
@@ -26,7 +27,7 @@ struct RunOutcome {
   int exitCode = 0;    // exit code, or the signal number when killed/crashed
   QString message;     // one sentence: what happened
   QString stderrText;  // the engine's stderr (capped)
-  QString outPath;     // the trace it wrote (Done only)
+  QString outPath;     // the trace it wrote (Done; or a recorded script's partial trace)
   qint64 elapsedMs = 0;
 };
 
@@ -57,8 +58,14 @@ class EngineRunner : public QObject {
   // For display: program and arguments, shell-quoted where needed.
   static QString commandLine(const QString& program, const QStringList& args);
 
+  // `record`, toRecordArgs(cfg) with --out outPath and --progress json: the user's script.
+  static QStringList recordArguments(const RecordConfig& cfg, const QString& outPath);
+
   // Starts a run; false (and finished() is not emitted) when one is running.
   bool start(const RunConfig& cfg, const QString& outPath);
+  // Starts `attnscope-cli record` on the user's script (outPath: the trace, or with several
+  // ranks the folder of their traces).
+  bool startRecord(const RecordConfig& cfg, const QString& outPath);
   // Asks the run to stop (SIGTERM to its process group, SIGKILL after
   // `graceMs`); finished() follows with status Cancelled.
   void cancel(int graceMs = 3000);
@@ -72,6 +79,10 @@ class EngineRunner : public QObject {
   // Classifies a finished process (public for tests).
   static RunOutcome classify(QProcess::ExitStatus status, int exitCode, bool cancelled, const QString& stderrText,
                              const QString& outPath);
+  // The same for `record`: exit 3 (the script failed) keeps the partial trace it wrote; 2 is what
+  // record refused (no such script, a Python without torch); 4 a script with its own profiler.
+  static RunOutcome classifyRecord(QProcess::ExitStatus status, int exitCode, bool cancelled, const QString& stderrText,
+                                   const QString& outPath, int ranks);
 
  signals:
   void started(const QString& commandLine);
@@ -80,6 +91,7 @@ class EngineRunner : public QObject {
   void availabilityChanged(const attnscope::ui::EngineAvailability& availability);
 
  private:
+  bool launch(const QStringList& args, const QString& outPath);
   void readStdout();
   void onFinished(int exitCode, QProcess::ExitStatus status);
   void onError(QProcess::ProcessError error);
@@ -93,6 +105,8 @@ class EngineRunner : public QObject {
   QByteArray stderrBuf_;
   QString outPath_;
   int total_ = 1;
+  bool recording_ = false;  // a `record` run (else the engine's `run`)
+  int ranks_ = 1;
   int done_ = 0;
   bool cancelled_ = false;
   bool reported_ = false;

@@ -13,6 +13,7 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QLocale>
 #include <QPlainTextEdit>
 #include <QProgressBar>
@@ -43,18 +44,39 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
   setObjectName(QStringLiteral("runPanel"));
   auto* outer = new QVBoxLayout(this);
   outer->setContentsMargins(6, 6, 6, 6);
+  auto* workloadRow = new QHBoxLayout;
+  workloadRow->setSpacing(4);
+  workload_ = new QComboBox(this);
+  workload_->setObjectName(QStringLiteral("workload"));
+  workload_->addItem(tr("Attention block (the engine)"));
+  workload_->addItem(tr("Your script (torch.profiler, no code change)"));
+  workload_->setToolTip(
+      tr("The attention block: our LibTorch engine with every timing method. Your script: your own training "
+         "script, unmodified, under torch.profiler, with the same toggles (attnscope-cli record)"));
+  auto* workloadLabel = new QLabel(tr("&Workload:"), this);
+  workloadLabel->setBuddy(workload_);
+  workloadRow->addWidget(workloadLabel);
+  workloadRow->addWidget(workload_, 1);
+  outer->addLayout(workloadRow);
   columns_ = new QBoxLayout(QBoxLayout::TopToBottom);
   columns_->setSpacing(10);
   outer->addLayout(columns_);
   outer->addStretch(1);
-  // Three sections side by side in a wide dock, stacked in a narrow one.
-  auto* colA = new QVBoxLayout;
-  auto* colB = new QVBoxLayout;
+  // Three sections side by side in a wide dock, stacked in a narrow one; the first two are the
+  // engine's, or the script's form in their place.
+  engineA_ = new QWidget(this);
+  engineB_ = new QWidget(this);
+  scriptForm_ = new ScriptForm(this);
+  scriptForm_->hide();
+  auto* colA = new QVBoxLayout(engineA_);
+  auto* colB = new QVBoxLayout(engineB_);
   auto* colC = new QVBoxLayout;
-  for (auto* c : {colA, colB, colC}) {
-    c->setSpacing(6);
-    columns_->addLayout(c, 1);
-  }
+  for (auto* c : {colA, colB}) c->setContentsMargins(0, 0, 0, 0);
+  for (auto* c : {colA, colB, colC}) c->setSpacing(6);
+  columns_->addWidget(engineA_, 1);
+  columns_->addWidget(engineB_, 1);
+  columns_->addWidget(scriptForm_, 2);
+  columns_->addLayout(colC, 1);
   QVBoxLayout* top = colA;
 
   availability_ = new QLabel(this);
@@ -264,6 +286,13 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
   for (QSpinBox* s : {shape_[0], shape_[1], shape_[2], shape_[3], warmup_, iters_})
     connect(s, &QSpinBox::valueChanged, this, changed);
 
+  connect(scriptForm_, &ScriptForm::changed, this, changed);
+  connect(workload_, &QComboBox::currentIndexChanged, this, [this, changed](int i) {
+    engineA_->setVisible(i == 0);
+    engineB_->setVisible(i == 0);
+    scriptForm_->setVisible(i == 1);
+    changed();
+  });
   connect(run_, &QPushButton::clicked, this, [this] { startRun(); });
   connect(cancel_, &QPushButton::clicked, this, &RunPanel::cancelRun);
   connect(runner_, &EngineRunner::progress, this, [this](int pct, const QString& msg) {
@@ -297,6 +326,10 @@ void RunPanel::updateColumns() {
   const auto dir = avail >= kWideWidth ? QBoxLayout::LeftToRight : QBoxLayout::TopToBottom;
   if (columns_->direction() != dir) columns_->setDirection(dir);
 }
+
+bool RunPanel::scriptWorkload() const { return workload_->currentIndex() == 1; }
+void RunPanel::setScriptWorkload(bool script) { workload_->setCurrentIndex(script ? 1 : 0); }
+RecordConfig RunPanel::recordConfig() const { return scriptForm_->config(); }
 
 RunConfig RunPanel::config() const {
   RunConfig c;
@@ -371,10 +404,29 @@ QString RunPanel::nextOutputPath() const {
 }
 
 QStringList RunPanel::commandArguments(const QString& outPath) const {
+  if (scriptWorkload()) return EngineRunner::recordArguments(recordConfig(), outPath);
   return EngineRunner::runArguments(config(), outPath);
 }
 
 void RunPanel::updatePreview() {
+  if (scriptWorkload()) {
+    const RecordConfig r = recordConfig();
+    preview_->setPlainText(EngineRunner::commandLine(
+        runner_->program(),
+        commandArguments(r.nproc > 1 ? QStringLiteral("<run folder>") : QStringLiteral("<run file>.json"))));
+    const QString problem = scriptForm_->problem();
+    const int first = r.wait + r.warmup;
+    estimate_->setText(problem.isEmpty()
+                           ? tr("Traces ProfilerStep#%1..#%2 of your script%3, then ends it.")
+                                 .arg(first)
+                                 .arg(first + r.active - 1)
+                                 .arg(r.baseline > 0
+                                          ? tr(" and times %1 more steps without the profiler").arg(2 * r.baseline)
+                                          : QString())
+                           : problem);
+    updateEnabled();
+    return;
+  }
   const RunConfig c = config();
   preview_->setPlainText(
       EngineRunner::commandLine(runner_->program(), commandArguments(QStringLiteral("<run file>.json"))));
@@ -449,6 +501,16 @@ void RunPanel::updateTimingBoxes() {
 
 void RunPanel::updateEnabled() {
   const bool running = runner_->isRunning();
+  if (scriptWorkload()) {
+    // A script needs attnscope-cli and a Python with torch (which record checks), not the engine.
+    const QString problem = scriptForm_->problem();
+    const bool usable = (!avail_.probed || avail_.cliFound) && problem.isEmpty();
+    run_->setEnabled(!running && usable);
+    run_->setToolTip(usable ? tr("Record your script with these settings (F5)")
+                            : (problem.isEmpty() ? avail_.reason : problem));
+    cancel_->setEnabled(running);
+    return;
+  }
   const bool usable = !avail_.probed || avail_.engineBuilt;
   run_->setEnabled(!running && usable);
   run_->setToolTip(usable ? tr("Run the engine with these settings (F5)") : avail_.reason);
@@ -457,6 +519,27 @@ void RunPanel::updateEnabled() {
 
 bool RunPanel::startRun() {
   if (runner_->isRunning()) return false;
+  if (scriptWorkload()) {
+    const QString problem = scriptForm_->problem();
+    if (!problem.isEmpty()) {
+      status_->setText(tr("Cannot record: %1").arg(problem));
+      return false;
+    }
+    const RecordConfig r = recordConfig();
+    QString out = nextOutputPath();
+    if (r.nproc > 1) out.chop(5);  // a folder of rank-R.json
+    ++runCounter_;
+    stderr_->clear();
+    stderr_->hide();
+    progress_->setValue(0);
+    runningScript_ = true;
+    if (!runner_->startRecord(r, out)) return false;
+    setEditorsEnabled(false);
+    updateEnabled();
+    emit recordStarted(qs(recordSummary(r)), out);
+    return true;
+  }
+  runningScript_ = false;
   if (avail_.probed && !avail_.engineBuilt) {
     status_->setText(tr("Cannot run: %1").arg(avail_.reason));
     return false;
@@ -468,10 +551,7 @@ bool RunPanel::startRun() {
   stderr_->hide();
   progress_->setValue(0);
   if (!runner_->start(running_, out)) return false;
-  for (auto* c : findChildren<QWidget*>())
-    if (c != cancel_ && c != progress_ && c != status_ && c != stderr_ && c != preview_ && c != availability_ &&
-        (qobject_cast<QCheckBox*>(c) || qobject_cast<QComboBox*>(c) || qobject_cast<QSpinBox*>(c)))
-      c->setEnabled(false);
+  setEditorsEnabled(false);
   updateEnabled();
   emit runStarted(running_, out);
   return true;
@@ -489,9 +569,17 @@ void RunPanel::cancelRun() {
   runner_->cancel();
 }
 
-void RunPanel::onFinished(const RunOutcome& o) {
+void RunPanel::setEditorsEnabled(bool on) {
   for (auto* c : findChildren<QWidget*>())
-    if (qobject_cast<QCheckBox*>(c) || qobject_cast<QComboBox*>(c) || qobject_cast<QSpinBox*>(c)) c->setEnabled(true);
+    if (c != cancel_ && c != progress_ && c != status_ && c != stderr_ && c != preview_ && c != availability_ &&
+        (qobject_cast<QCheckBox*>(c) || qobject_cast<QComboBox*>(c) || qobject_cast<QSpinBox*>(c) ||
+         qobject_cast<QLineEdit*>(c) || (qobject_cast<QPushButton*>(c) && c != run_)))
+      c->setEnabled(on);
+}
+
+void RunPanel::onFinished(const RunOutcome& o) {
+  setEditorsEnabled(true);
+  scriptForm_->updateEnabled();
   setAvailability(avail_);  // re-disable what is unavailable (the timing boxes too)
   progress_->setValue(o.status == RunStatus::Done ? 100 : 0);
   status_->setText(

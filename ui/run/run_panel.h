@@ -9,6 +9,7 @@
 
 #include "core/run/run_config.h"
 #include "ui/run/engine_runner.h"
+#include "ui/run/script_form.h"
 
 class QBoxLayout;
 class QCheckBox;
@@ -28,6 +29,12 @@ class RunPanel : public QWidget {
 
  public:
   explicit RunPanel(QWidget* parent = nullptr);
+
+  // The workload: the attention block (the engine's `run`) or the user's own script (`record`).
+  bool scriptWorkload() const;
+  void setScriptWorkload(bool script);
+  ScriptForm* scriptForm() const { return scriptForm_; }
+  RecordConfig recordConfig() const;
 
   RunConfig config() const;
   void setConfig(const RunConfig& cfg);
@@ -59,6 +66,8 @@ class RunPanel : public QWidget {
   void configChanged();
   void runStarted(const attnscope::RunConfig& cfg, const QString& outPath);
   void runFinished(const attnscope::RunConfig& cfg, const attnscope::ui::RunOutcome& outcome);
+  // A "Your script" run started: its summary ("train.py --epochs 1, wrap children, ...") and trace.
+  void recordStarted(const QString& summary, const QString& outPath);
 
  private:
   void updatePreview();
@@ -68,12 +77,18 @@ class RunPanel : public QWidget {
   void updateTimingBoxes();
   bool runsOnCpu() const;
   void onFinished(const RunOutcome& o);
+  void setEditorsEnabled(bool on);
 
   void updateColumns();
   static constexpr int kWideWidth = 700;  // side by side from this width
 
   EngineRunner* runner_;
   QBoxLayout* columns_ = nullptr;
+  QComboBox* workload_ = nullptr;
+  QWidget* engineA_ = nullptr;
+  QWidget* engineB_ = nullptr;
+  ScriptForm* scriptForm_ = nullptr;
+  bool runningScript_ = false;
   EngineAvailability avail_;
   QString outDir_;
   int runCounter_ = 0;

@@ -55,7 +55,7 @@ void RunsModel::finishRun(int id, const RunOutcome& o) {
   e.stderrText = o.stderrText;
   e.exitCode = o.exitCode;
   e.elapsedMs = o.elapsedMs;
-  if (o.status == RunStatus::Done) e.path = o.outPath;
+  if (!o.outPath.isEmpty()) e.path = o.outPath;  // Done, or a script's partial trace kept
   emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
 }
 

@@ -349,6 +349,7 @@ void MainWindow::buildDocks() {
 
   connect(runPanel_, &RunPanel::runStarted, this, &MainWindow::onRunStarted);
   connect(runPanel_, &RunPanel::runFinished, this, &MainWindow::onRunFinished);
+  connect(runPanel_, &RunPanel::recordStarted, this, &MainWindow::onRecordStarted);
   connect(runAct_, &QAction::triggered, this, [this] {
     showDock(QStringLiteral("runDock"));
     runPanel_->startRun();

@@ -133,6 +133,7 @@ class MainWindow : public QMainWindow {
   void updateActions();
   void onRunStarted(const RunConfig& cfg, const QString& outPath);
   void onRunFinished(const RunConfig& cfg, const RunOutcome& o);
+  void onRecordStarted(const QString& summary, const QString& outPath);
   void showRunRow(int row);
   void onTableRowChanged();
   void showDock(const QString& objectName);

@@ -112,6 +112,15 @@ void MainWindow::restoreSettings() {
     RunConfig c;
     if (!parseRunArgs(v, &c)) runPanel_->setConfig(c);
   }
+  // "Your script": its record arguments as a list (paths and arguments may hold spaces).
+  const QStringList recordArgs = s.value(QStringLiteral("record/args")).toStringList();
+  if (!recordArgs.isEmpty()) {
+    std::vector<std::string> v;
+    for (const QString& a : recordArgs) v.push_back(a.toStdString());
+    RecordConfig c;
+    if (!parseRecordArgs(v, &c)) runPanel_->scriptForm()->setConfig(c);
+  }
+  runPanel_->setScriptWorkload(s.value(QStringLiteral("run/workload")).toString() == QLatin1String("script"));
   table_->setTimeUnit(static_cast<KeyAveragesModel::TimeUnit>(s.value(QStringLiteral("table/timeUnit"), 0).toInt()));
 }
 
@@ -123,6 +132,13 @@ void MainWindow::saveSettings() {
   QStringList args;
   for (const std::string& a : toRunArgs(runPanel_->config())) args << QString::fromStdString(a);
   s.setValue(QStringLiteral("run/args"), args.join(QLatin1Char(' ')));
+  const RecordConfig rc = runPanel_->recordConfig();
+  QStringList recordArgs;
+  if (!rc.script.empty() || !rc.module.empty())
+    for (const std::string& a : toRecordArgs(rc)) recordArgs << QString::fromStdString(a);
+  s.setValue(QStringLiteral("record/args"), recordArgs);
+  s.setValue(QStringLiteral("run/workload"),
+             runPanel_->scriptWorkload() ? QStringLiteral("script") : QStringLiteral("engine"));
   s.setValue(QStringLiteral("table/timeUnit"), static_cast<int>(table_->timeUnit()));
 }
 

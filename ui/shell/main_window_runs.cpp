@@ -77,13 +77,24 @@ void MainWindow::onRunStarted(const RunConfig& cfg, const QString& outPath) {
   updateActions();
 }
 
+void MainWindow::onRecordStarted(const QString& summary, const QString& outPath) {
+  RunEntry e;
+  e.engine = true;
+  e.summary = tr("Your script: %1").arg(summary);
+  e.status = RunStatus::Running;
+  e.message = tr("Writing %1").arg(outPath);
+  runningId_ = runs()->addRun(std::move(e));
+  runsView()->scrollToBottom();
+  updateActions();
+}
+
 void MainWindow::onRunFinished(const RunConfig&, const RunOutcome& o) {
   runs()->finishRun(runningId_, o);
   const int row = runs()->rowOfId(runningId_);
   runningId_ = 0;
   engineStatus_->setText(tr("Engine run: %1").arg(runStatusText(o.status)));
-  if (o.status == RunStatus::Done) {
-    statusBar()->showMessage(o.message, 8000);
+  if (o.status == RunStatus::Done || !o.outPath.isEmpty()) {  // a script's partial trace is shown too
+    statusBar()->showMessage(o.message, o.status == RunStatus::Done ? 8000 : 15000);
     showRunRow(row);
   } else {
     statusBar()->showMessage(o.message, 15000);

@@ -1,0 +1,320 @@
+// `attnscope-cli record [OPTIONS] -- python train.py ARGS`: the user's own script under
+// torch.profiler, with the engine's toggles (core/run/record_config.h), one trace per rank.
+// The recorder is a Python file embedded here (resources/record/attnscope_record.py); this
+// command checks what it can before starting anything, starts the ranks (record_launch), and
+// reads back what each rank wrote: the trace, and the recorder's result file.
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "core/explain/explanation.h"
+#include "core/run/record_config.h"
+#include "core/run/script_run.h"
+#include "core/snapshot/trace_snapshot.h"
+#include "core/text/json_out.h"
+#include "core/write/atomic_file.h"
+#include "record_launch.h"
+#include "record_runner_py.h"
+
+namespace attnscope::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kExitScriptFailed = 3;
+constexpr int kExitOwnProfiler = 4;
+constexpr int kExitCancelled = 130;
+
+std::string currentDir() {
+  std::error_code ec;
+  const fs::path p = fs::current_path(ec);
+  return ec ? std::string(".") : p.string();
+}
+
+std::string absoluteIn(const std::string& base, const std::string& p) {
+  if (p.empty() || p.front() == '/') return p;
+  return (fs::path(base) / p).lexically_normal().string();
+}
+
+bool executable(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+}
+
+// The interpreter's path: as given when it has a '/', else the first on PATH.
+std::string findPython(const std::string& name, const std::string& here) {
+  if (name.find('/') != std::string::npos) {
+    const std::string p = absoluteIn(here, name);
+    return executable(p) ? p : std::string();
+  }
+  const char* path = std::getenv("PATH");
+  std::stringstream ss(path ? path : "/usr/local/bin:/usr/bin:/bin");
+  for (std::string dir; std::getline(ss, dir, ':');) {
+    if (dir.empty()) dir = ".";
+    const std::string p = absoluteIn(here, dir + "/" + name);
+    if (executable(p)) return p;
+  }
+  return {};
+}
+
+std::string readFile(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string stamp() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::localtime(&t));
+  return buf;
+}
+
+std::string stemOf(const RecordConfig& c) {
+  if (!c.module.empty()) return c.module;
+  std::string s = fs::path(c.script).stem().string();
+  return s.empty() ? "script" : s;
+}
+
+std::string shellQuote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,=:+@%") ==
+                        std::string::npos)
+    return s;
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+std::string signalText(int sig) {
+  const char* d = ::strsignal(sig);
+  return "signal " + std::to_string(sig) + (d ? std::string(" (") + d + ")" : std::string());
+}
+
+void removeUnfinished(const std::string& out) {
+  std::error_code ec;
+  fs::remove(out + ".part", ec);
+  const fs::path dir = fs::path(out).parent_path();
+  const std::string base = fs::path(out).filename().string() + ".tmp-";
+  for (const auto& e : fs::directory_iterator(dir.empty() ? fs::path(".") : dir, ec))
+    if (e.path().filename().string().starts_with(base)) fs::remove(e.path(), ec);
+}
+
+// One rank's report: where its trace is and what cost its steps most.
+struct RankReport {
+  int rank = 0;
+  std::optional<ScriptRun> run;
+  bool trace = false;
+  std::string headline;
+  std::string readError;
+};
+
+RankReport readBack(const RankLaunch& l) {
+  RankReport r;
+  r.rank = l.rank;
+  r.run = parseScriptRun(readFile(l.result));
+  std::error_code ec;
+  r.trace = fs::is_regular_file(l.out, ec);
+  if (!r.trace) return r;
+  try {
+    const EventStore store = loadOrThrow(l.out, ReaderLimits{});
+    const auto snap = snapshotOf(store);
+    const Explanation& an = *snap->explanation;
+    r.headline = an.diagnosis.headline;
+    if (r.headline.empty() && !an.diagnosis.steps.empty())
+      r.headline = "no cause stands out in the traced steps (attnscope-cli explain shows each step)";
+  } catch (const std::exception& e) {
+    r.readError = e.what();
+  }
+  return r;
+}
+
+}  // namespace
+
+int cmdRecord(const std::vector<std::string>& args) {
+  for (const auto& a : args) {
+    if (a == "--") break;
+    if (a == "--help" || a == "-h") {
+      std::cout << recordHelp();
+      return kExitOk;
+    }
+  }
+  RecordConfig cfg;
+  if (auto err = parseRecordArgs(args, &cfg)) throw UsageError(*err);
+  const std::string here = currentDir();
+  const std::string cwd = cfg.cwd.empty() ? here : absoluteIn(here, cfg.cwd);
+  std::error_code ec;
+  if (!fs::is_directory(cwd, ec)) throw UsageError("record: --cwd " + cfg.cwd + ": no such folder");
+  std::string script;
+  if (cfg.module.empty()) {
+    script = absoluteIn(cwd, cfg.script);
+    if (!fs::exists(script, ec))
+      throw UsageError("record: no script '" + cfg.script + "' in " + cwd + (cfg.cwd.empty() ? "" : " (--cwd)"));
+    if (!fs::is_regular_file(script, ec)) throw UsageError("record: '" + cfg.script + "' is not a file");
+  }
+  const std::string pyName = recordPython(cfg);
+  const std::string python = findPython(pyName, here);
+  if (python.empty())
+    throw UsageError("record: no Python interpreter '" + pyName +
+                     "' (not on PATH, or not executable); choose yours: attnscope-cli record -- "
+                     "/path/to/venv/bin/python train.py, or --python PATH");
+
+  // Where the traces go: a file, or with several ranks a folder of rank-R.json.
+  const bool several = cfg.nproc > 1;
+  std::string out =
+      cfg.out.empty() ? "attnscope-record-" + stemOf(cfg) + "-" + stamp() + (several ? "" : ".json") : cfg.out;
+  out = absoluteIn(here, out);
+  if (several) {
+    fs::create_directories(out, ec);
+    if (!fs::is_directory(out, ec)) throw UsageError("record: --out " + out + ": cannot make this folder");
+  } else {
+    const fs::path parent = fs::path(out).parent_path();
+    if (!fs::is_directory(parent, ec)) throw UsageError("record: --out " + out + ": no folder " + parent.string());
+    if (fs::is_directory(out, ec))
+      throw UsageError("record: --out " + out + " is a folder (one process writes a file)");
+  }
+
+  // The recorder and its config, in a private folder removed at the end.
+  std::string tmpl = (fs::temp_directory_path(ec) / "attnscope-record-XXXXXX").string();
+  if (!::mkdtemp(tmpl.data())) throw UsageError("record: cannot make a temporary folder in " + tmpl);
+  const std::string tmp = tmpl;
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code e;
+      fs::remove_all(dir, e);
+    }
+  } cleanup{tmp};
+  const std::string runner = tmp + "/attnscope_record.py";
+  std::string why;
+  if (!writeFileAtomic(runner, kRecordRunnerPy, &why)) throw UsageError("record: " + why);
+  std::string command = "attnscope-cli record";
+  for (const auto& a : args) command += " " + shellQuote(a);
+
+  std::vector<RankLaunch> ranks;
+  for (int r = 0; r < cfg.nproc; ++r) {
+    RankLaunch l;
+    l.rank = r;
+    l.out = several ? out + "/rank-" + std::to_string(r) + ".json" : out;
+    l.result = tmp + "/result-" + std::to_string(r) + ".json";
+    l.config = tmp + "/config-" + std::to_string(r) + ".json";
+    RecordConfig c = cfg;
+    c.script = script;
+    if (!writeFileAtomic(l.config, recordConfigJson(c, l.out, l.result, command), &why))
+      throw UsageError("record: " + why);
+    ranks.push_back(std::move(l));
+  }
+  std::ostream& report = cfg.progressJson ? std::cerr : std::cout;
+  std::cerr << "[attnscope] recording " << recordSummary(cfg) << " with " << python << "\n";
+
+  const LaunchResult launched = launchRanks(cfg, python, runner, cwd, ranks);
+  if (launched.cancelled) {
+    for (const RankLaunch& l : ranks) removeUnfinished(l.out);
+    std::cerr << "attnscope-cli: record: cancelled; no trace was written\n";
+    if (cfg.progressJson) std::cout << "{\"phase\": \"cancelled\", \"message\": \"cancelled\"}\n";
+    return kExitCancelled;
+  }
+
+  int exitCode = kExitOk;
+  std::vector<std::string> written;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const RankLaunch& l = ranks[i];
+    const RankExit& x = launched.ranks[i];
+    removeUnfinished(l.out);
+    const RankReport r = readBack(l);
+    const std::string who = several ? "rank " + std::to_string(l.rank) + ": " : "";
+    auto tail = [&] {
+      if (x.stderrTail.empty()) return;
+      report << "its last lines on stderr:\n";
+      const size_t from = x.stderrTail.size() > 12 ? x.stderrTail.size() - 12 : 0;
+      for (size_t k = from; k < x.stderrTail.size(); ++k) report << "  " << x.stderrTail[k] << "\n";
+    };
+    if (!r.run) {
+      // The recorder never finished: the interpreter died (a signal, os._exit) or could not start.
+      report << "attnscope-cli: record: " << who << "the script ended "
+             << (x.signal ? "by " + signalText(x.signal) : "with exit code " + std::to_string(x.exitCode))
+             << " before attnscope could write its trace (nothing was kept)\n";
+      tail();
+      exitCode = std::max(exitCode, kExitScriptFailed);
+      continue;
+    }
+    const ScriptRun& s = *r.run;
+    if (s.status == "no_torch") {
+      report << "attnscope-cli: record: " << python << " (Python " << s.pythonVersion << ") cannot import torch ("
+             << s.detail
+             << "). Run the Python of the environment your script uses: attnscope-cli record -- "
+                "/path/to/venv/bin/python train.py, or --python PATH\n";
+      return kExitBadInput;
+    }
+    if (s.status == "recorder_error") {
+      report << "attnscope-cli: record: attnscope's recorder failed before your script started (" << s.detail
+             << "): a bug in attnscope, please report it with the lines above\n";
+      return kExitInternal;
+    }
+    if (s.status == "bad_step_fn") {
+      report << "attnscope-cli: record: " << s.detail << "\n";
+      return kExitBadInput;
+    }
+    if (s.status == "own_profiler") {
+      report << "attnscope-cli: record: " << who << "the script starts its own profiler at " << s.detail
+             << ". A process has one profiler: CUPTI takes one subscriber per process, and torch.profiler one "
+                "session, so attnscope's and the script's cannot both record. Remove the script's profiler "
+                "(record does its job: steps from optimizer.step, --wait/--warmup/--active as its schedule), or "
+                "run the script as it is and open the trace it writes: attnscope-cli explain TRACE\n";
+      exitCode = std::max(exitCode, kExitOwnProfiler);
+    } else if (s.status == "failed") {
+      report << "attnscope-cli: record: " << who << "the script failed (exit code " << s.exitCode
+             << (s.detail.empty() ? "" : ": " + s.detail) << ")\n";
+      tail();
+      exitCode = std::max(exitCode, kExitScriptFailed);
+    }
+    for (const std::string& n : s.notes) report << "note: " << who << n << "\n";
+    if (!r.trace) {
+      if (s.status == "complete" && !s.writeError.empty())
+        report << "attnscope-cli: record: " << who << "the trace could not be written: " << s.writeError << "\n";
+      else if (s.status == "complete")
+        report << "attnscope-cli: record: " << who << "nothing was recorded (the script ended after " << s.stepsSeen
+               << " steps, before the schedule's active steps)\n";
+      exitCode = std::max(exitCode, kExitScriptFailed);
+      continue;
+    }
+    written.push_back(l.out);
+    report << (s.partial ? "recorded (partial): " : "recorded: ") << who << l.out << "\n";
+    report << "  steps: " << s.stepSource << "\n";
+    if (!r.readError.empty()) report << "  (could not read it back: " << r.readError << ")\n";
+    if (!r.headline.empty()) report << "  " << r.headline << "\n";
+    for (const std::string& n : scriptRunNotes(s))
+      if (n.starts_with("the profiler's inflation") || (n.starts_with("modules wrapped") && s.wrapModules != "none"))
+        report << "  " << n << "\n";
+  }
+  for (const std::string& n : launched.notes) report << "note: " << n << "\n";
+  if (!written.empty()) {
+    if (several)
+      report << "open the job: attnscope " << shellQuote(out) << "/rank-*.json, or attnscope-cli explain "
+             << shellQuote(written.front()) << "\n";
+    else
+      report << "open it: attnscope " << shellQuote(written.front()) << "   (or attnscope-cli explain "
+             << shellQuote(written.front()) << ")\n";
+  }
+  if (cfg.progressJson) {
+    std::string j =
+        "{\"phase\": \"done\", \"message\": \"done\", \"out\": " + jsonString(several ? out : ranks[0].out) +
+        ", \"traces\": " + jsonStringArray(written) + ", \"exit_code\": " + std::to_string(exitCode) + "}";
+    std::cout << j << "\n" << std::flush;
+  }
+  return exitCode;
+}
+
+}  // namespace attnscope::cli

@@ -1,0 +1,179 @@
+#include "core/run/script_run.h"
+
+#include <simdjson.h>
+
+#include <cmath>
+
+#include "core/run/engine_run.h"
+#include "core/text/duration.h"
+
+namespace attnscope {
+
+namespace {
+
+using Value = simdjson::simdjson_result<simdjson::dom::element>;
+
+std::string str(Value v) {
+  std::string_view sv;
+  return v.get_string().get(sv) ? std::string() : std::string(sv);
+}
+
+int64_t intOf(Value v, int64_t fallback) {
+  int64_t i = 0;
+  if (!v.get_int64().get(i)) return i;
+  double d = 0;
+  if (!v.get_double().get(d) && std::isfinite(d)) return static_cast<int64_t>(d);
+  return fallback;
+}
+
+bool boolOf(Value v) {
+  bool b = false;
+  return !v.get_bool().get(b) && b;
+}
+
+std::vector<int64_t> ints(Value v) {
+  std::vector<int64_t> out;
+  simdjson::dom::array a;
+  if (v.get_array().get(a)) return out;
+  for (simdjson::dom::element e : a) {
+    const int64_t x = intOf(Value(std::move(e)), -1);
+    if (x >= 0) out.push_back(x);
+  }
+  return out;
+}
+
+std::vector<std::string> strings(Value v) {
+  std::vector<std::string> out;
+  simdjson::dom::array a;
+  if (v.get_array().get(a)) return out;
+  for (simdjson::dom::element e : a) out.push_back(str(Value(std::move(e))));
+  return out;
+}
+
+std::string signedDuration(double ns) {
+  const int64_t d = std::llround(ns);
+  return (d >= 0 ? "+" : "-") + spanDurationText(d >= 0 ? d : -d);
+}
+
+std::string spreadMs(const StepSpread& s) {
+  std::string t = spanDurationText(std::llround(s.medianNs));
+  if (s.n > 1)
+    t += " [" + spanDurationText(std::llround(s.p10Ns)) + "-" + spanDurationText(std::llround(s.p90Ns)) + "]";
+  return t + " over " + std::to_string(s.n) + " step" + (s.n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+std::optional<ScriptRun> parseScriptRun(std::string_view json) {
+  if (json.empty()) return std::nullopt;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(json.data(), json.size()).get(doc) || !doc.is_object()) return std::nullopt;
+  ScriptRun r;
+  r.version = static_cast<int>(intOf(doc["version"], 1));
+  r.status = str(doc["status"]);
+  r.exitCode = static_cast<int>(intOf(doc["exit_code"], 0));
+  r.detail = str(doc["detail"]);
+  r.python = str(doc["python"]);
+  r.pythonVersion = str(doc["python_version"]);
+  r.torchVersion = str(doc["torch_version"]);
+  r.device = str(doc["device"]);
+  r.stepsSeen = static_cast<int>(intOf(doc["steps_seen"], 0));
+  r.stepSource = str(doc["step_source"]);
+  r.wrappedModules = strings(doc["wrapped_modules"]);
+  r.partial = boolOf(doc["partial"]);
+  r.traceWritten = boolOf(doc["trace_written"]);
+  r.deviceSync = boolOf(doc["device_sync"]);
+  r.profiledNs = ints(doc["profiled_ns"]);
+  r.baselineHostNs = ints(doc["baseline_host_ns"]);
+  r.baselineSyncNs = ints(doc["baseline_sync_ns"]);
+  r.notes = strings(doc["notes"]);
+  r.rank = static_cast<int>(intOf(doc["rank"], 0));
+  r.worldSize = static_cast<int>(intOf(doc["world_size"], 1));
+  r.writeError = str(doc["write_error"]);
+  simdjson::dom::element c;
+  if (!doc["config"].get(c) && c.is_object()) {
+    r.script = str(c["script"]);
+    r.module = str(c["module"]);
+    r.args = strings(c["args"]);
+    r.wrapModules = str(c["wrap_modules"]);
+    r.sync = str(c["sync"]);
+    r.stepFn = str(c["step_fn"]);
+    r.command = str(c["command"]);
+    r.wait = static_cast<int>(intOf(c["wait"], 0));
+    r.warmup = static_cast<int>(intOf(c["warmup"], 0));
+    r.active = static_cast<int>(intOf(c["active"], 0));
+    r.baseline = static_cast<int>(intOf(c["baseline"], 0));
+  }
+  return r;
+}
+
+std::optional<ScriptRun> readScriptRun(const EventStore& store) { return parseScriptRun(store.meta().recordJson); }
+
+std::optional<ProfilerInflation> scriptInflation(const ScriptRun& r) {
+  if (r.profiledNs.empty() || r.baselineHostNs.empty()) return std::nullopt;
+  ProfilerInflation p;
+  p.step = "step";
+  p.collector = spreadOf(r.profiledNs);
+  p.noProfiler = spreadOf(r.baselineHostNs);
+  p.torch = spreadOf(r.baselineSyncNs);  // here: no profiler, host+sync
+  return p;
+}
+
+std::vector<std::string> scriptRunNotes(const ScriptRun& r) {
+  std::vector<std::string> n;
+  std::string what = r.module.empty() ? r.script : "-m " + r.module;
+  for (const auto& a : r.args) what += " " + a;
+  n.push_back("your script: " + what +
+              (r.worldSize > 1 ? " (rank " + std::to_string(r.rank) + " of " + std::to_string(r.worldSize) + ")"
+                               : std::string()) +
+              ", torch " + r.torchVersion + " on " + r.device + ", Python " + r.pythonVersion);
+  std::string steps = "steps: " + r.stepSource;
+  if (r.stepsSeen > 0)
+    steps += ", " + std::to_string(r.stepsSeen) + " seen; torch.profiler.schedule(wait=" + std::to_string(r.wait) +
+             ", warmup=" + std::to_string(r.warmup) + ", active=" + std::to_string(r.active) + ")" +
+             (r.partial ? " asked for ProfilerStep#" : " traced ProfilerStep#") + std::to_string(r.wait + r.warmup) +
+             "..#" + std::to_string(r.wait + r.warmup + r.active - 1);
+  n.push_back(steps);
+  if (r.wrapModules == "none")
+    n.push_back("modules wrapped: none (--wrap-modules none)");
+  else if (r.wrappedModules.empty())
+    n.push_back("modules wrapped: none matched --wrap-modules " + r.wrapModules);
+  else {
+    std::string list;
+    for (size_t i = 0; i < r.wrappedModules.size() && i < 12; ++i) list += (i ? ", " : "") + r.wrappedModules[i];
+    if (r.wrappedModules.size() > 12) list += ", ... (" + std::to_string(r.wrappedModules.size()) + " in all)";
+    n.push_back("modules wrapped in record_function (--wrap-modules " + r.wrapModules + "): " + list);
+  }
+  if (r.sync == "step")
+    n.push_back(r.deviceSync
+                    ? "sync: a device synchronize at each step's end ('attnscope::step_sync')"
+                    : "sync: step, marked 'attnscope::step_sync' at each step's end (no GPU: nothing to wait for)");
+  else if (r.sync == "blocking")
+    n.push_back("sync: CUDA_LAUNCH_BLOCKING=1 (every launch waits for its kernel)");
+  if (r.status == "failed")
+    n.push_back("the script failed (exit code " + std::to_string(r.exitCode) +
+                (r.detail.empty() ? "" : ": " + r.detail) + ")" +
+                (r.partial ? "; this trace holds the steps before it, the last one cut short" : ""));
+  else if (r.status == "own_profiler")
+    n.push_back("the script started its own profiler at " + r.detail + "; recording stopped there");
+  else if (r.partial)
+    n.push_back("the script ended inside the schedule: fewer steps than asked for were traced");
+  if (const auto p = scriptInflation(r)) {
+    const double d = p->collector.medianNs - p->noProfiler.medianNs;
+    std::string t = "the profiler's inflation: a step took " + spreadMs(p->collector) + " under torch.profiler, " +
+                    spreadMs(p->noProfiler) +
+                    " without it (host clock, the same steps after the trace): " + signedDuration(d);
+    if (p->noProfiler.medianNs > 0) t += " (" + std::to_string(std::llround(100.0 * d / p->noProfiler.medianNs)) + "%)";
+    if (insideSpread(p->collector.medianNs, p->noProfiler)) t += ", within the no-profiler spread";
+    n.push_back(t);
+    if (p->torch.n > 0)
+      n.push_back("without the profiler, with a device sync at each step's end (host+sync): " + spreadMs(p->torch));
+  } else if (r.baseline == 0) {
+    n.push_back("the profiler's inflation was not measured (--baseline 0)");
+  }
+  for (const auto& x : r.notes) n.push_back(x);
+  return n;
+}
+
+}  // namespace attnscope

@@ -1,0 +1,389 @@
+// `attnscope-cli record`: the user's own scripts (tests/data/scripts/) recorded on the CPU, as a
+// user would run them. Expected values come from the raw trace JSON (read here with QJsonDocument,
+// not with our reader) and from the scripts themselves: which ProfilerSteps the schedule keeps,
+// which modules a wrapping names, how many syncs a step has, what the failing script printed.
+#include <signal.h>
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <map>
+
+#include "cli_run.h"
+#include "core/run/record_config.h"
+
+using namespace attnscope;
+
+namespace {
+
+const QString kScripts = QStringLiteral(ATTNSCOPE_SOURCE_DIR "/tests/data/scripts/");
+
+struct Trace {
+  QJsonObject root;
+  QJsonArray events;
+  QJsonObject record;  // attnscope_record
+};
+
+Trace readTrace(const QString& path) {
+  QFile f(path);
+  Trace t;
+  if (!f.open(QIODevice::ReadOnly)) return t;
+  QJsonParseError err;
+  const QJsonDocument d = QJsonDocument::fromJson(f.readAll(), &err);
+  if (err.error != QJsonParseError::NoError) qWarning() << path << err.errorString();
+  t.root = d.object();
+  t.events = t.root.value(QStringLiteral("traceEvents")).toArray();
+  t.record = t.root.value(QStringLiteral("attnscope_record")).toObject();
+  return t;
+}
+
+// ProfilerStep#N names, in the trace's order.
+QStringList profilerSteps(const Trace& t) {
+  QStringList out;
+  for (const auto& v : t.events) {
+    const QString n = v.toObject().value(QStringLiteral("name")).toString();
+    if (n.startsWith(QStringLiteral("ProfilerStep#"))) out << n;
+  }
+  out.sort();
+  return out;
+}
+
+// Complete events named `name` and, of them, those inside a ProfilerStep's window on their thread.
+std::pair<int, int> countInSteps(const Trace& t, const QString& name) {
+  std::vector<std::tuple<double, double, QString>> steps;
+  for (const auto& v : t.events) {
+    const QJsonObject o = v.toObject();
+    if (o.value(QStringLiteral("name")).toString().startsWith(QStringLiteral("ProfilerStep#")))
+      steps.emplace_back(o.value(QStringLiteral("ts")).toDouble(),
+                         o.value(QStringLiteral("ts")).toDouble() + o.value(QStringLiteral("dur")).toDouble(),
+                         o.value(QStringLiteral("tid")).toVariant().toString());
+  }
+  int all = 0, inside = 0;
+  for (const auto& v : t.events) {
+    const QJsonObject o = v.toObject();
+    if (o.value(QStringLiteral("name")).toString() != name || o.value(QStringLiteral("ph")).toString() != "X") continue;
+    ++all;
+    const double a = o.value(QStringLiteral("ts")).toDouble();
+    const double b = a + o.value(QStringLiteral("dur")).toDouble();
+    const QString tid = o.value(QStringLiteral("tid")).toVariant().toString();
+    for (const auto& [s, e, st] : steps)
+      if (st == tid && a >= s && b <= e + 0.002) {
+        ++inside;
+        break;
+      }
+  }
+  return {all, inside};
+}
+
+// key_averages rows (attnscope-cli table --format json) by name: their call counts.
+std::map<QString, int> tableCalls(const QString& trace) {
+  const Run r = cli({QStringLiteral("table"), trace, QStringLiteral("--format"), QStringLiteral("json")});
+  std::map<QString, int> out;
+  const QJsonDocument d = QJsonDocument::fromJson(r.out.toUtf8());
+  const QJsonArray rows = d.isArray() ? d.array() : d.object().value(QStringLiteral("rows")).toArray();
+  for (const auto& v : rows) {
+    const QJsonObject o = v.toObject();
+    out[o.value(QStringLiteral("name")).toString()] =
+        o.value(QStringLiteral("count")).toInt(o.value(QStringLiteral("calls")).toInt());
+  }
+  return out;
+}
+
+Run record(const QStringList& options, const QStringList& command, int timeoutMs = 180000) {
+  QStringList args{QStringLiteral("record")};
+  args << options << QStringLiteral("--") << command;
+  return cli(args, timeoutMs);
+}
+
+}  // namespace
+
+class TestRecord : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+  QString path(const QString& name) const { return dir_.filePath(name); }
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(dir_.isValid());
+    QProcess p;
+    p.start(QStringLiteral("python3"), {QStringLiteral("-c"), QStringLiteral("import torch")});
+    if (!p.waitForFinished(120000) || p.exitCode() != 0)
+      QSKIP(
+          "python3 cannot import torch here (scripts/test installs torch==2.11.0 for the engine); record "
+          "runs the user's Python, so there is nothing to record with");
+  }
+
+  // The command after '--' in each form a user types, and what each becomes.
+  void commandForms() {
+    RecordConfig c;
+    QVERIFY(!parseRecordArgs({"--", "python3", "train.py", "--lr", "0.1"}, &c));
+    QCOMPARE(c.python, std::string("python3"));
+    QCOMPARE(c.script, std::string("train.py"));
+    QCOMPARE(c.args, (std::vector<std::string>{"--lr", "0.1"}));
+    QVERIFY(!parseRecordArgs({"--", "train.py"}, &c));
+    QCOMPARE(recordPython(c), std::string("python3"));
+    QVERIFY(!parseRecordArgs({"--", "/venv/bin/python", "-u", "-m", "pkg.train", "x"}, &c));
+    QCOMPARE(c.module, std::string("pkg.train"));
+    QCOMPARE(c.args, std::vector<std::string>{"x"});
+    QVERIFY(!parseRecordArgs({"--", "torchrun", "--standalone", "--nproc-per-node=4", "train.py", "--bs", "8"}, &c));
+    QCOMPARE(c.nproc, 4);
+    QCOMPARE(c.script, std::string("train.py"));
+    QCOMPARE(c.args, (std::vector<std::string>{"--bs", "8"}));
+    QVERIFY(!parseRecordArgs({"--", "python", "-m", "torch.distributed.run", "--nproc_per_node", "2", "t.py"}, &c));
+    QCOMPARE(c.nproc, 2);
+    // Each refusal names what is wrong.
+    auto err = [](std::vector<std::string> a) {
+      RecordConfig x;
+      return QString::fromStdString(parseRecordArgs(a, &x).value_or(""));
+    };
+    QVERIFY(err({"--", "torchrun", "--nnodes", "2", "t.py"}).contains("--nnodes 2"));
+    QVERIFY(err({"--", "torchrun", "--rdzv-backend", "c10d", "t.py"}).contains("--rdzv-backend"));
+    QVERIFY(err({"train.py"}).contains("before '--'"));
+    QVERIFY(err({"--sync", "always", "--", "t.py"}).contains("--sync takes none, step or blocking"));
+    QVERIFY(err({"--wrap-modules", "(", "--", "t.py"}).contains("not a regular expression"));
+    QVERIFY(err({"--wait", "0", "--", "t.py"}).contains("--wait takes a whole number from 1"));
+    QVERIFY(err({"--step-fn", "train_step", "--", "t.py"}).contains("module:function"));
+    QVERIFY(err({"--", "bash", "t.sh"}).contains("neither a Python interpreter"));
+    QVERIFY(err({"--nproc", "2", "--", "torchrun", "--nproc-per-node", "3", "t.py"}).contains("disagree"));
+    // What the GUI runs round-trips.
+    RecordConfig g;
+    g.python = "/opt/venv/bin/python";
+    g.script = "my train.py";
+    g.args = {"--epochs", "1"};
+    g.wrapModules = "attn|mlp";
+    g.sync = RecordSync::Step;
+    g.nproc = 2;
+    g.baseline = 0;
+    g.out = "/tmp/x";
+    g.progressJson = true;
+    RecordConfig back;
+    QVERIFY(!parseRecordArgs(toRecordArgs(g), &back));
+    QCOMPARE(back, g);
+  }
+
+  // A training loop with a single-process DataLoader, children wrapped, a sync per step.
+  void trainLoopWrappedAndSynced() {
+    const QString out = path(QStringLiteral("mlp.json"));
+    const Run r = record({"--wrap-modules", "children", "--sync", "step", "--out", out},
+                         {"python3", kScripts + "train_mlp.py", "--workers", "0"});
+    QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
+    const Trace t = readTrace(out);
+    // schedule(wait=2, warmup=1, active=3): ProfilerStep#3, #4, #5 and nothing else.
+    QCOMPARE(profilerSteps(t), (QStringList{"ProfilerStep#3", "ProfilerStep#4", "ProfilerStep#5"}));
+    QCOMPARE(t.record.value("status").toString(), QStringLiteral("complete"));
+    QCOMPARE(t.record.value("step_source").toString(), QStringLiteral("optimizer.step (SGD)"));
+    QCOMPARE(t.record.value("wrapped_modules").toArray(), (QJsonArray{"encoder", "head"}));
+    // Net's two children ran once per step, inside it; so did the step's sync.
+    for (const QString name : {"encoder", "head", "attnscope::step_sync"}) {
+      const auto [all, inside] = countInSteps(t, name);
+      QCOMPARE(all, 3);
+      QCOMPARE(inside, 3);
+    }
+    const auto rows = tableCalls(out);
+    QCOMPARE(rows.at("encoder"), 3);
+    QCOMPARE(rows.at("head"), 3);
+    QCOMPARE(rows.at("attnscope::step_sync"), 3);
+    QVERIFY(!rows.count("0"));  // children only: encoder's own layers are not wrapped
+    // The inflation: three profiled steps and three of each baseline.
+    QCOMPARE(t.record.value("profiled_ns").toArray().size(), 3);
+    QCOMPARE(t.record.value("baseline_host_ns").toArray().size(), 3);
+    QCOMPARE(t.record.value("baseline_sync_ns").toArray().size(), 3);
+    // The CLI's report, and the explanation of the trace.
+    QVERIFY2(r.out.contains("recorded: " + out), qPrintable(r.out));
+    QVERIFY(r.out.contains("modules wrapped in record_function (--wrap-modules children): encoder, head"));
+    QVERIFY(r.out.contains("the profiler's inflation: a step took"));
+    const Run e = cli({QStringLiteral("explain"), out, QStringLiteral("--format"), QStringLiteral("json")});
+    QCOMPARE(e.code, 0);
+    const QJsonObject ex = QJsonDocument::fromJson(e.out.toUtf8()).object();
+    QCOMPARE(ex.value("steps").toArray().size(), 3);
+    const QString notes = QJsonDocument(ex.value("run_notes").toArray()).toJson();
+    QVERIFY2(notes.contains("traced ProfilerStep#3..#5"), qPrintable(notes));
+    QVERIFY(notes.contains("sync: step"));
+  }
+
+  // The same loop with two DataLoader workers; the diagnosis names the DataLoader when it holds
+  // a tenth of the steps' time or more, with its share computed here from the raw events.
+  void dataLoaderWorkersNamed() {
+    const QString out = path(QStringLiteral("mlp_w2.json"));
+    const Run r = record({"--out", out}, {"python3", kScripts + "train_mlp.py", "--workers", "2"});
+    QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
+    const Trace t = readTrace(out);
+    QCOMPARE(profilerSteps(t).size(), 3);
+    double stepUs = 0, loaderUs = 0;
+    for (const auto& v : t.events) {
+      const QJsonObject o = v.toObject();
+      const QString n = o.value("name").toString();
+      if (n.startsWith("ProfilerStep#")) stepUs += o.value("dur").toDouble();
+      if (n.startsWith("enumerate(DataLoader)")) loaderUs += o.value("dur").toDouble();
+    }
+    QVERIFY(loaderUs > 0);
+    const Run e = cli({QStringLiteral("explain"), out});
+    const QString first = e.out.section('\n', 1, 1);
+    if (loaderUs / stepUs >= 0.12) {
+      QVERIFY2(first.contains("the DataLoader holds"), qPrintable(first));
+      const QRegularExpressionMatch m =
+          QRegularExpression("DataLoader holds [0-9.]+ ms of it \\((\\d+)%\\)").match(first);
+      QVERIFY2(m.hasMatch(), qPrintable(first));
+      // The diagnosis counts each step until the next begins; the raw share is of the steps' own spans.
+      QVERIFY2(std::abs(m.captured(1).toDouble() - 100.0 * loaderUs / stepUs) < 8, qPrintable(first));
+    } else if (loaderUs / stepUs < 0.08) {
+      QVERIFY2(!first.contains("DataLoader"), qPrintable(first));
+    }
+  }
+
+  // A regular expression over qualified names wraps exactly the modules it matches.
+  void wrapByRegex() {
+    const QString out = path(QStringLiteral("mlp_re.json"));
+    const Run r = record({"--wrap-modules", "encoder\\.[02]$", "--baseline", "0", "--out", out},
+                         {"python3", kScripts + "train_mlp.py"});
+    QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
+    const Trace t = readTrace(out);
+    QCOMPARE(t.record.value("wrapped_modules").toArray(), (QJsonArray{"encoder.0", "encoder.2"}));
+    QCOMPARE(countInSteps(t, "encoder.0").second, 3);
+    QCOMPARE(countInSteps(t, "encoder.2").second, 3);
+    QCOMPARE(countInSteps(t, "head").first, 0);
+    QCOMPARE(countInSteps(t, "encoder.1").first, 0);
+    QVERIFY(t.record.value("baseline_host_ns").toArray().isEmpty());
+  }
+
+  // No optimizer: the whole run is one step, and the report says so.
+  void noOptimizerIsOneStep() {
+    const QString out = path(QStringLiteral("noopt.json"));
+    const Run r = record({"--out", out}, {"python3", kScripts + "no_optimizer.py"});
+    QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
+    const Trace t = readTrace(out);
+    QCOMPARE(profilerSteps(t), QStringList{"ProfilerStep#0"});
+    QVERIFY(t.record.value("step_source").toString().startsWith("whole run (no step boundary: no optimizer.step()"));
+    QVERIFY2(r.out.contains("steps: whole run"), qPrintable(r.out));
+    // The script's 10 forward passes are all inside the one step.
+    QCOMPARE(countInSteps(t, "aten::linear").second, 20);
+    QVERIFY(r.out.contains("done"));  // the script's own stdout passes through
+  }
+
+  // --step-fn: the script's own function marks the steps.
+  void stepFunction() {
+    const QString out = path(QStringLiteral("stepfn.json"));
+    const Run r = record({"--step-fn", "__main__:train_step", "--baseline", "1", "--out", out},
+                         {"python3", kScripts + "step_fn.py"});
+    QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
+    const Trace t = readTrace(out);
+    QCOMPARE(profilerSteps(t), (QStringList{"ProfilerStep#3", "ProfilerStep#4", "ProfilerStep#5"}));
+    QCOMPARE(t.record.value("step_source").toString(), QStringLiteral("step function __main__:train_step"));
+    const Run bad = record({"--step-fn", "__main__:no_such_fn"}, {"python3", kScripts + "step_fn.py"});
+    QCOMPARE(bad.code, 2);
+    QVERIFY2(bad.out.contains("no function 'no_such_fn' at the top level of step_fn.py"), qPrintable(bad.out));
+  }
+
+  // A script that fails at step 5, inside the active steps: exit 3, its last stderr lines shown,
+  // the steps it completed kept and marked partial.
+  void crashKeepsPartialTrace() {
+    const QString out = path(QStringLiteral("crash.json"));
+    const Run r = record({"--active", "10", "--out", out}, {"python3", kScripts + "crash_at_step5.py"});
+    QCOMPARE(r.code, 3);
+    QVERIFY2(r.out.contains("the script failed (exit code 1: RuntimeError: bad batch at step 5: shape mismatch)"),
+             qPrintable(r.out));
+    QVERIFY(r.out.contains("its last lines on stderr:"));
+    QVERIFY(r.out.contains("raise RuntimeError(\"bad batch at step 5: shape mismatch\")"));
+    QVERIFY(r.out.contains("recorded (partial): " + out));
+    const Trace t = readTrace(out);
+    QVERIFY(t.record.value("partial").toBool());
+    QCOMPARE(t.record.value("status").toString(), QStringLiteral("failed"));
+    // Steps 0-4 stepped the optimizer; step 5 (ProfilerStep#5) failed inside.
+    QCOMPARE(t.record.value("steps_seen").toInt(), 5);
+    QCOMPARE(profilerSteps(t), (QStringList{"ProfilerStep#3", "ProfilerStep#4", "ProfilerStep#5"}));
+    const Run e = cli({QStringLiteral("explain"), out});
+    QVERIFY2(e.out.contains("PARTIAL TRACE: the script failed during its recording"), qPrintable(e.out));
+    QVERIFY(e.out.contains("the script failed (exit code 1: RuntimeError: bad batch at step 5"));
+  }
+
+  // A script with its own profiler: detected where it starts it, and explained (exit 4).
+  void ownProfilerExplained() {
+    const Run r = record({"--out", path(QStringLiteral("own.json"))}, {"python3", kScripts + "own_profiler.py"});
+    QCOMPARE(r.code, 4);
+    QVERIFY2(r.out.contains("the script starts its own profiler at own_profiler.py:8"), qPrintable(r.out));
+    QVERIFY(r.out.contains("one subscriber per process"));
+  }
+
+  // Bad input: exit 2 with the problem named, nothing started.
+  void badInput() {
+    Run r = record({}, {"python3", path(QStringLiteral("nope.py"))});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("no script '" + path(QStringLiteral("nope.py")) + "'"), qPrintable(r.err));
+    r = record({}, {"python-does-not-exist", kScripts + "train_mlp.py"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("no Python interpreter 'python-does-not-exist'"), qPrintable(r.err));
+    // A Python that cannot import torch: say which one, and how to choose another.
+    const QString nosite = path(QStringLiteral("python-nosite"));
+    QFile f(nosite);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("#!/bin/sh\nexec python3 -S -I \"$@\"\n");
+    f.close();
+    f.setPermissions(f.permissions() | QFileDevice::ExeOwner);
+    r = record({}, {nosite, kScripts + "train_mlp.py"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.out.contains("cannot import torch (ModuleNotFoundError: No module named 'torch')"), qPrintable(r.out));
+    QVERIFY(r.out.contains("--python PATH"));
+  }
+
+  // Ctrl-C while it records: the whole process group ends, exit 130, no trace and no leftovers.
+  void cancelLeavesNothing() {
+    QTemporaryDir d;
+    const QString out = d.filePath(QStringLiteral("slow.json"));
+    QProcess p;
+    p.start(
+        QStringLiteral(ATTNSCOPE_BIN_DIR "/attnscope-cli"),
+        {"record", "--active", "1000", "--progress", "json", "--out", out, "--", "python3", kScripts + "slow_loop.py"});
+    QVERIFY(p.waitForStarted());
+    QByteArray progress;
+    QElapsedTimer clock;
+    clock.start();
+    while (!progress.contains("recording") && clock.elapsed() < 60000) {
+      p.waitForReadyRead(500);
+      progress += p.readAllStandardOutput();
+    }
+    QVERIFY2(progress.contains("\"action\": \"record\""), progress.constData());
+    ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+    QVERIFY(p.waitForFinished(30000));
+    QCOMPARE(p.exitCode(), 130);
+    QVERIFY(!QFile::exists(out));
+    QCOMPARE(QDir(d.path()).entryList(QDir::Files), QStringList());
+    // The Python process (and its group) are gone.
+    QProcess pg;
+    pg.start(QStringLiteral("pgrep"), {"-f", "slow_loop.py"});
+    pg.waitForFinished();
+    QCOMPARE(QString::fromUtf8(pg.readAllStandardOutput()).trimmed(), QString());
+  }
+
+  // Two ranks of a gloo DDP job, started as torchrun would: one trace per rank, each with its rank.
+  void ddpTwoRanks() {
+    const QString out = path(QStringLiteral("ddp"));
+    const Run r = record({"--nproc", "2", "--baseline", "0", "--out", out}, {"python3", kScripts + "ddp_gloo.py"});
+    QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
+    for (int rank = 0; rank < 2; ++rank) {
+      const Trace t = readTrace(out + QStringLiteral("/rank-%1.json").arg(rank));
+      QCOMPARE(profilerSteps(t), (QStringList{"ProfilerStep#3", "ProfilerStep#4", "ProfilerStep#5"}));
+      QCOMPARE(t.record.value("rank").toInt(), rank);
+      QCOMPARE(t.record.value("world_size").toInt(), 2);
+      QCOMPARE(t.root.value("distributedInfo").toObject().value("rank").toInt(), rank);
+      QCOMPARE(t.root.value("distributedInfo").toObject().value("world_size").toInt(), 2);
+      // DDP's gradient all-reduce ran in every traced step.
+      int allreduce = 0;
+      for (const auto& v : t.events)
+        if (v.toObject().value("name").toString() == "c10d::allreduce_") ++allreduce;
+      QVERIFY2(allreduce >= 3, qPrintable(QString::number(allreduce)));
+    }
+    // Each rank's progress is said with its rank.
+    QVERIFY2(r.err.contains("[attnscope] [rank 1] step 6 of 6 (trace written)"), qPrintable(r.err));
+    QVERIFY(r.out.contains("recorded: rank 0: " + out + "/rank-0.json"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRecord)
+#include "test_record.moc"
