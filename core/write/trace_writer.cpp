@@ -236,10 +236,12 @@ std::string chromeTraceJson(const EventStore& s, std::string_view extraMembers) 
         if (a->occupancyPct >= 0) arg("est. achieved occupancy %", jsonNumber(a->occupancyPct));
         if (isGpuFamily(e.family) && (a->bytes || e.family != Family::Kernel)) arg("bytes", std::to_string(a->bytes));
         if (const CommArgs* c = s.commOf(e)) {
-          const std::pair<const char*, uint32_t> texts[] = {
-              {"Collective name", c->collectiveName}, {"Process Group Name", c->pgName},
-              {"Process Group Description", c->pgDesc}, {"Process Group Ranks", c->groupRanks},
-              {"Comms Id", c->commsId}, {"dtype", c->dtype}};
+          const std::pair<const char*, uint32_t> texts[] = {{"Collective name", c->collectiveName},
+                                                            {"Process Group Name", c->pgName},
+                                                            {"Process Group Description", c->pgDesc},
+                                                            {"Process Group Ranks", c->groupRanks},
+                                                            {"Comms Id", c->commsId},
+                                                            {"dtype", c->dtype}};
           for (const auto& [k, id] : texts)
             if (id) arg(k, jsonString(s.str(id)));
           const std::pair<const char*, int64_t> nums[] = {{"In msg nelems", c->inNelems},
