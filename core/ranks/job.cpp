@@ -136,7 +136,7 @@ JobReport analyzeJob(std::vector<RankSummary> summaries) {
   }
   worlds.erase(-1);
   if (worlds.size() > 1) {
-    std::string t = "the files are not one job: world sizes differ (";
+    std::string t = "world sizes differ (";
     bool first = true;
     for (const auto& [w, rs] : worlds) {
       t += (first ? "" : "; ") + std::string("world size ") + std::to_string(w) + " on rank(s) " + rankList(rs);
@@ -153,9 +153,9 @@ JobReport analyzeJob(std::vector<RankSummary> summaries) {
         withPg = &s;
       } else if (s.dist.pgConfig != withPg->dist.pgConfig) {
         r.findings.push_back({"mixed_job",
-                              "the files are not one job: process groups differ: rank " + std::to_string(withPg->rank) +
-                                  " (" + withPg->file + ") has " + pgConfigText(withPg->dist.pgConfig) + ", rank " +
-                                  std::to_string(s.rank) + " (" + s.file + ") has " + pgConfigText(s.dist.pgConfig),
+                              "process groups differ: rank " + std::to_string(withPg->rank) + " (" + withPg->file +
+                                  ") has " + pgConfigText(withPg->dist.pgConfig) + ", rank " + std::to_string(s.rank) +
+                                  " (" + s.file + ") has " + pgConfigText(s.dist.pgConfig),
                               {withPg->rank, s.rank}});
         break;
       }
@@ -187,6 +187,7 @@ JobReport analyzeJob(std::vector<RankSummary> summaries) {
   } else {
     r.clock.method = "none: fewer than two ranks";
     for (const RankSummary& s : r.ranks) r.clock.ranks.push_back({.rank = s.rank});
+    if (!r.ranks.empty()) r.clock.referenceRank = r.ranks.front().rank;
     findStragglers(r);
   }
   writeHeadline(r);

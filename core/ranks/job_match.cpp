@@ -201,6 +201,21 @@ void matchByOrder(JobReport& r, const Group& g) {
 }  // namespace
 
 void matchCollectives(JobReport& r) {
+  // A rank whose trace has no process groups named its gloo groups by their order ("gloo group 2"):
+  // name them as the job's process groups (another rank's distributedInfo), in the same order.
+  const std::vector<ProcessGroupConfig>* jobPgs = nullptr;
+  for (const RankSummary& s : r.ranks)
+    if (!s.dist.pgConfig.empty()) {
+      jobPgs = &s.dist.pgConfig;
+      break;
+    }
+  if (jobPgs)
+    for (RankSummary& s : r.ranks)
+      for (Collective& c : s.collectives)
+        if (c.pgInferred && c.pg.rfind("gloo group ", 0) == 0) {
+          const size_t k = std::stoul(c.pg.substr(11)) - 1;
+          if (k < jobPgs->size()) c.pg = (*jobPgs)[k].name;
+        }
   // The groups, by name, with their members: the ranks that issued any of its collectives, and those
   // distributedInfo lists in it.
   std::map<std::string, Group> groups;

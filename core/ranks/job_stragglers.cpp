@@ -313,7 +313,7 @@ void findHangs(JobReport& r) {
 void writeHeadline(JobReport& r) {
   for (const JobFinding& f : r.findings)
     if (f.kind == "mixed_job") {
-      r.headline = "Not one job: " + f.text + ".";
+      r.headline = "These files are not one job: " + f.text + ".";
       return;
     }
   if (!r.hangs.empty()) {
