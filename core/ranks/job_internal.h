@@ -17,6 +17,7 @@ void estimateClock(JobReport& r);
 void findStragglers(JobReport& r);
 void findHangs(JobReport& r);
 void writeHeadline(JobReport& r);
+void writeHeadlineText(JobReport& r);  // the headline without the clock sentence
 
 inline int64_t medianOf(std::vector<int64_t> v) {
   if (v.empty()) return 0;

@@ -310,7 +310,27 @@ void findHangs(JobReport& r) {
   }
 }
 
+namespace {
+
+// The clock offsets applied, in a sentence ("" when none was).
+std::string offsetsSentence(const JobReport& r) {
+  std::string s;
+  for (const RankClock& c : r.clock.ranks)
+    if (c.appliedNs)
+      s += (s.empty() ? " Clocks: rank " : "; rank ") + std::to_string(c.rank) + " runs " +
+           (c.appliedNs > 0 ? "+" : "-") + ms(std::llabs(c.appliedNs)) + " +- " + ms(c.uncertaintyNs) + " off rank " +
+           std::to_string(r.clock.referenceRank) + "'s clock";
+  return s.empty() ? s : s + " (aligned before every figure here).";
+}
+
+}  // namespace
+
 void writeHeadline(JobReport& r) {
+  writeHeadlineText(r);
+  r.headline += offsetsSentence(r);
+}
+
+void writeHeadlineText(JobReport& r) {
   for (const JobFinding& f : r.findings)
     if (f.kind == "mixed_job") {
       r.headline = "These files are not one job: " + f.text + ".";
