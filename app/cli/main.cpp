@@ -21,6 +21,8 @@ const char* kUsage =
     "  explain TRACE steps, GPU work per step, sync waits and what they awaited, verdicts\n"
     "  why TRACE NAME  where a row's GPU time is (its kernels, its children's, or where it went)\n"
     "  compare A B   two runs: per-step medians, ranked changes (B - A), steps, rows\n"
+    "  ranks PATH... a distributed job's traces (one per rank): collectives matched, clocks aligned,\n"
+    "                stragglers and what they were doing, hangs\n"
     "  overview TRACE  each step split into kernel, memcpy, memset, communication, CPU, idle\n"
     "  kernels TRACE   GPU work by kernel: calls, times, launch shape, occupancy, who launched it\n"
     "  memory TRACE    allocated/reserved per device, the peak and what was live at it\n"
@@ -73,6 +75,7 @@ int main(int argc, char** argv) {
     if (cmd == "why") return cmdWhy(a);
     if (cmd == "overview" || cmd == "kernels" || cmd == "memory" || cmd == "modules") return cmdView(cmd, a);
     if (cmd == "compare") return cmdCompare(a);
+    if (cmd == "ranks") return cmdRanks(a);
     std::cerr << "attnscope-cli: unknown command '" << cmd << "'\n\n" << kUsage;
     return kExitBadInput;
   } catch (const UsageError& e) {

@@ -578,6 +578,10 @@ bool Parser::place(Raw& r, uint64_t off) {
   e.lane = b.lane(lk, r.pid, r.tid);
   e.externalId = r.externalId;
   e.correlation = r.correlation;
+  if (r.commUsed) {
+    r.args.comm = b.addComm(r.comm);
+    r.argsUsed = true;
+  }
   if (r.argsUsed || r.args.totalAllocated >= 0 || r.args.sequenceNumber >= 0) {
     e.args = b.addArgs(r.args);
   }

@@ -105,6 +105,8 @@ struct Parser {
     bool hasArgs = false;
     EventArgs args;
     bool argsUsed = false;
+    CommArgs comm;  // a collective's args ("Collective name", "Seq", ...)
+    bool commUsed = false;
     int64_t externalId = kNoId, correlation = kNoId;
     std::string metaName;  // M events: args.name
   };
@@ -125,6 +127,10 @@ struct Parser {
   bool numArg(od::value v, double* out);  // a finite number, integer or not
   void int3(od::value v, int32_t out[3]);
   bool argsObject(od::object a, Raw& r);
+  // A collective's arg ("Collective name", "Seq", ...): false when `key` is none of them.
+  bool commArg(std::string_view key, od::value v, Raw& r);
+  // The interned text of a string, a number's JSON token or an array's str().
+  bool textArg(od::value v, uint32_t* id);
   bool place(Raw& r, uint64_t off);
 
   // JSON text of an array already seen in this text -> its interned str().

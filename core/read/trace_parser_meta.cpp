@@ -1,6 +1,7 @@
 // The parser's event args (argsObject: the args a Kineto event carries) and its trace-level metadata (the top-level
 // keys around traceEvents: deviceProperties, the CUDA versions, our engine's "attnscope" object) and its failure
 // results.
+#include <cmath>
 #include <cstring>
 
 #include "core/read/trace_parser.h"
@@ -79,9 +80,139 @@ bool Parser::argsObject(od::object a, Raw& r) {
     } else if (key == "name") {
       std::string_view s;
       if (!v.get_string().get(s)) r.metaName = std::string(s.substr(0, limits.maxStringBytes));
+    } else {
+      commArg(key, v, r);
     }
   }
   return true;
+}
+
+bool Parser::textArg(od::value v, uint32_t* id) {
+  od::json_type t;
+  if (v.type().get(t)) return false;
+  if (t == od::json_type::string) {
+    std::string_view s;
+    if (v.get_string().get(s)) return false;
+    *id = b.strings().intern(s.substr(0, limits.maxStringBytes));
+    return true;
+  }
+  if (t == od::json_type::number) {
+    std::string_view tok = v.raw_json_token();
+    while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\n' || tok.back() == '\r' || tok.back() == '\t' ||
+                            tok.back() == ',' || tok.back() == '}'))
+      tok.remove_suffix(1);
+    *id = b.strings().intern(tok.substr(0, 64));
+    return true;
+  }
+  if (t == od::json_type::array) return internRepr(v, id);
+  return false;
+}
+
+bool Parser::commArg(std::string_view key, od::value v, Raw& r) {
+  CommArgs& c = r.comm;
+  uint32_t* text = key == "Collective name"             ? &c.collectiveName
+                   : key == "Process Group Name"        ? &c.pgName
+                   : key == "Process Group Description" ? &c.pgDesc
+                   : key == "Process Group Ranks"       ? &c.groupRanks
+                   : key == "Comms Id"                  ? &c.commsId
+                   : key == "dtype"                     ? &c.dtype
+                                                        : nullptr;
+  if (text) {
+    if (textArg(v, text)) r.commUsed = true;
+    return true;
+  }
+  int64_t* num = key == "In msg nelems"    ? &c.inNelems
+                 : key == "Out msg nelems" ? &c.outNelems
+                 : key == "Seq"            ? &c.seq
+                 : key == "Group size"     ? &c.groupSize
+                                           : nullptr;
+  if (!num) return false;
+  int64_t x = 0;
+  if (intArg(v, &x)) {
+    *num = x;
+    r.commUsed = true;
+  }
+  return true;
+}
+
+namespace {
+
+// A JSON integer, or -1.
+int64_t intOr(od::value v, int64_t otherwise) {
+  int64_t i;
+  if (!v.get_int64().get(i)) return i;
+  double d;
+  if (!v.get_double().get(d) && std::isfinite(d) && std::fabs(d) < 9e18) return static_cast<int64_t>(d);
+  return otherwise;
+}
+
+std::string textOf(od::value v, size_t maxBytes) {
+  std::string_view s;
+  if (!v.get_string().get(s)) return std::string(s.substr(0, maxBytes));
+  int64_t i;
+  if (!v.get_int64().get(i)) return std::to_string(i);
+  return {};
+}
+
+ProcessGroupConfig pgConfigOf(od::object o, size_t maxBytes) {
+  ProcessGroupConfig pg;
+  for (auto f : o) {
+    std::string_view k;
+    od::value fv;
+    if (!readField(f, &k, &fv)) break;
+    if (k == "pg_name")
+      pg.name = textOf(fv, maxBytes);
+    else if (k == "pg_desc")
+      pg.desc = textOf(fv, maxBytes);
+    else if (k == "backend_config")
+      pg.backendConfig = textOf(fv, maxBytes);
+    else if (k == "pg_size")
+      pg.size = intOr(fv, -1);
+    else if (k == "ranks") {
+      od::array ra;
+      if (fv.get_array().get(ra)) continue;
+      for (auto el : ra) {
+        od::value ev;
+        if (el.get(ev)) break;
+        const int64_t x = intOr(ev, -1);
+        if (x >= 0 && pg.ranks.size() < (size_t{1} << 20)) pg.ranks.push_back(x);
+      }
+    }
+  }
+  return pg;
+}
+
+}  // namespace
+
+// "distributedInfo": {"backend", "rank", "world_size", "pg_count", "pg_config": [{"pg_name", "pg_desc",
+// "backend_config", "pg_size", "ranks"}]}. Fields of the wrong type are left unset.
+static void distributedInfoOf(od::value v, DistributedInfo& d, size_t maxBytes) {
+  od::object o;
+  if (v.get_object().get(o)) return;
+  d.present = true;
+  for (auto f : o) {
+    std::string_view k;
+    od::value fv;
+    if (!readField(f, &k, &fv)) break;
+    if (k == "backend")
+      d.backend = textOf(fv, maxBytes);
+    else if (k == "rank")
+      d.rank = intOr(fv, -1);
+    else if (k == "world_size")
+      d.worldSize = intOr(fv, -1);
+    else if (k == "pg_count")
+      d.pgCount = intOr(fv, -1);
+    else if (k == "pg_config") {
+      od::array a;
+      if (fv.get_array().get(a)) continue;
+      d.hasPgConfig = true;
+      for (auto el : a) {
+        od::object po;
+        if (el.get_object().get(po)) continue;
+        if (d.pgConfig.size() < 65536) d.pgConfig.push_back(pgConfigOf(po, maxBytes));
+      }
+    }
+  }
 }
 
 void Parser::topMeta(std::string_view key, od::value v) {
@@ -132,6 +263,8 @@ void Parser::topMeta(std::string_view key, od::value v) {
     }
     if (depth == 0 && *q == '}')
       (key == "attnscope" ? m.attnscopeJson : m.recordJson).assign(p0, static_cast<size_t>(q - p0 + 1));
+  } else if (key == "distributedInfo") {
+    distributedInfoOf(v, m.distributed, limits.maxStringBytes);
   } else if (key == "deviceProperties") {
     od::array a;
     if (v.get_array().get(a)) return;

@@ -188,6 +188,11 @@ uint32_t EventStoreBuilder::lane(LaneKind kind, int64_t pid, int64_t tid) {
   return it->second;
 }
 
+uint32_t EventStoreBuilder::addComm(const CommArgs& c) {
+  store_.comms_.push_back(c);
+  return static_cast<uint32_t>(store_.comms_.size() - 1);
+}
+
 uint32_t EventStoreBuilder::addArgs(const EventArgs& a) {
   store_.args_.push_back(a);
   return static_cast<uint32_t>(store_.args_.size() - 1);
@@ -217,11 +222,17 @@ std::vector<uint32_t> EventStoreBuilder::merge(EventStoreBuilder&& o, IdRemap re
     lr[i] = lane(l.kind, remapId(l.pid, sr), remapId(l.tid, sr));
   }
   const auto argBase = static_cast<uint32_t>(store_.args_.size());
+  const auto commBase = static_cast<uint32_t>(store_.comms_.size());
+  for (CommArgs c : o.store_.comms_) {
+    for (uint32_t* id : {&c.collectiveName, &c.pgName, &c.pgDesc, &c.groupRanks, &c.commsId, &c.dtype}) *id = sr[*id];
+    store_.comms_.push_back(c);
+  }
   growFor(store_.args_, o.store_.args_.size());
   for (EventArgs a : o.store_.args_) {
     a.inputDims = sr[a.inputDims];
     a.inputTypes = sr[a.inputTypes];
     a.concreteInputs = sr[a.concreteInputs];
+    if (a.comm != kNoArgs) a.comm += commBase;
     store_.args_.push_back(a);
   }
   growFor(store_.events_, o.store_.events_.size());

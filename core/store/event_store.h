@@ -106,6 +106,22 @@ struct EventArgs {
   // Memory events: the block's address (an allocation and its free share it).
   int64_t addr = 0;
   bool hasAddr = false;
+  uint32_t comm = kNoArgs;  // index into EventStore::comms() (collectives' args), kNoArgs when none
+};
+
+// A collective's args, as torch's record_param_comms and Kineto write them on the op and on the NCCL
+// kernel ("Collective name", "Process Group Name", "Seq", "Comms Id", ...). Strings are interned ids
+// (0 = absent); numbers -1 when absent. A number given where text is expected keeps its JSON text.
+struct CommArgs {
+  uint32_t collectiveName = 0;
+  uint32_t pgName = 0;
+  uint32_t pgDesc = 0;
+  uint32_t groupRanks = 0;  // "Process Group Ranks", as text
+  uint32_t commsId = 0;     // "Comms Id": the same on every rank for one collective
+  uint32_t dtype = 0;
+  int64_t inNelems = -1, outNelems = -1;
+  int64_t seq = -1;
+  int64_t groupSize = -1;
 };
 
 enum class LinkKind : uint8_t { Ac2g, FwdBwd, Other };
@@ -114,6 +130,25 @@ struct Link {
   EventId to = kNoEvent;    // e.g. the kernel
   int64_t id = 0;           // flow id
   LinkKind kind = LinkKind::Ac2g;
+};
+
+// The trace's "distributedInfo" (torch.distributed's rank, world size and process groups).
+struct ProcessGroupConfig {
+  std::string name;  // "pg_name": "0", "1", ...
+  std::string desc;  // "pg_desc": "default_pg", ...
+  std::string backendConfig;
+  int64_t size = -1;  // "pg_size"
+  std::vector<int64_t> ranks;
+  bool operator==(const ProcessGroupConfig&) const = default;
+};
+struct DistributedInfo {
+  bool present = false;  // the trace has a distributedInfo object
+  std::string backend;
+  int64_t rank = -1;
+  int64_t worldSize = -1;
+  int64_t pgCount = -1;
+  bool hasPgConfig = false;
+  std::vector<ProcessGroupConfig> pgConfig;
 };
 
 struct DeviceProperties {
@@ -190,6 +225,12 @@ class EventStore {
   }
   const std::vector<EventArgs>& args() const { return args_; }
   const EventArgs* argsOf(const Event& e) const { return e.args == kNoArgs ? nullptr : &args_[e.args]; }
+  // The collective's args an event carries, or nullptr.
+  const CommArgs* commOf(const Event& e) const {
+    const EventArgs* a = argsOf(e);
+    return a && a->comm != kNoArgs ? &comms_[a->comm] : nullptr;
+  }
+  const std::vector<CommArgs>& comms() const { return comms_; }
   const std::vector<Link>& links() const { return links_; }
   const StringTable& strings() const { return strings_; }
   std::string_view name(const Event& e) const { return strings_.view(e.name); }
@@ -239,7 +280,8 @@ class EventStore {
     std::unordered_map<int64_t, std::string> threadNames;   // tid -> name
     std::string attnscopeJson;                              // raw text of an "attnscope" metadata object, if any
     std::string recordJson;  // raw text of an "attnscope_record" object (a script recorded by attnscope-cli record)
-    std::string partial;     // non-empty: the reader kept only the start of a cut file (what it said)
+    DistributedInfo distributed;  // "distributedInfo"
+    std::string partial;          // non-empty: the reader kept only the start of a cut file (what it said)
   };
   const Meta& meta() const { return meta_; }
   // The reader, before it hands the store over: the file was cut and salvaged.
@@ -250,6 +292,7 @@ class EventStore {
   std::vector<Event> events_;
   std::vector<Lane> lanes_;
   std::vector<EventArgs> args_;
+  std::vector<CommArgs> comms_;
   std::vector<Link> links_;
   StringTable strings_;
   std::vector<int64_t> laneMaxDur_;
@@ -291,6 +334,8 @@ class EventStoreBuilder {
   uint32_t lane(LaneKind kind, int64_t pid, int64_t tid);
   // Returns the index of the new args record.
   uint32_t addArgs(const EventArgs& a);
+  // Returns the index of the new collective's args record (for EventArgs::comm).
+  uint32_t addComm(const CommArgs& c);
   void addEvent(const Event& e);  // e.lane must come from lane()
   void addFlow(const RawFlow& f) { flows_.push_back(f); }
   // `n` bad events of kind k; the first one (offset, detail) is kept if none was before.

@@ -235,6 +235,22 @@ std::string chromeTraceJson(const EventStore& s, std::string_view extraMembers) 
         if (a->warpsPerSm >= 0) arg("warps per SM", jsonNumber(a->warpsPerSm));
         if (a->occupancyPct >= 0) arg("est. achieved occupancy %", jsonNumber(a->occupancyPct));
         if (isGpuFamily(e.family) && (a->bytes || e.family != Family::Kernel)) arg("bytes", std::to_string(a->bytes));
+        if (const CommArgs* c = s.commOf(e)) {
+          const std::pair<const char*, uint32_t> texts[] = {{"Collective name", c->collectiveName},
+                                                            {"Process Group Name", c->pgName},
+                                                            {"Process Group Description", c->pgDesc},
+                                                            {"Process Group Ranks", c->groupRanks},
+                                                            {"Comms Id", c->commsId},
+                                                            {"dtype", c->dtype}};
+          for (const auto& [k, id] : texts)
+            if (id) arg(k, jsonString(s.str(id)));
+          const std::pair<const char*, int64_t> nums[] = {{"In msg nelems", c->inNelems},
+                                                          {"Out msg nelems", c->outNelems},
+                                                          {"Seq", c->seq},
+                                                          {"Group size", c->groupSize}};
+          for (const auto& [k, x] : nums)
+            if (x >= 0) arg(k, std::to_string(x));
+        }
         if (a->grid[0] || a->block[0]) {
           arg("grid", "[" + std::to_string(a->grid[0]) + ", " + std::to_string(a->grid[1]) + ", " +
                           std::to_string(a->grid[2]) + "]");
