@@ -281,6 +281,11 @@ int cmdRecord(const std::vector<std::string>& args) {
       exitCode = std::max(exitCode, kExitScriptFailed);
     }
     for (const std::string& n : s.notes) report << "note: " << who << n << "\n";
+    if (x.cuptiTaken)
+      report << "note: " << who
+             << "CUPTI refused torch.profiler (another subscriber holds it in this process: Nsight Systems or "
+                "Nsight Compute, or a profiler the script started): the trace has no GPU activity. CUPTI takes "
+                "one subscriber per process; record without the other tool\n";
     if (!r.trace) {
       if (s.status == "complete" && !s.writeError.empty())
         report << "attnscope-cli: record: " << who << "the trace could not be written: " << s.writeError << "\n";

@@ -45,6 +45,7 @@ struct Child {
   int status = 0;
   Stream streams[3];
   std::deque<std::string> tail;
+  bool cuptiTaken = false;
 };
 
 using Clock = std::chrono::steady_clock;
@@ -174,6 +175,7 @@ LaunchResult launchRanks(const RecordConfig& cfg, const std::string& python, con
       return;
     }
     if (s.kind == Stream::Err) {
+      if (line.find("MULTIPLE_SUBSCRIBERS") != std::string::npos) c.cuptiTaken = true;
       c.tail.push_back(line);
       if (c.tail.size() > kTailLines) c.tail.pop_front();
     }
@@ -285,6 +287,7 @@ LaunchResult launchRanks(const RecordConfig& cfg, const std::string& python, con
       e.signal = WIFSIGNALED(c.status) ? WTERMSIG(c.status) : 0;
     }
     e.stderrTail.assign(c.tail.begin(), c.tail.end());
+    e.cuptiTaken = c.cuptiTaken;
     res.ranks.push_back(std::move(e));
   }
   ::sigaction(SIGINT, &oldInt, nullptr);

@@ -24,6 +24,7 @@ struct RankExit {
   int exitCode = 0;  // the process's exit code, or -1 when a signal ended it
   int signal = 0;
   std::vector<std::string> stderrTail;  // its last lines on stderr
+  bool cuptiTaken = false;              // CUPTI said another subscriber has it (Nsight Systems, a second profiler)
 };
 
 struct LaunchResult {

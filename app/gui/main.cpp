@@ -18,6 +18,7 @@
 #include <QBuffer>
 #include <QCommandLineParser>
 #include <QDockWidget>
+#include <QFileInfo>
 #include <QImage>
 #include <QRegularExpression>
 #include <QTabWidget>
@@ -34,6 +35,7 @@
 #include "ui/run/engine_runner.h"
 #include "ui/run/run_panel.h"
 #include "ui/run/runs_model.h"
+#include "ui/run/script_form.h"
 #include "ui/shell/main_window.h"
 #include "ui/table/table_pane.h"
 #include "ui/timeline/timeline_pane.h"
@@ -119,6 +121,11 @@ struct Options {
                                         "Runs list's length when it ends; with --screenshot, shoots once the run is "
                                         "shown. Exits 2 when the run cannot start or fails.")};
 
+  QCommandLineOption script{QStringLiteral("script"),
+                            QStringLiteral("The Run panel on \"Your script\" with this script (its arguments after it, "
+                                           "quoted as in a shell); with --run, records it."),
+                            QStringLiteral("SCRIPT")};
+
   Options() {
     parser.setApplicationDescription(
         QStringLiteral("attnscope: where a PyTorch step's time went, on the CPU and the GPU.\n"
@@ -128,7 +135,7 @@ struct Options {
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addOptions(
-        {screenshot, size, group, filter, overlay, compare, view, probe, loadProbe, cancelAfter, shootAt, run});
+        {screenshot, size, group, filter, overlay, compare, view, probe, loadProbe, cancelAfter, shootAt, run, script});
     parser.addPositionalArgument(QStringLiteral("TRACE"),
                                  QStringLiteral("Trace to open; without it, the bundled sample."),
                                  QStringLiteral("[TRACE]"));
@@ -292,7 +299,20 @@ int main(int argc, char* argv[]) {
   const bool compareDock = parser.value(viewOpt) == QLatin1String("compare");
   // --view run: the Run panel in front, as it is once the engine has said what it can do here.
   const bool pressRun = parser.isSet(o.run);
-  const bool runDock = parser.value(viewOpt) == QLatin1String("run") || pressRun;
+  const bool runDock = parser.value(viewOpt) == QLatin1String("run") || pressRun || parser.isSet(o.script);
+  if (parser.isSet(o.script)) {
+    const std::optional<QStringList> words = attnscope::ui::splitArguments(parser.value(o.script));
+    if (!words || words->isEmpty()) {
+      fail(QStringLiteral("--script takes a script and its arguments, got '%1'").arg(parser.value(o.script)));
+      return 1;
+    }
+    attnscope::RecordConfig rc = window.runPanel()->recordConfig();
+    rc.script = QFileInfo(words->front()).absoluteFilePath().toStdString();
+    rc.args.clear();
+    for (qsizetype i = 1; i < words->size(); ++i) rc.args.push_back(words->at(i).toStdString());
+    window.runPanel()->scriptForm()->setConfig(rc);
+    window.runPanel()->setScriptWorkload(true);
+  }
   // --view plots: the Plots panel in front (an engine run's steps by timing method).
   const bool plotsDock = parser.value(viewOpt) == QLatin1String("plots");
   const int viewIndex = parser.isSet(viewOpt) && !compareDock && !runDock && !plotsDock

@@ -332,8 +332,15 @@ class TestRecord : public QObject {
     QVERIFY(r.out.contains("--python PATH"));
   }
 
-  // Ctrl-C while it records: the whole process group ends, exit 130, no trace and no leftovers.
+  // Ctrl-C (SIGINT) or the app's Cancel (SIGTERM) while it records: the whole process group ends,
+  // exit 130, no trace and no leftovers.
+  void cancelLeavesNothing_data() {
+    QTest::addColumn<int>("sig");
+    QTest::newRow("Ctrl-C") << int(SIGINT);
+    QTest::newRow("Cancel") << int(SIGTERM);
+  }
   void cancelLeavesNothing() {
+    QFETCH(int, sig);
     QTemporaryDir d;
     const QString out = d.filePath(QStringLiteral("slow.json"));
     QProcess p;
@@ -349,7 +356,7 @@ class TestRecord : public QObject {
       progress += p.readAllStandardOutput();
     }
     QVERIFY2(progress.contains("\"action\": \"record\""), progress.constData());
-    ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+    ::kill(static_cast<pid_t>(p.processId()), sig);
     QVERIFY(p.waitForFinished(30000));
     QCOMPARE(p.exitCode(), 130);
     QVERIFY(!QFile::exists(out));
