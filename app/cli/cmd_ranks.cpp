@@ -211,8 +211,9 @@ int cmdRanks(Args& a) {
     std::snprintf(buf, sizeof buf, "%.3f", s);
     std::cerr << "attnscope-cli: ranks: " << files.size() << " traces: " << cached << " summaries from the cache, "
               << made << " made"
-              << (noCache ? " (no cache)"
-                          : workers ? " by " + std::to_string(workers) + " worker processes" : std::string(" here"))
+              << (noCache   ? " (no cache)"
+                  : workers ? " by " + std::to_string(workers) + " worker processes"
+                            : std::string(" here"))
               << "; " << buf << " s\n";
   }
   return kExitOk;

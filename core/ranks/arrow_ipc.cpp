@@ -13,10 +13,14 @@ namespace attnscope::arrow {
 
 size_t Column::size() const {
   switch (type) {
-    case ColumnType::Int64: return ints.size();
-    case ColumnType::Float64: return floats.size();
-    case ColumnType::Utf8: return strings.size();
-    case ColumnType::Bool: return bools.size();
+    case ColumnType::Int64:
+      return ints.size();
+    case ColumnType::Float64:
+      return floats.size();
+    case ColumnType::Utf8:
+      return strings.size();
+    case ColumnType::Bool:
+      return bools.size();
   }
   return 0;
 }
@@ -159,7 +163,8 @@ size_t layout(std::string& b, const Obj& o) {
       }
       return at;
     }
-    case Obj::TableK: break;
+    case Obj::TableK:
+      break;
   }
   int maxId = -1;
   for (const Obj::Field& f : o.fields) maxId = std::max(maxId, f.id);
@@ -172,8 +177,7 @@ size_t layout(std::string& b, const Obj& o) {
   b.append(4, '\0');  // the soffset to the vtable
   std::vector<size_t> order(o.fields.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t x, size_t y) { return o.fields[x].size > o.fields[y].size; });
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return o.fields[x].size > o.fields[y].size; });
   std::vector<size_t> pos(o.fields.size());
   std::vector<uint16_t> slot(static_cast<size_t>(maxId + 1), 0);
   for (size_t i : order) {
@@ -222,8 +226,12 @@ Obj schemaObj(const Table& t) {
         typeId = kTypeFloat;
         type.scalar(0, 2, kDouble);
         break;
-      case ColumnType::Utf8: typeId = kTypeUtf8; break;
-      case ColumnType::Bool: typeId = kTypeBool; break;
+      case ColumnType::Utf8:
+        typeId = kTypeUtf8;
+        break;
+      case ColumnType::Bool:
+        typeId = kTypeBool;
+        break;
     }
     f.scalar(2, 1, typeId).child(3, std::move(type)).child(5, vec({}));  // type_type, type, children
     fields.push_back(std::move(f));

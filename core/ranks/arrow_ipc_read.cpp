@@ -29,7 +29,8 @@ struct Fb {
       return 0;
     }
     uint64_t v = 0;
-    for (int i = 0; i < size; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(b[at + static_cast<size_t>(i)])) << (8 * i);
+    for (int i = 0; i < size; ++i)
+      v |= static_cast<uint64_t>(static_cast<uint8_t>(b[at + static_cast<size_t>(i)])) << (8 * i);
     return v;
   }
   size_t root() { return static_cast<size_t>(get(0, 4)); }
@@ -107,7 +108,8 @@ bool readSchema(Fb& fb, size_t schema, Table* out, std::string* error) {
 
 uint64_t le(std::string_view b, size_t at, int size) {
   uint64_t v = 0;
-  for (int i = 0; i < size; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(b[at + static_cast<size_t>(i)])) << (8 * i);
+  for (int i = 0; i < size; ++i)
+    v |= static_cast<uint64_t>(static_cast<uint8_t>(b[at + static_cast<size_t>(i)])) << (8 * i);
   return v;
 }
 
@@ -158,8 +160,8 @@ bool readBatch(std::string_view file, uint64_t offset, uint64_t metaLen, uint64_
     if (fb.get(node + 8, 8) != 0) return fb.fail(where + ": column '" + c.name + "' has nulls (not read here)");
     if (c.type == ColumnType::Utf8 && !buffer(&offsets)) return false;
     if (!buffer(&data)) return false;
-    const std::string bad = where + ": column '" + c.name + "' has a buffer too short for its " +
-                            std::to_string(rows) + " values";
+    const std::string bad =
+        where + ": column '" + c.name + "' has a buffer too short for its " + std::to_string(rows) + " values";
     switch (c.type) {
       case ColumnType::Int64:
       case ColumnType::Float64:

@@ -19,8 +19,8 @@ using arrow::Table;
 namespace {
 
 // The tables, in the order they are written (rank last: its presence says the others are complete).
-const char* const kTables[] = {"steps",        "step_phases", "collectives", "collective_before",
-                               "process_groups", "notes",     "rank"};
+const char* const kTables[] = {"steps",          "step_phases", "collectives", "collective_before",
+                               "process_groups", "notes",       "rank"};
 
 bool writable(const fs::path& dir) {
   struct stat st {};
@@ -178,16 +178,27 @@ std::vector<std::pair<std::string, Table>> summaryTables(const RankSummary& s, c
       }
     }
     std::vector<int64_t> rk(k, s.rank), brk(bIdx.size(), s.rank);
-    add("collectives",
-        {arrow::int64Column("rank", rk), arrow::int64Column("index", idx), arrow::utf8Column("name", name),
-         arrow::utf8Column("op", op), arrow::utf8Column("kind", kind), arrow::utf8Column("pg", pg),
-         arrow::boolColumn("pg_inferred", inferred), arrow::int64Column("seq", seq),
-         arrow::utf8Column("comms_id", cid), arrow::utf8Column("dims", dims), arrow::int64Column("nelems", nel),
-         arrow::utf8Column("dtype", dtype), arrow::int64Column("issue_ns", issue),
-         arrow::int64Column("arrival_ns", arr), arrow::int64Column("end_ns", end), arrow::boolColumn("cut", cut),
-         arrow::int64Column("step", step), arrow::utf8Column("thread", thread),
-         arrow::utf8Column("blocked_in", blocked), arrow::int64Column("before_from_ns", from),
-         arrow::float64Column("duration_ms", ms)});
+    add("collectives", {arrow::int64Column("rank", rk),
+                        arrow::int64Column("index", idx),
+                        arrow::utf8Column("name", name),
+                        arrow::utf8Column("op", op),
+                        arrow::utf8Column("kind", kind),
+                        arrow::utf8Column("pg", pg),
+                        arrow::boolColumn("pg_inferred", inferred),
+                        arrow::int64Column("seq", seq),
+                        arrow::utf8Column("comms_id", cid),
+                        arrow::utf8Column("dims", dims),
+                        arrow::int64Column("nelems", nel),
+                        arrow::utf8Column("dtype", dtype),
+                        arrow::int64Column("issue_ns", issue),
+                        arrow::int64Column("arrival_ns", arr),
+                        arrow::int64Column("end_ns", end),
+                        arrow::boolColumn("cut", cut),
+                        arrow::int64Column("step", step),
+                        arrow::utf8Column("thread", thread),
+                        arrow::utf8Column("blocked_in", blocked),
+                        arrow::int64Column("before_from_ns", from),
+                        arrow::float64Column("duration_ms", ms)});
     add("collective_before", {arrow::int64Column("rank", brk), arrow::int64Column("collective", bIdx),
                               arrow::utf8Column("name", bName), arrow::int64Column("ns", bNs)});
   }
@@ -200,26 +211,24 @@ std::vector<std::pair<std::string, Table>> summaryTables(const RankSummary& s, c
       name[i] = p.name, desc[i] = p.desc, backend[i] = p.backendConfig, size[i] = p.size;
       ranks[i] = joinInts(p.ranks);
     }
-    add("process_groups", {arrow::utf8Column("name", name), arrow::utf8Column("desc", desc),
-                           arrow::utf8Column("backend_config", backend), arrow::int64Column("size", size),
-                           arrow::utf8Column("ranks", ranks)});
+    add("process_groups",
+        {arrow::utf8Column("name", name), arrow::utf8Column("desc", desc), arrow::utf8Column("backend_config", backend),
+         arrow::int64Column("size", size), arrow::utf8Column("ranks", ranks)});
     add("notes", {arrow::utf8Column("note", s.notes)});
   }
-  add("rank", {arrow::utf8Column("file", {s.file}), arrow::int64Column("rank", {s.rank}),
-               arrow::utf8Column("rank_from", {s.rankFrom}), arrow::boolColumn("has_device", {s.hasDevice}),
-               arrow::int64Column("trace_start_ns", {s.traceStartNs}),
-               arrow::int64Column("trace_end_ns", {s.traceEndNs}),
-               arrow::boolColumn("dist_present", {s.dist.present}), arrow::utf8Column("backend", {s.dist.backend}),
-               arrow::int64Column("dist_rank", {s.dist.rank}), arrow::int64Column("world_size", {s.dist.worldSize}),
-               arrow::int64Column("pg_count", {s.dist.pgCount}),
-               arrow::boolColumn("has_pg_config", {s.dist.hasPgConfig}),
-               arrow::int64Column("steps", {static_cast<int64_t>(s.steps.size())}),
-               arrow::int64Column("collectives", {static_cast<int64_t>(s.collectives.size())})});
+  add("rank",
+      {arrow::utf8Column("file", {s.file}), arrow::int64Column("rank", {s.rank}),
+       arrow::utf8Column("rank_from", {s.rankFrom}), arrow::boolColumn("has_device", {s.hasDevice}),
+       arrow::int64Column("trace_start_ns", {s.traceStartNs}), arrow::int64Column("trace_end_ns", {s.traceEndNs}),
+       arrow::boolColumn("dist_present", {s.dist.present}), arrow::utf8Column("backend", {s.dist.backend}),
+       arrow::int64Column("dist_rank", {s.dist.rank}), arrow::int64Column("world_size", {s.dist.worldSize}),
+       arrow::int64Column("pg_count", {s.dist.pgCount}), arrow::boolColumn("has_pg_config", {s.dist.hasPgConfig}),
+       arrow::int64Column("steps", {static_cast<int64_t>(s.steps.size())}),
+       arrow::int64Column("collectives", {static_cast<int64_t>(s.collectives.size())})});
   return out;
 }
 
-bool summaryFromTables(const std::vector<std::pair<std::string, Table>>& tables, RankSummary* out,
-                       std::string* error) {
+bool summaryFromTables(const std::vector<std::pair<std::string, Table>>& tables, RankSummary* out, std::string* error) {
   auto find = [&](const std::string& name) -> const Table* {
     for (const auto& [n, t] : tables)
       if (n == name) return &t;
