@@ -114,6 +114,25 @@ install_torch() {
   log "torch installed in $((SECONDS - t0)) s"
 }
 
+# The Python readers the summary-format and Dask tests use (test_ranks_scale, test_ranks_dask): pyarrow,
+# pandas, duckdb and dask[distributed], pinned. ATTNSCOPE_PYCHECKS=ON installs the missing ones from PyPI
+# (about 100 MB of wheels, under a minute on a fast link; like torch, into this python3, PEP 668 allowed);
+# the default (AUTO) installs nothing: those tests then skip, saying which module is missing.
+ATTNSCOPE_PYCHECK_PACKAGES=(pyarrow==26.0.1 pandas==3.1.1 duckdb==2.0.1 "dask[distributed]==2026.8.0")
+ensure_pychecks() {
+  local mode="${ATTNSCOPE_PYCHECKS:-AUTO}"
+  [[ ${mode^^} == ON ]] || return 0
+  if python3 -c 'import pyarrow, pandas, duckdb, dask.distributed' 2>/dev/null; then
+    return 0
+  fi
+  python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
+  log "installing ${ATTNSCOPE_PYCHECK_PACKAGES[*]} from PyPI for the Arrow and Dask tests (about 100 MB)"
+  local t0=$SECONDS
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
+    --root-user-action=ignore "${ATTNSCOPE_PYCHECK_PACKAGES[@]}"
+  log "installed in $((SECONDS - t0)) s"
+}
+
 # CUDA's runtime header includes crt/host_defines.h, which the runtime wheel leaves to
 # nvidia-cuda-crt (cuda-toolkit's "crt" extra): headers only, 1 MB. Installs the one that matches the
 # cuda-toolkit torch brought, when torch has one and the header is missing.

@@ -1,13 +1,27 @@
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
 #include <iostream>
+#include <optional>
+#include <thread>
 
 #include "cli_args.h"
 #include "commands.h"
 #include "core/ranks/job.h"
+#include "core/ranks/summary_cache.h"
+
+extern char** environ;
 
 namespace attnscope::cli {
 
 static const char* kRanksHelp =
-    "usage: attnscope-cli ranks PATH... [--format text|json] [-o FILE]\n"
+    "usage: attnscope-cli ranks PATH... [--format text|json] [-o FILE] [--jobs N] [--no-cache]\n"
+    "                           [--cache-only] [--stats] [--list]\n"
+    "       attnscope-cli ranks --summarize TRACE\n"
     "\n"
     "A distributed job's traces read together, one per rank. PATH is a trace file or a folder (its\n"
     "*.json / *.json.gz files with 'trace' in the name). Each file's rank comes from the trace's\n"
@@ -24,26 +38,184 @@ static const char* kRanksHelp =
     "by how much, and what they were doing before they arrived); the hangs (a collective some ranks\n"
     "entered and another never issued). The first line says what costs the job most.\n"
     "\n"
+    "Each rank is summarised on its own (steps, collectives with their arrival times, causes) by worker\n"
+    "processes, each loading one trace at a time, and the summary is cached as Arrow IPC files (pandas,\n"
+    "pyarrow and DuckDB read them) in TRACE.attnscope/ next to the trace, or, when that folder is\n"
+    "read-only, in $ATTNSCOPE_CACHE_DIR (else $XDG_CACHE_HOME/attnscope/ranks, else\n"
+    "~/.cache/attnscope/ranks). A summary whose trace changed (size or mtime) is made again; the job\n"
+    "analysis reads the summaries only, so reopening a cached job loads no trace.\n"
+    "\n"
     "  --format text|json      output format (default text)\n"
-    "  -o, --output FILE       write to FILE atomically instead of stdout\n";
+    "  -o, --output FILE       write to FILE atomically instead of stdout\n"
+    "  --jobs N                at most N worker processes summarising ranks (default: the cores)\n"
+    "  --no-cache              summarise every rank in this process, reading and writing no cache\n"
+    "  --cache-only            use cached summaries only; exit 2 naming a trace whose summary is\n"
+    "                          missing or stale (after summarising elsewhere, e.g. tools/ranks_dask.py)\n"
+    "  --stats                 say on stderr how many summaries were cached or made, and how long it took\n"
+    "  --list                  print the job's trace files, one a line, and stop\n"
+    "  --summarize TRACE       summarise one rank's trace into its cache and print the cache folder (the\n"
+    "                          unit of work of the workers and of tools/ranks_dask.py)\n";
+
+namespace {
+
+// The limits as options, for a worker process.
+std::vector<std::string> limitArgs(const ReaderLimits& l) {
+  std::vector<std::string> v;
+  if (l.maxDecompressedRatio == 0) v.insert(v.end(), {"--max-decompressed", std::to_string(l.maxDecompressedBytes)});
+  v.insert(v.end(), {"--max-depth", std::to_string(l.maxDepth), "--max-string", std::to_string(l.maxStringBytes),
+                     "--max-events", std::to_string(l.maxEvents)});
+  return v;
+}
+
+// Runs `ranks --summarize FILE` for each file in worker processes, at most `jobs` at once. Returns the
+// files whose worker failed (the worker said why on stderr).
+std::vector<std::string> runWorkers(const std::vector<std::string>& files, size_t jobs, const ReaderLimits& limits) {
+  std::vector<std::string> failed;
+  size_t next = 0, running = 0;
+  std::vector<std::pair<pid_t, std::string>> pids;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  const std::vector<std::string> extra = limitArgs(limits);
+  while (next < files.size() || running > 0) {
+    while (running < jobs && next < files.size()) {
+      std::vector<std::string> args = {"attnscope-cli", "ranks", "--summarize", files[next]};
+      args.insert(args.end(), extra.begin(), extra.end());
+      std::vector<char*> argv;
+      for (std::string& s : args) argv.push_back(s.data());
+      argv.push_back(nullptr);
+      pid_t pid = 0;
+      if (posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), environ) != 0) {
+        failed.push_back(files[next++]);
+        continue;
+      }
+      pids.emplace_back(pid, files[next++]);
+      ++running;
+    }
+    if (running == 0) break;
+    int status = 0;
+    const pid_t done = ::waitpid(-1, &status, 0);
+    if (done < 0) break;
+    for (auto& [pid, file] : pids)
+      if (pid == done) {
+        --running;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed.push_back(file);
+        pid = 0;
+      }
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  return failed;
+}
+
+int summarizeOne(const std::string& trace, const ReaderLimits& limits) {
+  ranks::RankSummary s;
+  std::string error, warning, dir, note;
+  if (!ranks::summarizeFile(trace, limits, &s, &error, &warning)) throw UsageError(error);
+  if (!warning.empty()) std::cerr << "attnscope-cli: warning: " << warning << "\n";
+  if (!ranks::writeSummaryCache(trace, s, &dir, &note, &error)) throw UsageError(error);
+  if (!note.empty() && !std::getenv("ATTNSCOPE_RANKS_WORKER")) std::cerr << "attnscope-cli: note: " << note << "\n";
+  std::cout << dir << "\n";
+  return kExitOk;
+}
+
+}  // namespace
 
 int cmdRanks(Args& a) {
   if (a.wantsHelp()) {
     std::cout << kRanksHelp << kLimitsHelp;
     return kExitOk;
   }
+  const auto t0 = std::chrono::steady_clock::now();
   const bool json = formatOption(a, "ranks", {"text", "json"}) == "json";
   auto out = a.value("--output", "-o");
+  const auto summarize = a.value("--summarize");
+  const auto jobsOpt = a.number("--jobs");
+  const bool noCache = a.flag("--no-cache"), cacheOnly = a.flag("--cache-only"), stats = a.flag("--stats");
+  const bool list = a.flag("--list");
   const ReaderLimits limits = readerLimits(a);
+  if (summarize) {
+    a.positionals(0, 0);
+    return summarizeOne(*summarize, limits);
+  }
+  if (jobsOpt && *jobsOpt == 0) throw UsageError("ranks: --jobs must be at least 1");
+  if (noCache && cacheOnly) throw UsageError("ranks: --no-cache and --cache-only contradict each other");
   const auto pos = a.positionals(1, 100000);
   std::string error;
   const std::vector<std::string> files = ranks::jobFiles(pos, &error);
   if (!error.empty()) throw UsageError("ranks: " + error);
+  if (list) {
+    std::string text;
+    for (const std::string& f : files) text += f + "\n";
+    emit(out, text);
+    return kExitOk;
+  }
   std::vector<std::string> warnings;
-  const ranks::JobReport r = ranks::openJob(files, limits, &error, &warnings);
-  if (!error.empty()) throw UsageError(error);
+  ranks::JobReport r;
+  size_t cached = 0, made = 0, workers = 0;
+  if (noCache) {
+    r = ranks::openJob(files, limits, &error, &warnings);
+    if (!error.empty()) throw UsageError(error);
+    made = files.size();
+  } else {
+    std::vector<ranks::RankSummary> summaries(files.size());
+    std::vector<size_t> missing;
+    std::string why;
+    for (size_t i = 0; i < files.size(); ++i) {
+      if (ranks::readSummaryCache(files[i], &summaries[i], &why)) {
+        ++cached;
+      } else {
+        if (cacheOnly) throw UsageError("ranks: " + files[i] + ": --cache-only, and " + why);
+        missing.push_back(i);
+      }
+    }
+    const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    const size_t jobs = std::min<size_t>(jobsOpt ? *jobsOpt : cores, missing.size());
+    std::string fallbackNote;
+    if (jobs >= 2) {
+      std::vector<std::string> todo;
+      for (size_t i : missing) todo.push_back(files[i]);
+      ::setenv("ATTNSCOPE_RANKS_WORKER", "1", 1);
+      const std::vector<std::string> failed = runWorkers(todo, jobs, limits);
+      ::unsetenv("ATTNSCOPE_RANKS_WORKER");
+      if (!failed.empty())
+        throw UsageError("ranks: " + failed.front() + ": its summary could not be made (" +
+                         std::to_string(failed.size()) + " of " + std::to_string(todo.size()) +
+                         " failed; the worker said why above)");
+      for (size_t i : missing)
+        if (!ranks::readSummaryCache(files[i], &summaries[i], &why))
+          throw UsageError("ranks: " + files[i] + ": a worker summarised it, but " + why);
+      workers = jobs;
+    } else {
+      for (size_t i : missing) {  // one at a time, here: the cache is written, its failure only said
+        std::string warning, dir, note;
+        if (!ranks::summarizeFile(files[i], limits, &summaries[i], &error, &warning)) throw UsageError(error);
+        if (!warning.empty()) warnings.push_back(warning);
+        if (!ranks::writeSummaryCache(files[i], summaries[i], &dir, &note, &error)) {
+          warnings.push_back(error + " (the summary is not cached)");
+          error.clear();
+        }
+      }
+    }
+    made = missing.size();
+    for (const std::string& f : files)
+      if (const ranks::SummaryCacheDir d = ranks::summaryCacheDir(f); d.fallback && fallbackNote.empty())
+        fallbackNote = d.why + ": summaries are cached under " + d.dir.substr(0, d.dir.rfind('/'));
+    if (!fallbackNote.empty() && made > 0) std::cerr << "attnscope-cli: note: " << fallbackNote << "\n";
+    r = ranks::analyzeJob(std::move(summaries));
+  }
   for (const std::string& w : warnings) std::cerr << "attnscope-cli: warning: " << w << "\n";
   emit(out, json ? ranks::jobJson(r) : ranks::jobText(r));
+  if (stats) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3f", s);
+    std::cerr << "attnscope-cli: ranks: " << files.size() << " traces: " << cached << " summaries from the cache, "
+              << made << " made"
+              << (noCache   ? " (no cache)"
+                  : workers ? " by " + std::to_string(workers) + " worker processes"
+                            : std::string(" here"))
+              << "; " << buf << " s\n";
+  }
   return kExitOk;
 }
 

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "core/ranks/job_internal.h"
-#include "core/snapshot/trace_snapshot.h"
+#include "core/ranks/summary_cache.h"
 
 namespace attnscope::ranks {
 
@@ -85,14 +85,11 @@ JobReport openJob(const std::vector<std::string>& files, const ReaderLimits& lim
                   std::vector<std::string>* warnings) {
   std::vector<RankSummary> summaries;
   for (const std::string& f : files) {
-    LoadResult lr = loadTrace(f, limits);
-    if (!lr.ok()) {
-      *error = lr.error->what();
-      return {};
-    }
-    if (warnings && !lr.warning.empty()) warnings->push_back(f + ": " + lr.warning);
-    const auto snap = buildSnapshot(std::make_shared<const EventStore>(std::move(*lr.store)), {.shapeTables = false});
-    summaries.push_back(summarizeRank(*snap, f));
+    RankSummary s;
+    std::string warning;
+    if (!summarizeFile(f, limits, &s, error, &warning)) return {};
+    if (warnings && !warning.empty()) warnings->push_back(warning);
+    summaries.push_back(std::move(s));
   }
   return analyzeJob(std::move(summaries));
 }
