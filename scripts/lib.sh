@@ -117,7 +117,7 @@ install_torch() {
 # The Python readers the summary-format and Dask tests use (test_ranks_scale, test_ranks_dask): pyarrow,
 # pandas, duckdb and dask[distributed], pinned. ATTNSCOPE_PYCHECKS=ON installs the missing ones from PyPI
 # (about 100 MB of wheels, under a minute on a fast link; like torch, into this python3, PEP 668 allowed);
-# the default (AUTO) installs nothing: those tests then skip, saying which module is missing.
+# scripts/test sets ON; OFF (or AUTO, elsewhere) installs nothing: those tests then skip, saying which module is missing.
 ATTNSCOPE_PYCHECK_PACKAGES=(pyarrow==26.0.1 pandas==3.1.1 duckdb==2.0.1 "dask[distributed]==2026.8.0")
 ensure_pychecks() {
   local mode="${ATTNSCOPE_PYCHECKS:-AUTO}"
