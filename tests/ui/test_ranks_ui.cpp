@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "app_harness.h"
+#include "ui/common/text.h"
 #include "ui/ranks/collectives_model.h"
 #include "ui/ranks/job_heat_map.h"
 #include "ui/ranks/rank_timelines.h"

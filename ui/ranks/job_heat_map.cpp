@@ -15,7 +15,7 @@ namespace attnscope::ui {
 namespace {
 
 constexpr int kMargin = 6;
-constexpr int kMinCellW = 44, kMaxCellW = 140, kMinCellH = 20, kMaxCellH = 40;
+constexpr int kMinCellW = 44, kMaxCellW = 140, kMinCellH = 18, kMaxCellH = 40;
 const QColor kStragglerLine(20, 20, 20);
 const QColor kSelectedLine(31, 111, 235);
 
@@ -143,7 +143,7 @@ JobHeatMap::Geometry JobHeatMap::geometryNow() const {
   Geometry g;
   g.left = kMargin + fm.horizontalAdvance(QStringLiteral("rank 0000")) + 8;
   g.top = headerHeight();
-  const int legendH = 2 * fm.height() + 20;
+  const int legendH = 3 * fm.height() + 26;
   const int cols = std::max(1, columns()), rws = std::max(1, rows());
   g.cellW = std::clamp((width() - g.left - kMargin) / cols, kMinCellW, kMaxCellW);
   g.cellH = std::clamp((height() - g.top - legendH - kMargin) / rws, kMinCellH, kMaxCellH);
@@ -203,15 +203,15 @@ void JobHeatMap::select(int row, int column) {
 QSize JobHeatMap::sizeHint() const {
   const QFontMetrics fm(font());
   const int left = kMargin + fm.horizontalAdvance(QStringLiteral("rank 0000")) + 8;
-  return QSize(left + std::max(1, columns()) * 80 + kMargin,
-               4 * fm.height() + 30 + std::max(1, rows()) * 28 + 2 * fm.height() + 20);
+  return QSize(std::max(left + std::max(1, columns()) * 80 + kMargin, legendWidth()),
+               4 * fm.height() + 30 + std::max(1, rows()) * 28 + 3 * fm.height() + 26);
 }
 
 QSize JobHeatMap::minimumSizeHint() const {
   const QFontMetrics fm(font());
   const int left = kMargin + fm.horizontalAdvance(QStringLiteral("rank 0000")) + 8;
   return QSize(left + std::max(1, columns()) * kMinCellW + kMargin,
-               4 * fm.height() + 30 + std::max(1, rows()) * kMinCellH + 2 * fm.height() + 20);
+               headerHeight() + std::max(1, rows()) * kMinCellH + 3 * fm.height() + 26 + kMargin);
 }
 
 void JobHeatMap::paintEvent(QPaintEvent*) {
@@ -274,12 +274,10 @@ void JobHeatMap::paintEvent(QPaintEvent*) {
     p.setPen(QPen(kSelectedLine, 2, Qt::DashLine));
     p.drawRect(cellRect(selected_.first, selected_.second).adjusted(4, 4, -4, -4));
   }
-  // The legend: what the colours mean, in milliseconds.
+  // The legend: what the colours mean, in milliseconds; then the outlines.
   int ly = g.top + rows() * g.cellH + 10;
   p.setPen(palette().color(QPalette::Text));
-  p.drawText(QPoint(kMargin, ly + fm.ascent()),
-             tr("Colour: time each rank waited in the step's collectives for the last rank to arrive (ms, "
-                "aligned clock)"));
+  p.drawText(QPoint(kMargin, ly + fm.ascent()), legendCaption());
   ly += fm.height() + 6;
   int x = kMargin;
   const QString zero = QStringLiteral("0");
@@ -292,10 +290,9 @@ void JobHeatMap::paintEvent(QPaintEvent*) {
   p.setPen(QColor(0x99, 0x99, 0x99));
   p.drawRect(bar);
   p.setPen(palette().color(QPalette::Text));
-  x = bar.right() + 5;
-  const QString maxText = tr("%1 ms").arg(msNumber(maxNs_));
-  p.drawText(QPoint(x, ly + fm.ascent()), maxText);
-  x += fm.horizontalAdvance(maxText) + 18;
+  p.drawText(QPoint(bar.right() + 5, ly + fm.ascent()), tr("%1 ms").arg(msNumber(maxNs_)));
+  ly += fm.height() + 6;
+  x = kMargin;
   const QRect swatch(x, ly + 1, 22, fm.height() - 2);
   p.setPen(QPen(kStragglerLine, 3));
   p.drawRect(swatch.adjusted(1, 1, -1, -1));
@@ -309,6 +306,19 @@ void JobHeatMap::paintEvent(QPaintEvent*) {
   p.drawRect(sel.adjusted(1, 1, -1, -1));
   p.setPen(palette().color(QPalette::Text));
   p.drawText(QPoint(sel.right() + 6, ly + fm.ascent()), tr("selected"));
+}
+
+QString JobHeatMap::legendCaption() const {
+  return tr("Colour: how long each rank waited for the last rank to arrive in the step (ms)");
+}
+
+int JobHeatMap::legendWidth() const {
+  const QFontMetrics fm(font());
+  return kMargin +
+         std::max(fm.horizontalAdvance(legendCaption()),
+                  22 + 6 + fm.horizontalAdvance(tr("straggler: the others waited for it")) + 18 + 22 + 6 +
+                      fm.horizontalAdvance(tr("selected"))) +
+         kMargin;
 }
 
 void JobHeatMap::mousePressEvent(QMouseEvent* e) {

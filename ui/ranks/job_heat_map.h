@@ -66,6 +66,8 @@ class JobHeatMap : public QWidget {
   };
   Geometry geometryNow() const;
   int headerHeight() const;
+  QString legendCaption() const;
+  int legendWidth() const;
 
   std::shared_ptr<const ranks::JobReport> report_;
   QStringList steps_;

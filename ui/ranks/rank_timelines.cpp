@@ -236,6 +236,7 @@ void RankTimelines::showRanks(const QList<qint64>& ranks) {
     // Every view the same width of event area, scroll bar or not: the same time at the same x.
     lane.view->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
     lane.view->hide();
+    connect(lane.view, &TimelineView::visibleRangeChanged, this, [this, rank] { onViewMoved(rank); });
     v->addWidget(lane.view, 1);
     lane.token = ++tokens_;
     kept.push_back(lane);
@@ -281,11 +282,17 @@ void RankTimelines::load(Lane& lane) {
     const int64_t off = offsetOf(rank);
     l->view->axis().setBounds(originNs_ + off, endNs_ + off);
     l->view->setTimeOrigin(originNs_ + off);
+    // On a GPU job the streams (where the NCCL kernels run) come first, the threads under them.
+    if (report_->ranks[l->index].hasDevice) {
+      int at = 0;
+      const auto& tracks = l->view->index().tracks();
+      for (uint32_t t = 0; t < tracks.size(); ++t)
+        if (tracks[t].kind == TrackKind::Gpu) l->view->layout().moveTrack(t, at++);
+      l->view->relayoutTracks();
+    }
     l->status->hide();
     l->view->show();
     l->loaded = true;
-    connect(
-        l->view, &TimelineView::visibleRangeChanged, this, [this, rank] { onViewMoved(rank); }, Qt::UniqueConnection);
     syncing_ = false;
     applyRange();
     emit rankLoaded(rank);
