@@ -106,6 +106,15 @@ void JobHeatMap::setReport(std::shared_ptr<const ranks::JobReport> report) {
                    cause.isEmpty() ? QString() : QStringLiteral(", ") + cause,
                    r.stragglers.size() > 1 ? tr("; %1 more in the findings").arg(r.stragglers.size() - 1) : QString());
     }
+    if (title_.isEmpty() && !r.hangs.empty()) {
+      const ranks::Hang& h = r.hangs.front();
+      QStringList missing, waiting;
+      for (int64_t m : h.missingRanks) missing << QString::number(m);
+      for (int64_t w : h.waitingRanks) waiting << QString::number(w);
+      title_ = tr("No straggler, a hang: rank(s) %1 never issued %2; rank(s) %3 waited %4 in %5")
+                   .arg(missing.join(QStringLiteral(", ")), qs(h.collective), waiting.join(QStringLiteral(", ")),
+                        ms(h.waitedNs), qs(h.blockedIn));
+    }
     if (title_.isEmpty() && !r.ranks.empty())
       title_ = r.matched.empty() ? tr("No collective matched across the ranks: no waiting to show.")
                                  : tr("No straggler: no rank kept the others waiting.");
@@ -229,7 +238,8 @@ void JobHeatMap::paintEvent(QPaintEvent*) {
     QFont bold = font();
     bold.setBold(true);
     p.setFont(bold);
-    p.setPen(report_->stragglers.empty() ? palette().color(QPalette::Text) : QColor(0x86, 0x1c, 0x17));
+    p.setPen(report_->stragglers.empty() && report_->hangs.empty() ? palette().color(QPalette::Text)
+                                                                   : QColor(0x86, 0x1c, 0x17));
     const QRect tr_(kMargin, y, width() - 2 * kMargin, 1000);
     const QRect used = p.boundingRect(tr_, Qt::TextWordWrap, title_);
     p.drawText(tr_, Qt::TextWordWrap, title_);
