@@ -3,6 +3,7 @@
 //   attnscope [TRACE]
 //   attnscope --screenshot FILE [--size WxH] [--overlay NAME] [TRACE]
 //   attnscope --startup-probe [TRACE]
+//   attnscope [--screenshot FILE] --job PATH [--job PATH...]
 //
 // Without TRACE the window shows the bundled sample capture. --screenshot
 // renders the window with the trace loaded, writes a PNG and exits (0, or
@@ -13,7 +14,9 @@
 // prints when the window and then the trace were first painted and exits
 // (startup_probe.h; settings are neither restored nor saved). --run presses
 // Run once the engine has been probed and prints the run's file when it ends
-// (scripts/check-fresh uses it to show a fresh machine's Run works).
+// (scripts/check-fresh uses it to show a fresh machine's Run works). --job opens a distributed job
+// (a folder of traces, one per rank, or several files) in the Ranks window; with --screenshot it
+// shoots that window once the chosen ranks' timelines are drawn.
 #include <QApplication>
 #include <QBuffer>
 #include <QCommandLineParser>
@@ -32,6 +35,8 @@
 #include "startup_probe.h"
 #include "ui/panels/compare_view.h"
 #include "ui/panels/timeline_diff.h"
+#include "ui/ranks/rank_timelines.h"
+#include "ui/ranks/ranks_view.h"
 #include "ui/run/engine_runner.h"
 #include "ui/run/run_panel.h"
 #include "ui/run/runs_model.h"
@@ -126,6 +131,12 @@ struct Options {
                                            "quoted as in a shell); with --run, records it."),
                             QStringLiteral("SCRIPT")};
 
+  QCommandLineOption job{QStringLiteral("job"),
+                         QStringLiteral("Open PATH as a distributed job in the Ranks window: a folder of traces, one "
+                                        "per rank, or a trace file (repeat --job for several). With --screenshot, "
+                                        "shoot the Ranks window once its timelines are drawn."),
+                         QStringLiteral("PATH")};
+
   Options() {
     parser.setApplicationDescription(
         QStringLiteral("attnscope: where a PyTorch step's time went, on the CPU and the GPU.\n"
@@ -135,7 +146,8 @@ struct Options {
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addOptions(
-        {screenshot, size, group, filter, overlay, compare, view, probe, loadProbe, cancelAfter, shootAt, run, script});
+        {screenshot, size, group, filter, overlay, compare, view, probe, loadProbe, cancelAfter, shootAt, run, script,
+         job});
     parser.addPositionalArgument(QStringLiteral("TRACE"),
                                  QStringLiteral("Trace to open; without it, the bundled sample."),
                                  QStringLiteral("[TRACE]"));
@@ -293,6 +305,7 @@ int main(int argc, char* argv[]) {
     });
   }
   const QString compareWith = parser.value(compareOpt);
+  const QStringList jobPaths = parser.values(o.job);
   const QStringList views{QStringLiteral("operators"), QStringLiteral("overview"), QStringLiteral("kernels"),
                           QStringLiteral("memory"), QStringLiteral("modules")};
   // --view compare (with --compare B): the main window with the Compare dock, not the two timelines.
@@ -359,7 +372,9 @@ int main(int argc, char* argv[]) {
     window.setAttribute(Qt::WA_DontShowOnScreen);
     window.resize(size);
     auto shoot = [out](QWidget* w) { shootLater(w, out); };
-    if (compareDock) {
+    if (!jobPaths.isEmpty()) {
+      // Shot from the job's own handler below, once the Ranks window's timelines are drawn.
+    } else if (compareDock) {
       QObject::connect(window.compareView(), &attnscope::ui::CompareView::compared, &app,
                        [&window, shoot] { shoot(&window); });
     } else if (pressRun) {
@@ -404,10 +419,27 @@ int main(int argc, char* argv[]) {
   }
   if (pressRun) pressRunOnceProbed(&window, screenshot ? parser.value(screenshotOpt) : QString());
   window.show();
+  if (!jobPaths.isEmpty()) {
+    const QString shot = screenshot ? parser.value(screenshotOpt) : QString();
+    QTimer::singleShot(0, &window, [&window, jobPaths, shot, size] {
+      window.openJob(jobPaths);
+      attnscope::ui::RanksView* ranks = window.ranksView();
+      if (shot.isEmpty() || !ranks) return;
+      ranks->resize(size);
+      QObject::connect(ranks, &attnscope::ui::RanksView::jobFailed, ranks, [](const QString& message) {
+        fail(message);
+        QCoreApplication::exit(2);
+      });
+      QObject::connect(
+          ranks->timelines(), &attnscope::ui::RankTimelines::shownRanksSettled, ranks,
+          [ranks, shot] { shootLater(ranks, shot); }, Qt::SingleShotConnection);
+    });
+  }
   // Start loading once the event loop runs, so that even an immediate
   // failure reaches the handlers above through exec().
   const QString trace = positional.isEmpty() ? QString() : positional.front();
-  QTimer::singleShot(0, &window, [&window, trace] {
+  QTimer::singleShot(0, &window, [&window, trace, job = !jobPaths.isEmpty()] {
+    if (trace.isEmpty() && job) return;  // the job alone
     if (trace.isEmpty()) {
       window.openBundledSample();
     } else {

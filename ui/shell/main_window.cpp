@@ -226,6 +226,7 @@ void MainWindow::buildActions() {
   sampleAct_ = new QAction(tr("Open &Bundled Sample"), this);
   sampleAct_->setStatusTip(tr("The H200 multi-head attention capture compiled into attnscope"));
   connect(sampleAct_, &QAction::triggered, this, &MainWindow::openBundledSample);
+  buildJobActions();
   runAct_ = new QAction(tr("&Start Run"), this);
   runAct_->setShortcuts({QKeySequence(Qt::Key_F5), QKeySequence(Qt::CTRL | Qt::Key_R)});
   runAct_->setToolTip(tr("Run the engine with the Run panel's settings (F5)"));
@@ -408,6 +409,7 @@ void MainWindow::buildMenus() {
   QMenuBar* bar = menuBar();
   QMenu* file = bar->addMenu(tr("&File"));
   file->addAction(openAct_);
+  file->addAction(openJobAct_);
   file->addAction(sampleAct_);
   recentMenu_ = file->addMenu(tr("Open &Recent"));
   file->addAction(tr("&Compare With…"), this, &MainWindow::chooseCompareWith)
@@ -451,6 +453,7 @@ void MainWindow::buildMenus() {
 
   viewMenu_ = bar->addMenu(tr("&View"));
   for (QDockWidget* d : docks_) viewMenu_->addAction(d->toggleViewAction());
+  viewMenu_->addAction(showRanksAct_);
   viewMenu_->addSeparator();
   viewMenu_->addAction(tr("&Reset Layout"), this, &MainWindow::resetLayout);
 

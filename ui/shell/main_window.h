@@ -30,6 +30,7 @@ namespace attnscope::ui {
 
 class CompareView;
 class PairLoader;
+class RanksView;
 class DetailsPanel;
 class LoadProgressBar;
 class ExplainPanel;
@@ -63,6 +64,11 @@ class MainWindow : public QMainWindow {
   // failed load keeps the trace shown before it.
   void openTrace(const QString& path);
   void openBundledSample();
+  // Opens a distributed job (a folder, or one trace per rank) in the Ranks window: the analysis runs
+  // off the UI thread (ui/ranks/ranks_view.h); the window says when it fails.
+  void openJob(const QStringList& paths);
+  // The Ranks window (nullptr until a job was opened).
+  RanksView* ranksView() const { return ranks_; }
 
   const std::shared_ptr<const LoadedTrace>& trace() const { return trace_; }
 
@@ -141,6 +147,9 @@ class MainWindow : public QMainWindow {
   void addRecent(const QString& path);
   void updateRecentMenu();
   void chooseFile();
+  // File > Open Job…: a folder (the dialog's "Open Whole Folder") or several files (main_window_job.cpp).
+  void chooseJob();
+  void buildJobActions();
   void chooseExportTable();
   void chooseCompareWith();
   void chooseExportTrace();
@@ -178,6 +187,7 @@ class MainWindow : public QMainWindow {
   PlotsPanel* plots_ = nullptr;
   CompareView* compare_ = nullptr;
   PairLoader* pairLoader_ = nullptr;
+  RanksView* ranks_ = nullptr;  // the Ranks window, made on the first job
   QString pairLabels_[2];
   bool pairReportsFailure_ = false;
   GlossaryDock* glossary_ = nullptr;
@@ -194,6 +204,8 @@ class MainWindow : public QMainWindow {
   QMenu* viewMenu_ = nullptr;
   QAction* openAct_ = nullptr;
   QAction* sampleAct_ = nullptr;
+  QAction* openJobAct_ = nullptr;
+  QAction* showRanksAct_ = nullptr;
   QAction* saveRunAct_ = nullptr;
   QAction* exportTableAct_ = nullptr;
   QAction* exportTraceAct_ = nullptr;

@@ -33,6 +33,7 @@
 #include <QUrl>
 #include <QVBoxLayout>
 #include <algorithm>
+#include "core/ranks/rank_summary.h"
 #include "core/store/trace_info.h"
 #include "ui/common/background.h"
 #include "ui/common/export.h"
@@ -200,12 +201,22 @@ void MainWindow::chooseFile() {
 
 namespace {
 
-// One or two local files: one opens, two are compared (A the first, B the second).
+// Local files or folders: one file opens, two are compared (A the first, B the second) unless their
+// names say they are two ranks of one job (rank-0, rank-1); a folder, or three files or more, open as
+// a job in the Ranks window.
 bool droppable(const QMimeData* mime) {
   if (!mime->hasUrls()) return false;
   const auto urls = mime->urls();
-  return (urls.size() == 1 || urls.size() == 2) &&
-         std::all_of(urls.begin(), urls.end(), [](const QUrl& u) { return u.isLocalFile(); });
+  return !urls.isEmpty() && std::all_of(urls.begin(), urls.end(), [](const QUrl& u) { return u.isLocalFile(); });
+}
+
+bool dropIsJob(const QList<QUrl>& urls) {
+  for (const QUrl& u : urls)
+    if (QFileInfo(u.toLocalFile()).isDir()) return true;
+  if (urls.size() != 2) return urls.size() > 2;
+  const int64_t a = ranks::rankFromFileName(urls[0].toLocalFile().toStdString());
+  const int64_t b = ranks::rankFromFileName(urls[1].toLocalFile().toStdString());
+  return a >= 0 && b >= 0 && a != b;
 }
 
 }  // namespace
@@ -217,10 +228,15 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
 void MainWindow::dropEvent(QDropEvent* event) {
   if (!droppable(event->mimeData())) return;
   const auto urls = event->mimeData()->urls();
-  if (urls.size() == 1)
+  if (dropIsJob(urls)) {
+    QStringList paths;
+    for (const QUrl& u : urls) paths << u.toLocalFile();
+    openJob(paths);
+  } else if (urls.size() == 1) {
     openTrace(urls.front().toLocalFile());
-  else
+  } else {
     compareFiles(urls[0].toLocalFile(), urls[1].toLocalFile(), false);
+  }
   event->acceptProposedAction();
 }
 

@@ -97,7 +97,7 @@ void TimelineView::paintTracks(QPainter& p, QSize size) {
   }
   // Grid lines at the major ticks.
   p.setPen(QColor(228, 231, 236));
-  for (const Tick& tk : axisTicks(axis_, store_->minTime())) {
+  for (const Tick& tk : axisTicks(axis_, timeOrigin())) {
     if (tk.major) p.drawLine(QPointF(xOf(tk.t), area.top()), QPointF(xOf(tk.t), area.bottom()));
   }
   // Measured interval.
@@ -493,7 +493,7 @@ void TimelineView::paintRuler(QPainter& p, QSize size) {
     p.fillRect(QRectF(QPointF(xOf(rulerA_), 0), QPointF(xOf(rulerB_), kRulerHeight)), QColor(255, 221, 87, 160));
   const QFontMetrics fm(font());
   const QRectF readout = hoverReadoutRect();
-  for (const Tick& tk : axisTicks(axis_, store_->minTime())) {
+  for (const Tick& tk : axisTicks(axis_, timeOrigin())) {
     const double x = xOf(tk.t);
     p.setPen(QColor(110, 115, 125));
     p.drawLine(QPointF(x, tk.major ? 12 : 19), QPointF(x, 24));
@@ -541,7 +541,7 @@ namespace attnscope::ui {
 
 QString TimelineView::hoverReadoutText() const {
   if (!store_ || hoverPos_.x() < kHeaderWidth || !underMouse()) return {};
-  return QString::fromStdString(durationText(timeAtX(hoverPos_.x()) - store_->minTime()));
+  return QString::fromStdString(durationText(timeAtX(hoverPos_.x()) - timeOrigin()));
 }
 
 // The cursor's time, in a box in the ruler's label band next to the cursor.

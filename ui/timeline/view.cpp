@@ -307,7 +307,7 @@ QString TimelineView::toolTipFor(const Hit& h) const {
               "from %3 over %4, %5 of event time<br>first: %6<br><i>double-click to zoom in</i>")
         .arg(QLocale().toString(h.count))
         .arg(kFoldPixels)
-        .arg(durationQ(a.start - s.minTime()), durationQ(end - a.start), durationQ(busy),
+        .arg(durationQ(a.start - timeOrigin()), durationQ(end - a.start), durationQ(busy),
              qs(s.name(a)).toHtmlEscaped());
   }
   return detailsFor(h.event);
@@ -320,7 +320,7 @@ QString TimelineView::detailsFor(EventId id) const {
   QStringList lines;
   lines << QStringLiteral("<b>%1</b>").arg(qs(s.name(e)).toHtmlEscaped());
   lines << tr("%1 · duration %2 · starts at %3")
-               .arg(qs(familyName(e.family)), durationQ(e.dur), durationQ(e.start - s.minTime()));
+               .arg(qs(familyName(e.family)), durationQ(e.dur), durationQ(e.start - timeOrigin()));
   lines << tr("%1").arg(qs(s.lanes()[e.lane].label).toHtmlEscaped());
   if (const EventArgs* a = s.argsOf(e)) {
     if (a->inputDims) lines << tr("shapes %1").arg(qs(s.str(a->inputDims)).toHtmlEscaped());

@@ -77,6 +77,15 @@ class TimelineView : public QAbstractScrollArea {
   void setOverlay(std::optional<ExplainOverlay> overlay);
   const std::optional<ExplainOverlay>& overlay() const { return overlay_; }
 
+  // The time the ruler's labels, the cursor readout and the tooltips count from: the trace's first
+  // event unless set. The timelines of a job's ranks set one each, so that all read the job's aligned
+  // clock (ui/ranks/rank_timelines.h).
+  void setTimeOrigin(std::optional<int64_t> origin) {
+    timeOrigin_ = origin;
+    viewport()->update();
+  }
+  int64_t timeOrigin() const { return timeOrigin_ ? *timeOrigin_ : (store_ ? store_->minTime() : 0); }
+
   // Measuring: the ruler interval (empty when none).
   void setRuler(int64_t t0, int64_t t1);
   std::pair<int64_t, int64_t> ruler() const { return {rulerA_, rulerB_}; }
@@ -168,6 +177,7 @@ class TimelineView : public QAbstractScrollArea {
   std::vector<bool> matchName_;       // per interned name
   std::optional<ExplainOverlay> overlay_;
   int64_t rulerA_ = 0, rulerB_ = 0;
+  std::optional<int64_t> timeOrigin_;
 
   Drag drag_ = Drag::None;
   QPoint pressPos_;
