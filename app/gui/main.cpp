@@ -145,9 +145,8 @@ struct Options {
                        "tool is attnscope-cli (attnscope-cli --help)."));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addOptions(
-        {screenshot, size, group, filter, overlay, compare, view, probe, loadProbe, cancelAfter, shootAt, run, script,
-         job});
+    parser.addOptions({screenshot, size, group, filter, overlay, compare, view, probe, loadProbe, cancelAfter, shootAt,
+                       run, script, job});
     parser.addPositionalArgument(QStringLiteral("TRACE"),
                                  QStringLiteral("Trace to open; without it, the bundled sample."),
                                  QStringLiteral("[TRACE]"));
