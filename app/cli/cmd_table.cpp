@@ -24,7 +24,8 @@ static const char* kTableHelp =
     "                          column then adds up to the GPU busy sum exactly, and the\n"
     "                          profiler's own CPU work comes out of the op it interrupted\n"
     "                          (Self CPU counts each thread's time once).\n"
-    "  --sort COLUMN           self_cpu, cpu_total, self_device (default), device_total,\n"
+    "  --sort COLUMN           self_cpu, cpu_total, self_device (default; self_cpu when the trace has no\n"
+    "                          device time), device_total,\n"
     "                          calls, cpu_mem, ... or a header such as \"Self CUDA %\"\n"
     "  --asc                   ascending order (default descending)\n"
     "  --limit N               print the first N rows (default all)\n"
@@ -55,10 +56,12 @@ int cmdTable(Args& a) {
       throw UsageError("table: --attribution takes torch or corrected, got '" + *v + "'");
   }
   TableOptions opt;
+  bool sortGiven = false;
   if (auto s = a.value("--sort")) {
     auto c = parseColumn(*s);
     if (!c) throw UsageError("table: unknown column '" + *s + "' for --sort (see --help)");
     opt.sortBy = *c;
+    sortGiven = true;
   }
   opt.ascending = a.flag("--asc");
   if (auto n = a.number("--limit")) opt.limit = *n;
@@ -79,6 +82,8 @@ int cmdTable(Args& a) {
   const auto pos = a.positionals(1, 1);
   const EventStore store = loadOrThrow(pos[0], limits);
   const KeyAverages ka = computeKeyAverages(store, group, attribution);
+  // A trace with no device time (a CPU-only profile): its default order is by Self CPU, not by zeros.
+  if (!sortGiven && ka.sumSelfDeviceNs == 0) opt.sortBy = Column::SelfCpu;
   emit(out, renderTable(ka, opt));
   return kExitOk;
 }

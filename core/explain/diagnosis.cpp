@@ -53,6 +53,47 @@ bool isDataLoader(std::string_view n) {
   return startsWith(n, "enumerate(DataLoader)") || contains(n, "DataLoaderIter");
 }
 
+// A CPU-only profile's steps, by what their own thread did: the step's direct children (torch's
+// top-level ops and regions) by kind, and the rest of the window, where no op ran (Python).
+std::vector<std::pair<std::string, int64_t>> cpuStepParts(const EventStore& s, const Explanation& x) {
+  int64_t parts[6] = {};
+  static constexpr const char* kNames[6] = {"backward",      "forward and other ops", "the DataLoader",
+                                            "the optimizer", "communication",         "Python between ops"};
+  for (const StepReport& st : x.steps) {
+    if (st.lane == UINT32_MAX || st.event == kNoEvent) continue;
+    const Lane& lane = s.lanes()[st.lane];
+    Intervals covered;
+    for (EventId id = lane.begin; id < lane.end; ++id) {
+      const Event& e = s.event(id);
+      if (e.start >= st.hostEndNs) break;
+      if (e.parent != st.event || e.dur <= 0) continue;
+      const std::string_view n = s.name(e);
+      int k = 1;
+      if (startsWith(n, "autograd::engine::evaluate_function"))
+        k = 0;
+      else if (isDataLoader(n))
+        k = 2;
+      else if (startsWith(n, "Optimizer."))
+        k = 3;
+      else if (startsWith(n, "c10d::") || startsWith(n, "gloo:") || startsWith(n, "record_param_comms") ||
+               startsWith(n, "nccl:"))
+        k = 4;
+      const int64_t a = std::max(e.start, st.hostStartNs), b = std::min(e.end(), st.hostEndNs);
+      if (b <= a) continue;
+      parts[k] += b - a;
+      covered.emplace_back(a, b);
+    }
+    int64_t busy = 0;
+    for (const auto& [a, b] : merged(std::move(covered))) busy += b - a;
+    parts[5] += std::max<int64_t>(0, st.hostNs() - busy);
+  }
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (int k = 0; k < 6; ++k)
+    if (parts[k] > 0) out.emplace_back(kNames[k], parts[k]);
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
 // The rules, in the order a moment is blamed (the first that holds takes it).
 enum Rule : int {
   kStarved,      // a compute kernel runs, nothing is queued behind it and the host is dispatching, not
@@ -543,6 +584,7 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x) {
   for (EventId id : rules[kLoader].events)
     if (contains(s.name(events[id]), "MultiProcessingDataLoaderIter")) context.loaderWorkers = true;
   if (!anyDevice) {
+    context.cpuParts = cpuStepParts(s, x);
     context.cpuLoaderNs = ruleNs[kLoader];
     for (const StepWaits& st : d.steps) context.cpuOnlyNs += st.parts[static_cast<int>(Cause::CpuOnly)];
   }

@@ -133,10 +133,28 @@ CauseWords wordsFor(Cause c, const FixContext& f) {
                      : "first-use work (CUDA context, library and kernel loading, a first huge cudaFree)",
               "profile after a warm-up (torch.profiler.schedule(wait=1, warmup=1, active=3))"};
     case Cause::CpuOnly: {
-      // A CPU-only profile still says where the host's time went when one part is large.
+      // A CPU-only profile still says where the host's time went: its steps by kind, largest first.
       std::string what = "the trace has no device activity: a CPU-only profile";
       std::string fix;
-      if (f.cpuOnlyNs > 0 && f.cpuLoaderNs * 10 >= f.cpuOnlyNs) {
+      int64_t total = 0;
+      for (const auto& [name, ns] : f.cpuParts) total += ns;
+      if (total > 0) {
+        what += "; the steps' own thread: ";
+        for (size_t k = 0; k < f.cpuParts.size(); ++k) {
+          const int pct = static_cast<int>(
+              std::llround(100.0 * static_cast<double>(f.cpuParts[k].second) / static_cast<double>(total)));
+          if (k > 0 && pct == 0) break;
+          what += (k ? ", " : "") + f.cpuParts[k].first + " " + std::to_string(pct) + "%";
+        }
+        const std::string& top = f.cpuParts.front().first;
+        if (top == "the DataLoader")
+          fix = loaderFix(f, false);
+        else if (top == "Python between ops")
+          fix =
+              "the time between ops is Python's own (the loop, per-element work such as .item() or .tolist(), "
+              "logging; with tiny ops, the interpreter's dispatch): vectorise it, give each op more work (larger "
+              "batches), or move it out of the step";
+      } else if (f.cpuOnlyNs > 0 && f.cpuLoaderNs * 10 >= f.cpuOnlyNs) {
         what += "; the DataLoader holds " + spanDurationText(f.cpuLoaderNs) + " of it (" +
                 std::to_string(
                     std::llround(100.0 * static_cast<double>(f.cpuLoaderNs) / static_cast<double>(f.cpuOnlyNs))) +

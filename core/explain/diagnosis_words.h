@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/explain/diagnosis.h"
 #include "core/store/event_store.h"
@@ -36,6 +38,9 @@ struct FixContext {
   int64_t cpuLoaderNs = 0;       // of cpu_only: the main thread in the DataLoader
   bool loaderWorkers = false;    // the DataLoader has worker processes (_MultiProcessingDataLoaderIter)
   int64_t cpuOnlyNs = 0;         // cpu_only's whole time
+  // cpu_only: the steps' host time on their own thread by kind ("backward", "the DataLoader", "Python
+  // between ops", ...), largest first (empty when the steps are not a thread's annotations).
+  std::vector<std::pair<std::string, int64_t>> cpuParts;
 };
 
 FixContext fixContext(const EventStore& s);

@@ -217,7 +217,9 @@ std::string explainText(const EventStore& s, const Explanation& a, const Explain
   const size_t maxSteps = opt.all ? SIZE_MAX : 40;
   const size_t maxGroups = opt.all ? SIZE_MAX : 10;
   line("trace: " + s.meta().sourcePath);
-  if (!a.partial.empty()) line("PARTIAL TRACE: " + a.partial + " (work recorded after the cut is missing)");
+  if (!a.partial.empty())
+    line("PARTIAL TRACE: " + a.partial +
+         (s.meta().partial.empty() ? std::string() : " (work recorded after the cut is missing)"));
   if (!a.diagnosis.headline.empty()) {
     line(a.diagnosis.headline);
     line("causes, ranked by the time at stake (" + std::to_string(a.diagnosis.steps.size()) + " step(s), " +

@@ -440,6 +440,10 @@ Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep
     steps = &engineWindows;
   }
   a.steps = findSteps(s, steps, &a.stepSource);
+  // A recorded script that stopped inside a step: that step ran until the script ended (or failed),
+  // so it is not a step of the loop; it stays in the trace and out of the figures.
+  if (snap.record && !snap.record->openStep.empty() && a.stepSource == "profiler_steps")
+    std::erase_if(a.steps, [&](const StepReport& st) { return st.name == snap.record->openStep; });
   if (engineSteps && !engine->device.isCpu()) {
     // The events measurement's CUDA-event time per step (iteration i, step k); a CPU run has no CUDA events.
     if (const TimingSeries* ev = engine->timingOf("events")) {
@@ -453,9 +457,12 @@ Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep
   if (engine) a.runNotes = engine->notes;
   if (snap.record) {
     a.runNotes = scriptRunNotes(*snap.record);
-    if (snap.record->partial && a.partial.empty())
-      a.partial = snap.record->status == "failed" ? "the script failed during its recording"
-                                                  : "the script's recording ended early";
+    // A script that failed while recording: its trace holds the steps before the failure. (One that
+    // ended inside the schedule is whole: its notes say what it traced.)
+    if (snap.record->partial && snap.record->status == "failed" && a.partial.empty())
+      a.partial = "the script failed during its recording, in " +
+                  (snap.record->openStep.empty() ? std::string("its last step") : snap.record->openStep) +
+                  ", which is left out";
   }
   if (engineSteps) {
     const TimingSeries* host = engine->timingOf("host");

@@ -458,8 +458,7 @@ void traceVerdicts(const EventStore& s, const Explanation& a, std::vector<Verdic
                    "partial_trace",
                    s.meta().partial.empty()
                        ? "This trace is partial (" + a.partial +
-                             "): the last step it holds was cut short where the script stopped, so its figures "
-                             "are not a whole step's."
+                             "): the steps here are the ones the script completed before it stopped."
                        : "This trace was cut and salvaged (" + a.partial +
                              "): work recorded after the cut is missing, so a step that \"launched no GPU work\" may "
                              "only have lost its records.",

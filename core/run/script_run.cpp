@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/run/engine_run.h"
@@ -55,11 +56,13 @@ std::string signedDuration(double ns) {
   return (d >= 0 ? "+" : "-") + spanDurationText(d >= 0 ? d : -d);
 }
 
+// "212.7 ms (median; min-max 205.7 ms-238.4 ms over 3 steps)": few steps, so their range, not percentiles.
 std::string spreadMs(const StepSpread& s) {
   std::string t = spanDurationText(std::llround(s.medianNs));
   if (s.n > 1)
-    t += " [" + spanDurationText(std::llround(s.p10Ns)) + "-" + spanDurationText(std::llround(s.p90Ns)) + "]";
-  return t + " over " + std::to_string(s.n) + " step" + (s.n == 1 ? "" : "s");
+    return t + " (median; min-max " + spanDurationText(std::llround(s.minNs)) + "-" +
+           spanDurationText(std::llround(s.maxNs)) + " over " + std::to_string(s.n) + " steps)";
+  return t + " (1 step)";
 }
 
 }  // namespace
@@ -82,6 +85,7 @@ std::optional<ScriptRun> parseScriptRun(std::string_view json) {
   r.stepSource = str(doc["step_source"]);
   r.wrappedModules = strings(doc["wrapped_modules"]);
   r.partial = boolOf(doc["partial"]);
+  r.openStep = str(doc["open_step"]);
   r.traceWritten = boolOf(doc["trace_written"]);
   r.deviceSync = boolOf(doc["device_sync"]);
   r.profiledNs = ints(doc["profiled_ns"]);
@@ -157,15 +161,33 @@ std::vector<std::string> scriptRunNotes(const ScriptRun& r) {
                 (r.partial ? "; this trace holds the steps before it, the last one cut short" : ""));
   else if (r.status == "own_profiler")
     n.push_back("the script started its own profiler at " + r.detail + "; recording stopped there");
-  else if (r.partial)
-    n.push_back("the script ended inside the schedule: fewer steps than asked for were traced");
+  if (!r.openStep.empty() && r.status == "failed")
+    n.push_back(r.openStep + " was cut short by the failure: it is left out of the steps here");
   if (const auto p = scriptInflation(r)) {
+    // What the profiler added, said only as far as the steps' own spread allows: a step's time without
+    // the profiler varies from step to step, and a difference inside that says nothing.
     const double d = p->collector.medianNs - p->noProfiler.medianNs;
-    std::string t = "the profiler's inflation: a step took " + spreadMs(p->collector) + " under torch.profiler, " +
-                    spreadMs(p->noProfiler) +
-                    " without it (host clock, the same steps after the trace): " + signedDuration(d);
-    if (p->noProfiler.medianNs > 0) t += " (" + std::to_string(std::llround(100.0 * d / p->noProfiler.medianNs)) + "%)";
-    if (insideSpread(p->collector.medianNs, p->noProfiler)) t += ", within the no-profiler spread";
+    const double noise = std::max(p->noProfiler.maxNs - p->noProfiler.minNs, p->collector.maxNs - p->collector.minNs);
+    std::string t = "the profiler's inflation: a step took " + spreadMs(p->collector) + " under torch.profiler and " +
+                    spreadMs(p->noProfiler) + " without it (host clock, the next steps after the trace): ";
+    if (p->noProfiler.n < 3 || p->collector.n < 3) {
+      t += "too few steps to tell (--baseline 5 or more)";
+    } else if (std::abs(d) <= noise) {
+      t += d > 0 ? signedDuration(d) + ", inside the steps' own spread (" + spanDurationText(std::llround(noise)) +
+                       "): no measurable cost; more steps (--baseline 10) would narrow it"
+                 : "no measurable cost (the median was " + spanDurationText(std::llround(-d)) +
+                       " lower under the profiler, inside the steps' own spread of " +
+                       spanDurationText(std::llround(noise)) + ")";
+    } else if (d < 0) {
+      t += "inconclusive: steps were faster under the profiler by more than their spread (something else changed "
+           "between the two: warm-up, the machine's load); rerun with --baseline 10";
+    } else {
+      t += signedDuration(d);
+      if (p->noProfiler.medianNs > 0)
+        t += " (" + std::to_string(std::llround(100.0 * d / p->noProfiler.medianNs)) + "%)";
+      t += ", beyond the steps' spread: the profiler's own work (recording ops, their inputs with --record-shapes, "
+           "stacks)";
+    }
     n.push_back(t);
     if (p->torch.n > 0)
       n.push_back("without the profiler, with a device sync at each step's end (host+sync): " + spreadMs(p->torch));

@@ -26,6 +26,7 @@ struct ScriptRun {
   std::string stepSource;  // "optimizer.step (SGD)", "step function __main__:train_step", "whole run (...)"
   std::vector<std::string> wrappedModules;
   bool partial = false;
+  std::string openStep;  // the ProfilerStep in flight when the script stopped: it ends where the script did
   bool traceWritten = false;
   bool deviceSync = false;  // a GPU was there to synchronize
   std::vector<int64_t> profiledNs, baselineHostNs, baselineSyncNs;

@@ -47,6 +47,8 @@ class State:
         self.steps = 0  # step boundaries seen
         self.step_source = "none"
         self.first_optimizer = None
+        self.other_optimizers = set()
+        self.module_calls = {}
         self.trace_written = False
         self.pre_segment = True  # the profiler records from the start until the first step
         self.profiled_ns = []
@@ -215,13 +217,32 @@ def _install_steps(state, script, tree_holder):
         setattr(owner, parts[-1], wrap(getattr(owner, parts[-1])))
         return {}
 
+    def describe(optimizer):
+        params = sum(p.numel() for g in optimizer.param_groups for p in g["params"])
+        return "%s, %s parameters" % (type(optimizer).__name__, "{:,}".format(params))
+
     def post_hook(optimizer, args, kwargs):
         if state.first_optimizer is None:
+            # The first optimizer to step defines the step. Its step is wrapped on the instance, outside
+            # torch's own Optimizer.step record_function, so the step boundary (the profiler's work, a
+            # sync) is never charged to the optimizer; this first boundary (step 0, never kept) is the
+            # only one made from inside it.
             state.first_optimizer = id(optimizer)
-            state.step_source = "optimizer.step (%s)" % type(optimizer).__name__
-        elif id(optimizer) != state.first_optimizer:
-            return
-        _on_step_end(state)
+            state.step_source = "optimizer.step (the first optimizer to step: %s)" % describe(optimizer)
+            inner = optimizer.step
+
+            @functools.wraps(inner)
+            def stepped(*a, **k):
+                r = inner(*a, **k)
+                _on_step_end(state)
+                return r
+
+            optimizer.step = stepped
+            _on_step_end(state)
+        elif id(optimizer) != state.first_optimizer and id(optimizer) not in state.other_optimizers:
+            state.other_optimizers.add(id(optimizer))
+            state.notes.append("another optimizer steps too (%s): steps are the first one's; each step holds "
+                               "the other's updates that came since the last" % describe(optimizer))
 
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
@@ -242,6 +263,8 @@ def _install_wrapping(state):
     depth = [0]
     wrappers = (torch.nn.parallel.DistributedDataParallel, torch.nn.DataParallel)
 
+    roots = []  # (label, [qualified names]) of each model with wrapped modules
+
     def name_root(root):
         inner = root.module if isinstance(root, wrappers) else root
         for m in (root, inner):
@@ -252,10 +275,21 @@ def _install_wrapping(state):
             chosen = list(inner.named_children())
         else:
             chosen = [(q, m) for q, m in inner.named_modules() if q and pattern.search(q)]
+        chosen = [(q, m) for q, m in chosen if id(m) not in names]
+        if not chosen:
+            return
+        # One model: its modules' own names. Several (a GAN's generator and discriminator): each name
+        # after its model's class, numbered when classes repeat, so two models' "0" stay apart.
+        label = type(inner).__name__
+        same = sum(1 for l, _ in roots if l.split("#")[0] == label)
+        label = label if same == 0 else "%s#%d" % (label, same + 1)
+        roots.append((label, chosen))
+        if len(roots) == 2:  # the first model's names get their label too
+            first_label, first = roots[0]
+            for q, m in first:
+                names[id(m)] = "%s.%s" % (first_label, q)
         for q, m in chosen:
-            if id(m) not in names:
-                names[id(m)] = q
-                state.wrapped.append(q)
+            names[id(m)] = q if len(roots) == 1 else "%s.%s" % (label, q)
 
     def pre(module, args):
         if depth[0] == 0 and id(module) not in seen_roots:
@@ -263,6 +297,7 @@ def _install_wrapping(state):
         depth[0] += 1
         q = names.get(id(module))
         if q:
+            state.module_calls[id(module)] = state.module_calls.get(id(module), 0) + 1
             rf = state.record_function(q)
             rf.__enter__()
             open_ranges.setdefault(id(module), []).append(rf)
@@ -277,6 +312,7 @@ def _install_wrapping(state):
 
     register_module_forward_pre_hook(pre)
     register_module_forward_hook(post, always_call=True)
+    state.wrap_names = names
 
 
 def _guard_own_profiler(state, script):
@@ -380,8 +416,7 @@ def main():
             e.filename or script), e.lineno), steps_seen=0, trace_written=False, partial=False)
         write_result()
         return 1
-    except SystemExit as e:
-        sys.stderr.write("%s\n" % (e.code,))
+    except SystemExit as e:  # a --step-fn that names nothing: the CLI says it
         result.update(status="bad_step_fn", exit_code=2, detail=str(e.code), steps_seen=0, trace_written=False,
                       partial=False)
         write_result()
@@ -465,9 +500,13 @@ def main():
         detail = "%s: %s" % (type(e).__name__, e)
     finally:
         in_step = state.phase
+        open_step = ""
         if outcome != "cancelled" and not state.trace_written:
             try:
                 prof.stop()
+                # The step in flight when the script stopped ends where the script did: not a step.
+                if state.trace_written and state.steps > 0:
+                    open_step = "ProfilerStep#%d" % prof.step_num
             except BaseException as e:  # noqa: B902
                 state.notes.append("the profiler could not stop: %s" % e)
 
@@ -476,9 +515,21 @@ def main():
         partial = outcome != "complete"
     elif outcome == "complete" and in_step in ("wait", "warmup", "record"):
         partial = True
-        state.notes.append("the script ended after %d steps, inside the schedule (wait %d + warmup %d + active %d)%s"
-                           % (state.steps, cfg["wait"], cfg["warmup"], cfg["active"],
-                              "" if state.trace_written else ": nothing was recorded; lower --wait/--warmup"))
+        fit = "--wait 1 --warmup %d --active %d" % (min(cfg["warmup"], 1), max(1, state.steps - 1 - min(cfg["warmup"], 1)))
+        state.notes.append("the script ended after %d step%s, inside the schedule (wait %d + warmup %d + active %d)%s"
+                           % (state.steps, "" if state.steps == 1 else "s", cfg["wait"], cfg["warmup"], cfg["active"],
+                              (": %s ran from the last step to the script's end and is left out; to trace more of "
+                               "its steps: %s" % (open_step, fit)) if state.trace_written and open_step else
+                              ": nothing was recorded; to trace its steps: %s" % fit))
+        if cfg["baseline"] > 0:
+            state.notes.append("no steps were timed without the profiler: the script ended first")
+    if getattr(state, "wrap_names", None) is not None:
+        never = [q for i, q in state.wrap_names.items() if i not in state.module_calls]
+        if never:
+            state.notes.append("never called, so not in the trace: %s (containers such as nn.ModuleList are not "
+                               "called themselves; name their members, e.g. --wrap-modules '%s\\.\\d+$')"
+                               % (", ".join(never[:6]) + (", ..." if len(never) > 6 else ""), never[0]))
+        state.wrapped = [state.wrap_names[i] for i in state.module_calls]
     result.update(
         status=outcome, exit_code=exit_code, detail=detail, steps_seen=state.steps,
         step_source=state.step_source if state.steps > 0 else "whole run (no step boundary: %s)" % (
@@ -486,12 +537,12 @@ def main():
         wrapped_modules=state.wrapped, trace_written=state.trace_written and outcome != "cancelled",
         partial=bool(partial and state.trace_written), profiled_ns=state.profiled_ns,
         baseline_host_ns=state.baseline_host_ns, baseline_sync_ns=state.baseline_sync_ns,
-        device_sync=state.sync_device, notes=state.notes,
+        device_sync=state.sync_device, notes=state.notes, open_step=open_step,
         rank=int(os.environ.get("RANK", "0")), world_size=int(os.environ.get("WORLD_SIZE", "1")))
     if state.trace_written and outcome != "cancelled":
         meta = {k: result[k] for k in ("version", "python", "python_version", "torch_version", "device", "status",
                                         "exit_code", "detail", "steps_seen", "step_source", "wrapped_modules",
-                                        "partial", "profiled_ns", "baseline_host_ns", "baseline_sync_ns",
+                                        "partial", "open_step", "profiled_ns", "baseline_host_ns", "baseline_sync_ns",
                                         "device_sync", "notes", "rank", "world_size")}
         meta["config"] = result["config"]
         try:

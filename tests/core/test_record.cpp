@@ -178,7 +178,8 @@ class TestRecord : public QObject {
     // schedule(wait=2, warmup=1, active=3): ProfilerStep#3, #4, #5 and nothing else.
     QCOMPARE(profilerSteps(t), (QStringList{"ProfilerStep#3", "ProfilerStep#4", "ProfilerStep#5"}));
     QCOMPARE(t.record.value("status").toString(), QStringLiteral("complete"));
-    QCOMPARE(t.record.value("step_source").toString(), QStringLiteral("optimizer.step (SGD)"));
+    QVERIFY2(t.record.value("step_source").toString().startsWith("optimizer.step (the first optimizer to step: SGD, "),
+             qPrintable(t.record.value("step_source").toString()));
     QCOMPARE(t.record.value("wrapped_modules").toArray(), (QJsonArray{"encoder", "head"}));
     // Net's two children ran once per step, inside it; so did the step's sync.
     for (const QString name : {"encoder", "head", "attnscope::step_sync"}) {
@@ -226,15 +227,25 @@ class TestRecord : public QObject {
     QVERIFY(loaderUs > 0);
     const Run e = cli({QStringLiteral("explain"), out});
     const QString first = e.out.section('\n', 1, 1);
-    if (loaderUs / stepUs >= 0.12) {
-      QVERIFY2(first.contains("the DataLoader holds"), qPrintable(first));
-      const QRegularExpressionMatch m =
-          QRegularExpression("DataLoader holds [0-9.]+ ms of it \\((\\d+)%\\)").match(first);
-      QVERIFY2(m.hasMatch(), qPrintable(first));
-      // The diagnosis counts each step until the next begins; the raw share is of the steps' own spans.
-      QVERIFY2(std::abs(m.captured(1).toDouble() - 100.0 * loaderUs / stepUs) < 8, qPrintable(first));
-    } else if (loaderUs / stepUs < 0.08) {
-      QVERIFY2(!first.contains("DataLoader"), qPrintable(first));
+    // The diagnosis splits a CPU-only step's own thread by kind; the DataLoader's share there is
+    // the loader's time over the steps' (both on the main thread, both from the raw events here).
+    const QRegularExpressionMatch m = QRegularExpression("the DataLoader (\\d+)%").match(first);
+    QVERIFY2(m.hasMatch(), qPrintable(first));
+    QVERIFY2(std::abs(m.captured(1).toDouble() - 100.0 * loaderUs / stepUs) <= 2, qPrintable(first));
+    // And the optimizer's step is the optimizer's alone: the step boundary (the profiler's own work)
+    // runs after it, so no Optimizer.step outlasts its ProfilerStep.
+    for (const auto& v : t.events) {
+      const QJsonObject o = v.toObject();
+      if (!o.value("name").toString().startsWith("Optimizer.step")) continue;
+      const double a = o.value("ts").toDouble(), b = a + o.value("dur").toDouble();
+      bool inside = false;
+      for (const auto& w : t.events) {
+        const QJsonObject st = w.toObject();
+        if (!st.value("name").toString().startsWith("ProfilerStep#")) continue;
+        const double s0 = st.value("ts").toDouble(), s1 = s0 + st.value("dur").toDouble();
+        inside |= a >= s0 && b <= s1 + 0.002;
+      }
+      QVERIFY2(inside, qPrintable(QString::number(a, 'f', 3)));
     }
   }
 
@@ -251,6 +262,46 @@ class TestRecord : public QObject {
     QCOMPARE(countInSteps(t, "head").first, 0);
     QCOMPARE(countInSteps(t, "encoder.1").first, 0);
     QVERIFY(t.record.value("baseline_host_ns").toArray().isEmpty());
+  }
+
+  // Two models and two optimizers: each model's modules named after it, the step's optimizer said,
+  // and the other one noted.
+  void twoModelsTwoOptimizers() {
+    const QString out = path(QStringLiteral("gan.json"));
+    const Run r = record({"--wrap-modules", "children", "--baseline", "0", "--out", out},
+                         {"python3", kScripts + "two_models.py"});
+    QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
+    const Trace t = readTrace(out);
+    // G runs first (its forward), then D: Sequential twice, so "Sequential.0" and "Sequential#2.0".
+    QCOMPARE(t.record.value("wrapped_modules").toArray(),
+             (QJsonArray{"Sequential.0", "Sequential.1", "Sequential.2", "Sequential#2.0", "Sequential#2.1",
+                         "Sequential#2.2"}));
+    // D's first layer runs three times an iteration (fake.detach, real, fake), G's once: per step.
+    QCOMPARE(countInSteps(t, "Sequential#2.0").second, 9);
+    QCOMPARE(countInSteps(t, "Sequential.0").second, 3);
+    QVERIFY(t.record.value("step_source").toString().contains("the first optimizer to step: Adam, 161 parameters"));
+    const QString notes = QJsonDocument(t.record.value("notes").toArray()).toJson();
+    QVERIFY2(notes.contains("another optimizer steps too (Adam, 808 parameters)"), qPrintable(notes));
+  }
+
+  // A loop that ends inside the schedule: the step in flight ran until the script's end, so it is
+  // left out of the figures, and the note says how to trace the steps there were.
+  void shortLoopLeavesItsLastWindowOut() {
+    const QString out = path(QStringLiteral("short.json"));
+    const Run r = record({"--out", out}, {"python3", kScripts + "short_loop.py"});
+    QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
+    const Trace t = readTrace(out);
+    // wait 2, warmup 1: ProfilerStep#3 is the one whole step; #4 runs from the 4th step to the end.
+    QCOMPARE(profilerSteps(t), (QStringList{"ProfilerStep#3", "ProfilerStep#4"}));
+    QCOMPARE(t.record.value("open_step").toString(), QStringLiteral("ProfilerStep#4"));
+    const Run e = cli({QStringLiteral("explain"), out, QStringLiteral("--format"), QStringLiteral("json")});
+    const QJsonObject ex = QJsonDocument::fromJson(e.out.toUtf8()).object();
+    QCOMPARE(ex.value("steps").toArray().size(), 1);
+    QCOMPARE(ex.value("steps").toArray()[0].toObject().value("name").toString(), QStringLiteral("ProfilerStep#3"));
+    const QString notes = QJsonDocument(ex.value("run_notes").toArray()).toJson();
+    QVERIFY2(notes.contains("the script ended after 4 steps, inside the schedule") &&
+                 notes.contains("--wait 1 --warmup 1 --active 2"),
+             qPrintable(notes));
   }
 
   // No optimizer: the whole run is one step, and the report says so.
@@ -299,7 +350,10 @@ class TestRecord : public QObject {
     QCOMPARE(t.record.value("steps_seen").toInt(), 5);
     QCOMPARE(profilerSteps(t), (QStringList{"ProfilerStep#3", "ProfilerStep#4", "ProfilerStep#5"}));
     const Run e = cli({QStringLiteral("explain"), out});
-    QVERIFY2(e.out.contains("PARTIAL TRACE: the script failed during its recording"), qPrintable(e.out));
+    QVERIFY2(e.out.contains("PARTIAL TRACE: the script failed during its recording, in ProfilerStep#5, which is "
+                            "left out"),
+             qPrintable(e.out));
+    QVERIFY(e.out.contains("steps (profiler_steps): 2"));  // #3 and #4; #5 was cut by the failure
     QVERIFY(e.out.contains("the script failed (exit code 1: RuntimeError: bad batch at step 5"));
   }
 
