@@ -1,6 +1,7 @@
 // On the aligned clock: who arrived last at each matched collective and by how much, each rank's
 // steps with the time it waited for the last arriver, the stragglers with what they were doing
 // before they arrived, the hangs, and the headline.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -362,7 +363,38 @@ void writeHeadlineText(JobReport& r) {
   std::string who;
   for (size_t i = 0; i < byCount.size() && i < 3; ++i)
     who += (i ? ", rank " : "rank ") + std::to_string(byCount[i].second) + " at " + std::to_string(-byCount[i].first);
-  r.headline = "No straggler: no rank stands apart from the others. At the " + std::to_string(late.size()) +
+  // No rank stands apart: what costs the job is then either the waiting itself (ranks that take turns
+  // being last, a load imbalance) or each rank's own work; the larger of the two leads.
+  std::vector<int64_t> waitShare, stepNs, waitNs;  // per rank and step
+  std::map<std::string, int64_t> causeNs;
+  std::map<std::string, std::string> causeLabel;
+  for (const auto& steps : r.figures)
+    for (const StepFigures& f : steps) {
+      if (f.stepNs <= 0) continue;
+      stepNs.push_back(f.stepNs);
+      waitNs.push_back(f.waitForLastNs);
+      waitShare.push_back(f.waitForLastNs * 1000 / f.stepNs);
+      if (!f.cause.empty()) {
+        causeNs[f.cause] += f.causeNs;
+        causeLabel[f.cause] = f.causeLabel.empty() ? f.cause : f.causeLabel;
+      }
+    }
+  std::string lead;
+  if (!stepNs.empty()) {
+    const int64_t share = medianOf(waitShare);  // per mille
+    if (share >= 150) {
+      lead = "What costs this job most: waiting in collectives for the last rank to arrive, a median " +
+             ms(medianOf(waitNs)) + " of a " + ms(medianOf(stepNs)) + " step (" + std::to_string((share + 5) / 10) +
+             "% [p90 " + std::to_string((percentile(waitShare, 0.9) + 5) / 10) + "%] over ranks and steps). ";
+    } else if (!causeNs.empty()) {
+      auto top = std::max_element(causeNs.begin(), causeNs.end(),
+                                  [](const auto& a, const auto& b) { return a.second < b.second; });
+      lead = "What costs this job most: each rank's own " + causeLabel[top->first] + " (the ranks' top cause, " +
+             ms(top->second) + " over ranks and steps); waiting for the last rank is a median " +
+             std::to_string((share + 5) / 10) + "% of a step. ";
+    }
+  }
+  r.headline = lead + "No straggler: no rank stands apart from the others. At the " + std::to_string(late.size()) +
                " matched collectives the last rank arrived a median " + ms(medianOf(late)) + " [p90 " +
                ms(percentile(late, 0.9)) + "] after the others' median and " + ms(medianOf(gaps)) +
                " after the rank before it; the last to arrive: " + who + ".";

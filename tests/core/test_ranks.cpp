@@ -7,7 +7,10 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QtTest>
+#include <algorithm>
+#include <cmath>
 
 #include "cli_run.h"
 #include "core/ranks/rank_summary.h"
@@ -149,6 +152,39 @@ class RanksTest : public QObject {
     QVERIFY(s["text"].toString().contains("data_loading"));
     QVERIFY(j["headline"].toString().contains("rank 2"));
     QCOMPARE(st.size(), 1);
+  }
+
+  // A job with no straggler: its headline says what costs it then, and its figures are the ranks'
+  // table's (the median over ranks and steps of the wait for the last rank, and of the step).
+  void noStragglerHeadlineAgreesWithTheTable() {
+    const QJsonObject j = ranksJson(kSets + "/dlrm8_nccl_v100");
+    QVERIFY(j["stragglers"].toArray().isEmpty());
+    std::vector<double> wait, step, share;
+    for (const QJsonValue& rk : j["ranks"].toArray())
+      for (const QJsonValue& st : rk.toObject()["steps"].toArray()) {
+        const QJsonObject o = st.toObject();
+        wait.push_back(o["wait_for_last_ns"].toDouble());
+        step.push_back(o["step_ns"].toDouble());
+        share.push_back(std::floor(1000.0 * o["wait_for_last_ns"].toDouble() / o["step_ns"].toDouble()));
+      }
+    QCOMPARE(wait.size(), size_t{8});
+    // The midpoint of the two middle values for an even count (8 ranks, one step each).
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      const size_t n = v.size();
+      return n % 2 ? v[n / 2] : std::floor(v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2);
+    };
+    const QString h = j["headline"].toString();
+    const QRegularExpressionMatch m =
+        QRegularExpression(
+            "^What costs this job most: waiting in collectives for the last rank to arrive, a median "
+            "([0-9.]+) ms of a ([0-9.]+) ms step \\((\\d+)% ")
+            .match(h);
+    QVERIFY2(m.hasMatch(), qPrintable(h));
+    QVERIFY(std::abs(m.captured(1).toDouble() - median(wait) / 1e6) < 0.001);
+    QVERIFY(std::abs(m.captured(2).toDouble() - median(step) / 1e6) < 0.001);
+    QCOMPARE(m.captured(3).toInt(), static_cast<int>((median(share) + 5) / 10));
+    QVERIFY(h.contains("No straggler"));
   }
 
   // gloo_hang_missing: rank 1 never issued the 6th collective on process group '1'; ranks 0, 2, 3

@@ -62,7 +62,9 @@ QString jobSubtitle(const ranks::JobReport& r) {
   if (!steps.empty())
     parts << QObject::tr("step time %1 (median over ranks and steps; p10 %2, p90 %3)")
                  .arg(ms(quantile(steps, 0.5)), ms(quantile(steps, 0.1)), ms(quantile(steps, 0.9)));
-  parts << QObject::tr("%1 collective(s) matched, %2 not").arg(r.matched.size()).arg(r.unmatched.size());
+  parts << (r.unmatched.empty()
+                ? QObject::tr("%1 collective(s) matched on every rank").arg(r.matched.size())
+                : QObject::tr("%1 collective(s) matched, %2 unmatched").arg(r.matched.size()).arg(r.unmatched.size()));
   return parts.join(QStringLiteral(" · "));
 }
 

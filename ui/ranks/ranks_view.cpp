@@ -283,7 +283,7 @@ void RanksView::showReport(std::shared_ptr<const ranks::JobReport> report, const
   proxy_->sort(-1);
   table_->resizeColumnsToContents();
   for (int c = 0; c < model_->columnCount(); ++c) table_->setColumnWidth(c, std::min(table_->columnWidth(c), 220));
-  side_->setTabText(1, tr("Collectives (%1 matched, %2 not)").arg(r.matched.size()).arg(r.unmatched.size()));
+  side_->setTabText(1, tr("Collectives (%1 matched, %2 unmatched)").arg(r.matched.size()).arg(r.unmatched.size()));
   selectedRank_ = -1;
   selectedStep_.clear();
   selection_->setText(tr("Click a cell to show that rank's timeline at that step; hover it for its figures."));

@@ -76,6 +76,12 @@ ScriptForm::ScriptForm(QWidget* parent) : QWidget(parent) {
   form->setVerticalSpacing(4);
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
 
+  // A row whose field is a layout: its label's mnemonic goes to `buddy`.
+  auto rowLabel = [this](const QString& text, QWidget* buddy) {
+    auto* l = new QLabel(text, this);
+    l->setBuddy(buddy);
+    return l;
+  };
   auto withButton = [this](QLineEdit* edit, const QString& name, auto slot) {
     auto* row = new QHBoxLayout;
     row->setSpacing(4);
@@ -90,7 +96,8 @@ ScriptForm::ScriptForm(QWidget* parent) : QWidget(parent) {
   script_->setObjectName(QStringLiteral("scriptPath"));
   script_->setPlaceholderText(tr("train.py"));
   script_->setToolTip(tr("Your training script, run unmodified (relative paths are from the working folder)"));
-  form->addRow(tr("S&cript:"), withButton(script_, QStringLiteral("browseScript"), &ScriptForm::browseScript));
+  form->addRow(rowLabel(tr("S&cript:"), script_),
+               withButton(script_, QStringLiteral("browseScript"), &ScriptForm::browseScript));
   args_ = new QLineEdit(this);
   args_->setObjectName(QStringLiteral("scriptArgs"));
   args_->setPlaceholderText(tr("--epochs 1 --batch-size 32"));
@@ -102,11 +109,12 @@ ScriptForm::ScriptForm(QWidget* parent) : QWidget(parent) {
   python_->setToolTip(
       tr("The interpreter of the environment your script uses (it must import torch), e.g. "
          "/home/me/venv/bin/python; empty: python3 on PATH"));
-  form->addRow(tr("P&ython:"), python_);
+  form->addRow(tr("Pytho&n:"), python_);
   cwd_ = new QLineEdit(this);
   cwd_->setObjectName(QStringLiteral("scriptCwd"));
   cwd_->setPlaceholderText(tr("the script's folder"));
-  form->addRow(tr("Working folder:"), withButton(cwd_, QStringLiteral("browseCwd"), &ScriptForm::browseFolder));
+  form->addRow(rowLabel(tr("Wor&king folder:"), cwd_),
+               withButton(cwd_, QStringLiteral("browseCwd"), &ScriptForm::browseFolder));
 
   wrap_ = new QComboBox(this);
   wrap_->setObjectName(QStringLiteral("scriptWrap"));
@@ -123,7 +131,7 @@ ScriptForm::ScriptForm(QWidget* parent) : QWidget(parent) {
   wrapRow->setSpacing(4);
   wrapRow->addWidget(wrap_, 1);
   wrapRow->addWidget(wrapRegex_, 1);
-  form->addRow(tr("&Wrap modules:"), wrapRow);
+  form->addRow(rowLabel(tr("Wrap &modules:"), wrap_), wrapRow);
   sync_ = new QComboBox(this);
   sync_->setObjectName(QStringLiteral("scriptSync"));
   sync_->addItem(tr("none"), static_cast<int>(RecordSync::None));
@@ -157,7 +165,7 @@ ScriptForm::ScriptForm(QWidget* parent) : QWidget(parent) {
     sched->addWidget(new QLabel(label, this));
     sched->addWidget(box, 1);
   }
-  form->addRow(tr("Schedule:"), sched);
+  form->addRow(rowLabel(tr("Sc&hedule:"), wait_), sched);
   baseline_ = spin("scriptBaseline", 0, 100000,
                    tr("After the trace, time this many steps without the profiler (then as many with a sync at "
                       "each step's end), so the explanation says what the profiler added; 0: off"));
@@ -169,7 +177,7 @@ ScriptForm::ScriptForm(QWidget* parent) : QWidget(parent) {
   more->addWidget(new QLabel(tr("steps without the profiler;"), this));
   more->addWidget(nproc_, 1);
   more->addWidget(new QLabel(tr("rank(s)"), this));
-  form->addRow(tr("Baseline:"), more);
+  form->addRow(rowLabel(tr("&Baseline:"), baseline_), more);
   shapes_ = new QCheckBox(tr("shapes"), this);
   shapes_->setObjectName(QStringLiteral("scriptShapes"));
   memory_ = new QCheckBox(tr("memory"), this);
@@ -179,7 +187,7 @@ ScriptForm::ScriptForm(QWidget* parent) : QWidget(parent) {
   auto* opts = new QHBoxLayout;
   for (auto* c : {shapes_, memory_, stack_}) opts->addWidget(c);
   opts->addStretch(1);
-  form->addRow(tr("Record:"), opts);
+  form->addRow(rowLabel(tr("Record:"), shapes_), opts);
 
   auto changedNow = [this] {
     if (loading_) return;
