@@ -5,12 +5,20 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/store/event_store.h"
 
 namespace attnscope {
+
+// A collective's args as torch's record_param_comms carries them (Kineto writes them on the op).
+struct CollectiveRecord {
+  std::string name;  // "Collective name": "all_gather"
+  std::string pgName, pgDesc, groupRanks, dtype;
+  int64_t inNelems = -1, outNelems = -1, seq = -1, groupSize = -1;
+};
 
 struct CpuOpRecord {
   std::string name;
@@ -22,6 +30,7 @@ struct CpuOpRecord {
   std::string inputDims;    // torch's str(input_shapes): "[[8, 16], []]"
   std::string inputTypes;   // "['float', 'Scalar']"
   int64_t sequenceNumber = -1;
+  std::optional<CollectiveRecord> comm;  // record_param_comms: the collective's args
 };
 
 // DriverWork: the driver's own work that CUPTI reports as overhead (lazy
@@ -73,6 +82,7 @@ struct RunCapture {
   int cudaDriverVersion = 0;
   int cuptiVersion = 0;
   bool inputShapes = false;  // the ops carry their input shapes (--record-shapes)
+  DistributedInfo distributed;  // a rank of a multi-rank run: the trace's distributedInfo
 };
 
 struct AssembleStats {
