@@ -3,13 +3,13 @@
 // assembly of the trace pass into a Kineto-schema trace with our metadata.
 #include "core/engine/engine.h"
 
+#include <ATen/Parallel.h>
 #include <c10/core/Device.h>
 #include <c10/util/Exception.h>
 #include <cuda_runtime_api.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
-#include <ATen/Parallel.h>
 #include <torch/cuda.h>
 #include <torch/version.h>
 #include <unistd.h>
@@ -290,13 +290,13 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
     std::vector<std::string> notes;
     if (cfg.rank >= 0) {
       const int64_t share = cfg.shape[1] / cfg.ranks;
-      notes.push_back("rank " + std::to_string(cfg.rank) + " of " + std::to_string(cfg.ranks) + " (" +
-                      std::string(backendName(cfg.backend)) + ", one process group per pass, its store on 127.0.0.1:" +
-                      std::to_string(cfg.storePort) + "): heads " + std::to_string(share * cfg.rank) + " to " +
-                      std::to_string(share * (cfg.rank + 1) - 1) + " of " + std::to_string(cfg.shape[1]) +
-                      ", the ranks' outputs all-gathered at the end of AV MATMUL in every call" +
-                      (device.is_cuda() ? std::string()
-                                        : "; " + std::to_string(at::get_num_threads()) + " intra-op thread(s)"));
+      notes.push_back(
+          "rank " + std::to_string(cfg.rank) + " of " + std::to_string(cfg.ranks) + " (" +
+          std::string(backendName(cfg.backend)) +
+          ", one process group per pass, its store on 127.0.0.1:" + std::to_string(cfg.storePort) + "): heads " +
+          std::to_string(share * cfg.rank) + " to " + std::to_string(share * (cfg.rank + 1) - 1) + " of " +
+          std::to_string(cfg.shape[1]) + ", the ranks' outputs all-gathered at the end of AV MATMUL in every call" +
+          (device.is_cuda() ? std::string() : "; " + std::to_string(at::get_num_threads()) + " intra-op thread(s)"));
       if (cfg.slowRank >= 0)
         notes.push_back("slow rank " + std::to_string(cfg.slowRank) + ": sleeps " + std::to_string(cfg.slowUs) +
                         " us before each all-gather (slow_rank_sleep, inside AV MATMUL)" +

@@ -1,11 +1,11 @@
 #include "core/engine/rank_group.h"
 
 #include <sys/syscall.h>
+#include <unistd.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>

@@ -4,9 +4,9 @@
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/cuda.h>
 #include <unistd.h>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <array>
 #include <atomic>

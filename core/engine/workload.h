@@ -86,7 +86,7 @@ class AttentionWorkload final : public Workload {
 
  private:
   at::Tensor q_, k_, v_;
-  at::Tensor qk_, s_, w_, o_;  // one call's intermediates, dropped at its end
+  at::Tensor qk_, s_, w_, o_;         // one call's intermediates, dropped at its end
   std::unique_ptr<RankGroup> group_;  // a rank of a multi-rank run
 };
 

@@ -81,7 +81,7 @@ struct RunCapture {
   int cudaRuntimeVersion = 0;
   int cudaDriverVersion = 0;
   int cuptiVersion = 0;
-  bool inputShapes = false;  // the ops carry their input shapes (--record-shapes)
+  bool inputShapes = false;     // the ops carry their input shapes (--record-shapes)
   DistributedInfo distributed;  // a rank of a multi-rank run: the trace's distributedInfo
 };
 

@@ -56,6 +56,8 @@ std::optional<std::string> checkRanks(const RunConfig& c) {
            " (--shape B,H,S,D) is not a multiple of " + n;
   if (c.backend == RankBackend::Nccl && c.device == RunDevice::Cpu)
     return "run: --backend nccl runs on GPUs (one per rank); on the CPU use --backend gloo";
+  if (c.ranks > 1 && c.backend == RankBackend::Gloo && c.device == RunDevice::Cuda)
+    return "run: --backend gloo runs the ranks on the CPU (--device cpu); for one GPU per rank use --backend nccl";
   if (c.rank >= c.ranks && c.ranks > 1) return "run: --internal-rank is not below --ranks";
   return std::nullopt;
 }
@@ -246,8 +248,7 @@ std::optional<std::string> parseRunArgs(const std::vector<std::string>& args, Ru
       if (auto e = need()) return e;
       if (val.empty()) return "run: --out needs a file name";
       c.out = val;
-    } else if (opt == "--ranks" || opt == "--slow-rank" || opt == "--internal-rank" ||
-               opt == "--internal-store-port") {
+    } else if (opt == "--ranks" || opt == "--slow-rank" || opt == "--internal-rank" || opt == "--internal-store-port") {
       if (auto e = need()) return e;
       int64_t x = 0;
       const int64_t lo = opt == "--ranks" ? 1 : 0, hi = opt == "--internal-store-port" ? 65535 : 64;
@@ -336,7 +337,8 @@ std::vector<std::string> toRunArgs(const RunConfig& c) {
       a.insert(a.end(), {"--slow-rank", std::to_string(c.slowRank), "--slow-us", std::to_string(c.slowUs)});
   }
   if (c.rank >= 0)
-    a.insert(a.end(), {"--internal-rank", std::to_string(c.rank), "--internal-store-port", std::to_string(c.storePort)});
+    a.insert(a.end(),
+             {"--internal-rank", std::to_string(c.rank), "--internal-store-port", std::to_string(c.storePort)});
   if (!c.out.empty()) a.insert(a.end(), {"--out", c.out});
   if (c.progressJson) a.insert(a.end(), {"--progress", "json"});
   return a;

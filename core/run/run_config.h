@@ -55,8 +55,8 @@ struct RunConfig {
   // outputs are all-gathered at the end of AV MATMUL, every call. ranks = 1: one process, no collective.
   int ranks = 1;
   RankBackend backend = RankBackend::Gloo;
-  int slowRank = -1;    // --slow-rank: this rank sleeps slowUs before its all-gather (inside AV MATMUL)
-  int64_t slowUs = 0;   // --slow-us
+  int slowRank = -1;   // --slow-rank: this rank sleeps slowUs before its all-gather (inside AV MATMUL)
+  int64_t slowUs = 0;  // --slow-us
   // Internal: the rank this process is (-1: the launcher, or a single-process run) and the port of
   // the launcher's TCPStore on 127.0.0.1.
   int rank = -1;

@@ -165,8 +165,8 @@ std::string chromeTraceJson(const EventStore& s, std::string_view extraMembers) 
       out += ", \"pg_config\": [";
       for (size_t i = 0; i < d.pgConfig.size(); ++i) {
         const ProcessGroupConfig& p = d.pgConfig[i];
-        out += std::string(i ? ", " : "") + "{\"pg_name\": " + jsonString(p.name) + ", \"pg_desc\": " +
-               jsonString(p.desc) + ", \"backend_config\": " + jsonString(p.backendConfig) +
+        out += std::string(i ? ", " : "") + "{\"pg_name\": " + jsonString(p.name) +
+               ", \"pg_desc\": " + jsonString(p.desc) + ", \"backend_config\": " + jsonString(p.backendConfig) +
                ", \"pg_size\": " + std::to_string(p.size) + ", \"ranks\": [";
         for (size_t k = 0; k < p.ranks.size(); ++k) out += (k ? ", " : "") + std::to_string(p.ranks[k]);
         out += "]}";
