@@ -186,7 +186,7 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
     r.collection.clockOverNs = ck.sinceCalibrationNs;
     r.collection.clockUncertaintyNs = ck.sandwichNs;
     recorder->takeInto(cap);
-    for (CpuOpRecord& c : w.takeCollectives(windowStart)) cap->ops.push_back(std::move(c));
+    for (CollectiveOpRecord& c : w.takeCollectives(windowStart)) cap->collectives.push_back(std::move(c));
     cap->distributed = w.distributedInfo();
   }
   recorder.reset();

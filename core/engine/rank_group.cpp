@@ -30,7 +30,7 @@ constexpr const char* kPgDesc = "default_pg";
 struct RankGroup::Impl {
   RunConfig cfg;
   c10::intrusive_ptr<c10d::ProcessGroup> pg;
-  std::vector<CpuOpRecord> records;
+  std::vector<CollectiveOpRecord> records;
   std::string ranksText;  // "[0, 1, 2, 3]"
   int64_t tid = 0;
 };
@@ -79,16 +79,16 @@ at::Tensor RankGroup::allGather(const at::Tensor& part, int64_t seq) {
   std::vector<at::Tensor> in{part.contiguous()};
   std::vector<std::vector<at::Tensor>> out(1);
   for (int r = 0; r < m.cfg.ranks; ++r) out[0].push_back(at::empty_like(in[0]));
-  CpuOpRecord rec;
-  rec.startNs = static_cast<int64_t>(nowNs());
+  CollectiveOpRecord rec;
+  rec.op.startNs = static_cast<int64_t>(nowNs());
   // Issued through the dispatcher (c10d::allgather_), then waited for: on gloo the wait blocks this
   // thread until every rank has contributed, so a late rank shows here on the others.
   m.pg->allgather(out, in)->wait();
-  rec.endNs = static_cast<int64_t>(nowNs());
+  rec.op.endNs = static_cast<int64_t>(nowNs());
   if (seq >= 0) {
-    rec.name = "record_param_comms";
-    rec.tid = m.tid;
-    CollectiveRecord c;
+    rec.op.name = "record_param_comms";
+    rec.op.tid = m.tid;
+    CollectiveRecord& c = rec.comm;
     c.name = "all_gather";
     c.pgName = kPgName;
     c.pgDesc = kPgDesc;
@@ -98,16 +98,15 @@ at::Tensor RankGroup::allGather(const at::Tensor& part, int64_t seq) {
     c.outNelems = in[0].numel() * m.cfg.ranks;
     c.seq = seq;
     c.groupSize = m.cfg.ranks;
-    rec.comm = std::move(c);
     m.records.push_back(std::move(rec));
   }
   return at::cat(out[0], 1);
 }
 
-std::vector<CpuOpRecord> RankGroup::takeRecords(int64_t windowStart) {
-  std::vector<CpuOpRecord> out;
+std::vector<CollectiveOpRecord> RankGroup::takeRecords(int64_t windowStart) {
+  std::vector<CollectiveOpRecord> out;
   for (auto& r : impl_->records)
-    if (r.startNs >= windowStart) out.push_back(std::move(r));
+    if (r.op.startNs >= windowStart) out.push_back(std::move(r));
   impl_->records.clear();
   return out;
 }

@@ -29,7 +29,7 @@ class RankGroup {
   // call is recorded (a record_param_comms op around the issue and the wait, Seq = `seq`).
   at::Tensor allGather(const at::Tensor& part, int64_t seq);
   // The recorded all-gathers that began at or after `windowStart`, moved out.
-  std::vector<CpuOpRecord> takeRecords(int64_t windowStart);
+  std::vector<CollectiveOpRecord> takeRecords(int64_t windowStart);
   // The trace's distributedInfo, as Kineto writes it.
   DistributedInfo info() const;
 

@@ -108,8 +108,8 @@ void AttentionWorkload::endCall() {
   o_ = at::Tensor();
 }
 
-std::vector<CpuOpRecord> AttentionWorkload::takeCollectives(int64_t windowStart) {
-  return group_ ? group_->takeRecords(windowStart) : std::vector<CpuOpRecord>();
+std::vector<CollectiveOpRecord> AttentionWorkload::takeCollectives(int64_t windowStart) {
+  return group_ ? group_->takeRecords(windowStart) : std::vector<CollectiveOpRecord>();
 }
 
 DistributedInfo AttentionWorkload::distributedInfo() const { return group_ ? group_->info() : DistributedInfo(); }

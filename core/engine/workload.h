@@ -55,7 +55,7 @@ class Workload {
   virtual std::string_view stepName(int step) const = 0;
   // A rank of a multi-rank run: its collectives recorded since `windowStart` (record_param_comms
   // ops with their args) and the trace's distributedInfo; nothing for a single process.
-  virtual std::vector<CpuOpRecord> takeCollectives(int64_t /*windowStart*/) { return {}; }
+  virtual std::vector<CollectiveOpRecord> takeCollectives(int64_t /*windowStart*/) { return {}; }
   virtual DistributedInfo distributedInfo() const { return {}; }
 
  protected:
@@ -81,7 +81,7 @@ class AttentionWorkload final : public Workload {
  protected:
   void runStep(int step) override;
   void endCall() override;
-  std::vector<CpuOpRecord> takeCollectives(int64_t windowStart) override;
+  std::vector<CollectiveOpRecord> takeCollectives(int64_t windowStart) override;
   DistributedInfo distributedInfo() const override;
 
  private:

@@ -98,7 +98,11 @@ EventStore assembleRunStore(const RunCapture& cap, AssembleStats* stats) {
     if ((a.kind == ActivityKind::Runtime || a.kind == ActivityKind::Driver) && a.correlation)
       launchOf.emplace(a.correlation, &a);
 
-  for (const auto& op : cap.ops) {
+  std::vector<std::pair<const CpuOpRecord*, const CollectiveRecord*>> opsAndComms;
+  for (const auto& op : cap.ops) opsAndComms.emplace_back(&op, nullptr);
+  for (const auto& c : cap.collectives) opsAndComms.emplace_back(&c.op, &c.comm);
+  for (const auto& [opp, comm] : opsAndComms) {
+    const CpuOpRecord& op = *opp;
     Event e;
     e.start = op.startNs;
     e.dur = std::max<int64_t>(0, op.endNs - op.startNs);
@@ -106,13 +110,13 @@ EventStore assembleRunStore(const RunCapture& cap, AssembleStats* stats) {
     e.family = op.userScope ? Family::UserAnnotation : Family::CpuOp;
     e.lane = b.lane(LaneKind::CpuThread, cap.pid, op.tid);
     e.externalId = op.externalId;
-    if (!op.inputDims.empty() || !op.inputTypes.empty() || op.sequenceNumber >= 0 || op.comm) {
+    if (!op.inputDims.empty() || !op.inputTypes.empty() || op.sequenceNumber >= 0 || comm) {
       EventArgs a;
       if (!op.inputDims.empty()) a.inputDims = b.strings().intern(op.inputDims);
       if (!op.inputTypes.empty()) a.inputTypes = b.strings().intern(op.inputTypes);
       a.sequenceNumber = op.sequenceNumber;
-      if (op.comm) {
-        const CollectiveRecord& r = *op.comm;
+      if (comm) {
+        const CollectiveRecord& r = *comm;
         auto text = [&](const std::string& t) { return t.empty() ? uint32_t{0} : b.strings().intern(t); };
         CommArgs c;
         c.collectiveName = text(r.name);

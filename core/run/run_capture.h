@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +29,12 @@ struct CpuOpRecord {
   std::string inputDims;    // torch's str(input_shapes): "[[8, 16], []]"
   std::string inputTypes;   // "['float', 'Scalar']"
   int64_t sequenceNumber = -1;
-  std::optional<CollectiveRecord> comm;  // record_param_comms: the collective's args
+};
+
+// A record_param_comms op (a rank's collective) with the args Kineto writes on it.
+struct CollectiveOpRecord {
+  CpuOpRecord op;
+  CollectiveRecord comm;
 };
 
 // DriverWork: the driver's own work that CUPTI reports as overhead (lazy
@@ -74,6 +78,7 @@ struct RunCapture {
   int64_t pid = 0;
   std::string processName = "attnscope-cli";
   std::vector<CpuOpRecord> ops;
+  std::vector<CollectiveOpRecord> collectives;  // a rank's collectives (record_param_comms ops)
   std::vector<ActivityRecord> activities;
   std::vector<ExternalCorrelationRecord> externalCorrelations;
   std::vector<MemoryRecord> memory;
