@@ -3,6 +3,7 @@
 // assembly of the trace pass into a Kineto-schema trace with our metadata.
 #include "core/engine/engine.h"
 
+#include <ATen/Parallel.h>
 #include <c10/core/Device.h>
 #include <c10/util/Exception.h>
 #include <cuda_runtime_api.h>
@@ -26,6 +27,7 @@
 #include "core/engine/clock.h"
 #include "core/engine/cupti_collector.h"
 #include "core/engine/measurement.h"
+#include "core/engine/ranks_launch.h"
 #include "core/engine/run_record.h"
 #include "core/read/trace_reader.h"
 #include "core/run/run_capture.h"
@@ -192,6 +194,8 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
     return kExitBad;
   }
   try {
+    // --ranks N: this process launches the ranks (each an engine of its own) and runs no pass.
+    if (cfg.ranks > 1 && cfg.rank < 0 && cfg.pass.empty()) return runRanks(cfg, selfExe);
     const bool cudaAvailable = torch::cuda::is_available();
     if (cfg.device == RunDevice::Cuda && !cudaAvailable) {
       std::cerr << "attnscope-cli: run: --device cuda, but no CUDA device or driver is available "
@@ -224,6 +228,11 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
     }
     const at::Device device(cfg.device == RunDevice::Cuda ? at::kCUDA : at::kCPU,
                             static_cast<c10::DeviceIndex>(gpuIndex));
+    if (cfg.rank >= 0 && !device.is_cuda()) {
+      // The ranks share the machine's cores: each keeps its share of them for its intra-op threads.
+      const long cores = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
+      at::set_num_threads(static_cast<int>(std::max(1L, cores / cfg.ranks)));
+    }
     if (!cfg.pass.empty()) return childMain(cfg, device);
 
     // Refuse shapes that clearly cannot fit, before allocating anything.
@@ -279,6 +288,20 @@ int run(const RunConfig& cfgIn, const std::string& selfExe) {
     std::optional<EventStore> childStore;
     std::vector<MeasurementResult> results;
     std::vector<std::string> notes;
+    if (cfg.rank >= 0) {
+      const int64_t share = cfg.shape[1] / cfg.ranks;
+      notes.push_back(
+          "rank " + std::to_string(cfg.rank) + " of " + std::to_string(cfg.ranks) + " (" +
+          std::string(backendName(cfg.backend)) +
+          ", one process group per pass, its store on 127.0.0.1:" + std::to_string(cfg.storePort) + "): heads " +
+          std::to_string(share * cfg.rank) + " to " + std::to_string(share * (cfg.rank + 1) - 1) + " of " +
+          std::to_string(cfg.shape[1]) + ", the ranks' outputs all-gathered at the end of AV MATMUL in every call" +
+          (device.is_cuda() ? std::string() : "; " + std::to_string(at::get_num_threads()) + " intra-op thread(s)"));
+      if (cfg.slowRank >= 0)
+        notes.push_back("slow rank " + std::to_string(cfg.slowRank) + ": sleeps " + std::to_string(cfg.slowUs) +
+                        " us before each all-gather (slow_rank_sleep, inside AV MATMUL)" +
+                        (cfg.rank == cfg.slowRank ? " (this rank)" : ""));
+    }
     const std::string tmpBase = out + ".pass-" + std::to_string(::getpid());
     for (TimingMethod m : methods) {
       const bool inChild = childPerMethod || timingInfo(m).childProcess;

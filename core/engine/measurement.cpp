@@ -43,7 +43,7 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
   r.method = method;
   r.pid = ::getpid();
   const bool cuda = device.is_cuda();
-  const std::unique_ptr<Workload> workload = makeWorkload(cfg, device);
+  const std::unique_ptr<Workload> workload = makeWorkload(cfg, device, timingName(method));
   Workload& w = *workload;
 
   std::unique_ptr<CuptiCollector> cupti;
@@ -51,6 +51,7 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
   StepHooks hooks;
   std::vector<std::array<cudaEvent_t, 2>> stepEvents;
   int eventIteration = 0;  // the hooks below refer to it for the whole pass
+  int64_t windowStart = 0;
   if (method == TimingMethod::Cupti) {
     // The trace pass's collectors start before the warm-up, so their
     // first-use costs (CUPTI's set-up, its first buffer, the recorder's
@@ -85,6 +86,7 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
     // The measured window starts here: what was recorded before it is the
     // warm-up's, left out when the records are taken (no flush in between).
     const auto t0 = static_cast<int64_t>(nowNs());
+    windowStart = t0;
     if (cupti) cupti->setWindowStart(t0);
     recorder->startWindow(t0);
   } else if (method == TimingMethod::Events || method == TimingMethod::OpEvents) {
@@ -184,6 +186,8 @@ MeasurementResult runMeasurement(TimingMethod method, const RunConfig& cfg, at::
     r.collection.clockOverNs = ck.sinceCalibrationNs;
     r.collection.clockUncertaintyNs = ck.sandwichNs;
     recorder->takeInto(cap);
+    for (CollectiveOpRecord& c : w.takeCollectives(windowStart)) cap->collectives.push_back(std::move(c));
+    cap->distributed = w.distributedInfo();
   }
   recorder.reset();
   return r;

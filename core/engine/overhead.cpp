@@ -42,7 +42,7 @@ OverheadSample measureOverhead(const std::string& profiler, const RunConfig& cfg
   initClock();
   const bool cuda = cfg.device == RunDevice::Cuda;
   const at::Device device(cuda ? at::kCUDA : at::kCPU, 0);
-  const std::unique_ptr<Workload> workload = makeWorkload(cfg, device);
+  const std::unique_ptr<Workload> workload = makeWorkload(cfg, device, "overhead");
   Workload& w = *workload;
   for (int i = 0; i < 500; ++i) w.call(-1, nullptr);  // clocks up, caches warm
   w.synchronize();

@@ -20,7 +20,7 @@ MeasurementResult runTorchMeasurement(const RunConfig& cfg, at::Device device, c
   MeasurementResult r;
   r.method = TimingMethod::Torch;
   r.pid = ::getpid();
-  const std::unique_ptr<Workload> workload = makeWorkload(cfg, device);
+  const std::unique_ptr<Workload> workload = makeWorkload(cfg, device, "torch");
   Workload& w = *workload;
   // record_shapes follows --record-shapes, as our trace pass does.
   ProfilerConfig pc(ProfilerState::KINETO, /*report_input_shapes=*/cfg.recordShapes, /*profile_memory=*/true);

@@ -3,11 +3,14 @@
 #include <ATen/record_function.h>
 #include <torch/cuda.h>
 
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "core/engine/clock.h"
+#include "core/engine/rank_group.h"
 
 namespace attnscope::engine {
 
@@ -42,15 +45,26 @@ class UserScope {
 
 }  // namespace
 
-AttentionWorkload::AttentionWorkload(const RunConfig& cfg, at::Device device) : Workload(cfg, device) {
+AttentionWorkload::AttentionWorkload(const RunConfig& cfg, at::Device device, std::string_view pass)
+    : Workload(cfg, device) {
   at::manual_seed(static_cast<uint64_t>(cfg.seed));
   const auto [b, h, s, d] = cfg.shape;
   auto opts = at::TensorOptions().dtype(scalarType(cfg.dtype)).device(device);
   q_ = at::randn({b, h, s, d}, opts);
   k_ = at::randn({b, h, s, d}, opts);
   v_ = at::randn({b, h, s, d}, opts);
+  if (cfg.rank >= 0 && cfg.ranks > 1) {
+    // This rank's heads of the same seeded tensors, so the gathered output is the one-process block's.
+    const int64_t share = h / cfg.ranks, first = share * cfg.rank;
+    q_ = q_.narrow(1, first, share).contiguous();
+    k_ = k_.narrow(1, first, share).contiguous();
+    v_ = v_.narrow(1, first, share).contiguous();
+    group_ = std::make_unique<RankGroup>(cfg, device, pass.empty() ? "run" : pass);
+  }
   synchronize();
 }
+
+AttentionWorkload::~AttentionWorkload() = default;
 
 void AttentionWorkload::runStep(int step) {
   switch (step) {
@@ -71,6 +85,16 @@ void AttentionWorkload::runStep(int step) {
       break;
     case 3:
       o_ = at::matmul(w_, v_);
+      if (group_) {
+        // The ranks' outputs all-gathered, inside AV MATMUL (its scope when wrapped): a rank that
+        // waits for a late one shows the wait in this step. The slow rank's sleep comes first, in a
+        // scope of its own, so the truth is in its trace.
+        if (cfg_.rank == cfg_.slowRank && cfg_.slowUs > 0) {
+          const UserScope sleep("slow_rank_sleep");
+          std::this_thread::sleep_for(std::chrono::microseconds(cfg_.slowUs));
+        }
+        o_ = group_->allGather(o_, iteration_);
+      }
       break;
     default:
       break;
@@ -84,8 +108,14 @@ void AttentionWorkload::endCall() {
   o_ = at::Tensor();
 }
 
-std::unique_ptr<Workload> makeWorkload(const RunConfig& cfg, at::Device device) {
-  return std::make_unique<AttentionWorkload>(cfg, device);
+std::vector<CollectiveOpRecord> AttentionWorkload::takeCollectives(int64_t windowStart) {
+  return group_ ? group_->takeRecords(windowStart) : std::vector<CollectiveOpRecord>();
+}
+
+DistributedInfo AttentionWorkload::distributedInfo() const { return group_ ? group_->info() : DistributedInfo(); }
+
+std::unique_ptr<Workload> makeWorkload(const RunConfig& cfg, at::Device device, std::string_view pass) {
+  return std::make_unique<AttentionWorkload>(cfg, device, pass);
 }
 
 void Workload::synchronize() {
@@ -95,6 +125,7 @@ void Workload::synchronize() {
 void Workload::call(int iteration, std::vector<StepSpan>* spans, const StepHooks* hooks, bool extraSync,
                     const std::string* iterationScope) {
   const bool stepSync = cfg_.sync == SyncMode::Step || extraSync;
+  iteration_ = iteration;
   std::optional<UserScope> whole;
   if (iterationScope) whole.emplace(*iterationScope);
   std::optional<UserScope> full;

@@ -12,9 +12,12 @@
 #include <string_view>
 #include <vector>
 
+#include "core/run/run_capture.h"
 #include "core/run/run_config.h"
 
 namespace attnscope::engine {
+
+class RankGroup;
 
 struct StepSpan {
   int iteration = 0;
@@ -50,6 +53,10 @@ class Workload {
 
   virtual int stepCount() const = 0;
   virtual std::string_view stepName(int step) const = 0;
+  // A rank of a multi-rank run: its collectives recorded since `windowStart` (record_param_comms
+  // ops with their args) and the trace's distributedInfo; nothing for a single process.
+  virtual std::vector<CollectiveOpRecord> takeCollectives(int64_t /*windowStart*/) { return {}; }
+  virtual DistributedInfo distributedInfo() const { return {}; }
 
  protected:
   Workload(const RunConfig& cfg, at::Device device) : cfg_(cfg), device_(device) {}
@@ -58,26 +65,33 @@ class Workload {
 
   const RunConfig& cfg_;
   at::Device device_;
+  int iteration_ = -1;  // the call's (-1: a warm-up call)
 };
 
 // The question's multi-head attention: QK MATMUL, SCALE, SOFTMAX PASS, AV MATMUL.
 class AttentionWorkload final : public Workload {
  public:
-  // Allocates q, k, v (seeded) on the device. Throws c10::Error on OOM.
-  AttentionWorkload(const RunConfig& cfg, at::Device device);
+  // Allocates q, k, v (seeded) on the device. Throws c10::Error on OOM. A rank of a multi-rank run
+  // (cfg.rank >= 0) keeps its share of the heads and joins the pass's process group (`pass` names it).
+  AttentionWorkload(const RunConfig& cfg, at::Device device, std::string_view pass = "");
+  ~AttentionWorkload() override;
   int stepCount() const override { return kStepCount; }
   std::string_view stepName(int step) const override { return kStepNames[static_cast<size_t>(step)]; }
 
  protected:
   void runStep(int step) override;
   void endCall() override;
+  std::vector<CollectiveOpRecord> takeCollectives(int64_t windowStart) override;
+  DistributedInfo distributedInfo() const override;
 
  private:
   at::Tensor q_, k_, v_;
-  at::Tensor qk_, s_, w_, o_;  // one call's intermediates, dropped at its end
+  at::Tensor qk_, s_, w_, o_;         // one call's intermediates, dropped at its end
+  std::unique_ptr<RankGroup> group_;  // a rank of a multi-rank run
 };
 
-// The workload a run's config asks for (today: the attention block).
-std::unique_ptr<Workload> makeWorkload(const RunConfig& cfg, at::Device device);
+// The workload a run's config asks for (today: the attention block). `pass` names the pass (a rank's
+// process group for it is its own).
+std::unique_ptr<Workload> makeWorkload(const RunConfig& cfg, at::Device device, std::string_view pass = "");
 
 }  // namespace attnscope::engine

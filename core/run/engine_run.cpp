@@ -151,6 +151,17 @@ std::optional<RunConfig> readRunConfig(simdjson::dom::element o) {
       c.timing[static_cast<size_t>(t->method)] = true;
     }
   }
+  if (!o["ranks"].get_int64().get(n)) {
+    if (n < 1 || n > 64) return std::nullopt;
+    c.ranks = static_cast<int>(n);
+  }
+  if (!o["backend"].get_string().get(sv)) {
+    if (sv != "gloo" && sv != "nccl") return std::nullopt;
+    c.backend = sv == "nccl" ? RankBackend::Nccl : RankBackend::Gloo;
+  }
+  if (!o["rank"].get_int64().get(n)) c.rank = static_cast<int>(n);
+  if (!o["slow_rank"].get_int64().get(n)) c.slowRank = static_cast<int>(n);
+  if (!o["slow_us"].get_int64().get(n)) c.slowUs = n;
   bool shapes = false;
   if (!o["record_shapes"].get_bool().get(shapes)) c.recordShapes = shapes;
   if (!o["out"].get_string().get(sv)) {

@@ -50,6 +50,7 @@ EventStore assembleRunStore(const RunCapture& cap, AssembleStats* stats) {
   meta.recordShapes = cap.inputShapes;
   meta.profileMemory = !cap.memory.empty();
   meta.processNames[cap.pid] = cap.processName;
+  meta.distributed = cap.distributed;
 
   std::unordered_map<uint32_t, int64_t> extOf;
   std::unordered_set<uint32_t> taggedWithCall;
@@ -97,7 +98,11 @@ EventStore assembleRunStore(const RunCapture& cap, AssembleStats* stats) {
     if ((a.kind == ActivityKind::Runtime || a.kind == ActivityKind::Driver) && a.correlation)
       launchOf.emplace(a.correlation, &a);
 
-  for (const auto& op : cap.ops) {
+  std::vector<std::pair<const CpuOpRecord*, const CollectiveRecord*>> opsAndComms;
+  for (const auto& op : cap.ops) opsAndComms.emplace_back(&op, nullptr);
+  for (const auto& c : cap.collectives) opsAndComms.emplace_back(&c.op, &c.comm);
+  for (const auto& [opp, comm] : opsAndComms) {
+    const CpuOpRecord& op = *opp;
     Event e;
     e.start = op.startNs;
     e.dur = std::max<int64_t>(0, op.endNs - op.startNs);
@@ -105,11 +110,26 @@ EventStore assembleRunStore(const RunCapture& cap, AssembleStats* stats) {
     e.family = op.userScope ? Family::UserAnnotation : Family::CpuOp;
     e.lane = b.lane(LaneKind::CpuThread, cap.pid, op.tid);
     e.externalId = op.externalId;
-    if (!op.inputDims.empty() || !op.inputTypes.empty() || op.sequenceNumber >= 0) {
+    if (!op.inputDims.empty() || !op.inputTypes.empty() || op.sequenceNumber >= 0 || comm) {
       EventArgs a;
       if (!op.inputDims.empty()) a.inputDims = b.strings().intern(op.inputDims);
       if (!op.inputTypes.empty()) a.inputTypes = b.strings().intern(op.inputTypes);
       a.sequenceNumber = op.sequenceNumber;
+      if (comm) {
+        const CollectiveRecord& r = *comm;
+        auto text = [&](const std::string& t) { return t.empty() ? uint32_t{0} : b.strings().intern(t); };
+        CommArgs c;
+        c.collectiveName = text(r.name);
+        c.pgName = text(r.pgName);
+        c.pgDesc = text(r.pgDesc);
+        c.groupRanks = text(r.groupRanks);
+        c.dtype = text(r.dtype);
+        c.inNelems = r.inNelems;
+        c.outNelems = r.outNelems;
+        c.seq = r.seq;
+        c.groupSize = r.groupSize;
+        a.comm = b.addComm(c);
+      }
       e.args = b.addArgs(a);
     }
     b.addEvent(e);

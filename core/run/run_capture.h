@@ -12,6 +12,13 @@
 
 namespace attnscope {
 
+// A collective's args as torch's record_param_comms carries them (Kineto writes them on the op).
+struct CollectiveRecord {
+  std::string name;  // "Collective name": "all_gather"
+  std::string pgName, pgDesc, groupRanks, dtype;
+  int64_t inNelems = -1, outNelems = -1, seq = -1, groupSize = -1;
+};
+
 struct CpuOpRecord {
   std::string name;
   int64_t startNs = 0;
@@ -22,6 +29,12 @@ struct CpuOpRecord {
   std::string inputDims;    // torch's str(input_shapes): "[[8, 16], []]"
   std::string inputTypes;   // "['float', 'Scalar']"
   int64_t sequenceNumber = -1;
+};
+
+// A record_param_comms op (a rank's collective) with the args Kineto writes on it.
+struct CollectiveOpRecord {
+  CpuOpRecord op;
+  CollectiveRecord comm;
 };
 
 // DriverWork: the driver's own work that CUPTI reports as overhead (lazy
@@ -65,6 +78,7 @@ struct RunCapture {
   int64_t pid = 0;
   std::string processName = "attnscope-cli";
   std::vector<CpuOpRecord> ops;
+  std::vector<CollectiveOpRecord> collectives;  // a rank's collectives (record_param_comms ops)
   std::vector<ActivityRecord> activities;
   std::vector<ExternalCorrelationRecord> externalCorrelations;
   std::vector<MemoryRecord> memory;
@@ -72,7 +86,8 @@ struct RunCapture {
   int cudaRuntimeVersion = 0;
   int cudaDriverVersion = 0;
   int cuptiVersion = 0;
-  bool inputShapes = false;  // the ops carry their input shapes (--record-shapes)
+  bool inputShapes = false;     // the ops carry their input shapes (--record-shapes)
+  DistributedInfo distributed;  // a rank of a multi-rank run: the trace's distributedInfo
 };
 
 struct AssembleStats {

@@ -43,6 +43,25 @@ std::string joinTimings(const RunConfig& c) {
   return t;
 }
 
+// The multi-rank options against each other and the shape (the GPU count is the engine's to check).
+std::optional<std::string> checkRanks(const RunConfig& c) {
+  const std::string n = std::to_string(c.ranks);
+  if (c.slowRank >= 0 && c.slowRank >= c.ranks)
+    return "run: --slow-rank " + std::to_string(c.slowRank) + " is not a rank of --ranks " + n + " (0 to " +
+           std::to_string(c.ranks - 1) + ")";
+  if (c.slowUs > 0 && c.slowRank < 0) return "run: --slow-us needs --slow-rank R (the rank to make late)";
+  if (c.slowRank >= 0 && c.ranks < 2) return "run: --slow-rank needs --ranks 2 or more";
+  if (c.ranks > 1 && c.shape[1] % c.ranks != 0)
+    return "run: --ranks " + n + " splits the heads across the ranks, but H=" + std::to_string(c.shape[1]) +
+           " (--shape B,H,S,D) is not a multiple of " + n;
+  if (c.backend == RankBackend::Nccl && c.device == RunDevice::Cpu)
+    return "run: --backend nccl runs on GPUs (one per rank); on the CPU use --backend gloo";
+  if (c.ranks > 1 && c.backend == RankBackend::Gloo && c.device == RunDevice::Cuda)
+    return "run: --backend gloo runs the ranks on the CPU (--device cpu); for one GPU per rank use --backend nccl";
+  if (c.rank >= c.ranks && c.ranks > 1) return "run: --internal-rank is not below --ranks";
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string_view dtypeName(RunDType d) {
@@ -82,6 +101,8 @@ std::string_view deviceName(RunDevice d) {
   }
   return "auto";
 }
+
+std::string_view backendName(RankBackend b) { return b == RankBackend::Nccl ? "nccl" : "gloo"; }
 
 size_t dtypeSize(RunDType d) { return d == RunDType::Float32 ? 4 : 2; }
 
@@ -227,6 +248,31 @@ std::optional<std::string> parseRunArgs(const std::vector<std::string>& args, Ru
       if (auto e = need()) return e;
       if (val.empty()) return "run: --out needs a file name";
       c.out = val;
+    } else if (opt == "--ranks" || opt == "--slow-rank" || opt == "--internal-rank" || opt == "--internal-store-port") {
+      if (auto e = need()) return e;
+      int64_t x = 0;
+      const int64_t lo = opt == "--ranks" ? 1 : 0, hi = opt == "--internal-store-port" ? 65535 : 64;
+      if (!parseInt(val, &x) || x < lo || x > hi)
+        return "run: " + opt + " takes an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
+               ", got '" + val + "'";
+      (opt == "--ranks"           ? c.ranks
+       : opt == "--slow-rank"     ? c.slowRank
+       : opt == "--internal-rank" ? c.rank
+                                  : c.storePort) = static_cast<int>(x);
+    } else if (opt == "--slow-us") {
+      if (auto e = need()) return e;
+      int64_t x = 0;
+      if (!parseInt(val, &x) || x < 0 || x > 60000000)
+        return "run: --slow-us takes microseconds from 0 to 60000000, got '" + val + "'";
+      c.slowUs = x;
+    } else if (opt == "--backend") {
+      if (auto e = need()) return e;
+      if (val == "gloo")
+        c.backend = RankBackend::Gloo;
+      else if (val == "nccl")
+        c.backend = RankBackend::Nccl;
+      else
+        return "run: --backend takes gloo or nccl, got '" + val + "'";
     } else if (opt == "--internal-pass") {
       if (auto e = need()) return e;
       c.pass = val;
@@ -237,6 +283,7 @@ std::optional<std::string> parseRunArgs(const std::vector<std::string>& args, Ru
       return "run: unknown option '" + args[i] + "' (see --help)";
     }
   }
+  if (auto e = checkRanks(c)) return e;
   if (c.device == RunDevice::Cpu)
     if (auto e = fitTimingToDevice(&c, false)) return e;
   *cfg = c;
@@ -284,6 +331,14 @@ std::vector<std::string> toRunArgs(const RunConfig& c) {
   a.insert(a.end(), {"--iters", std::to_string(c.iters)});
   a.insert(a.end(), {"--timing", joinTimings(c)});
   if (c.recordShapes) a.emplace_back("--record-shapes");
+  if (c.ranks > 1) {
+    a.insert(a.end(), {"--ranks", std::to_string(c.ranks), "--backend", std::string(backendName(c.backend))});
+    if (c.slowRank >= 0)
+      a.insert(a.end(), {"--slow-rank", std::to_string(c.slowRank), "--slow-us", std::to_string(c.slowUs)});
+  }
+  if (c.rank >= 0)
+    a.insert(a.end(),
+             {"--internal-rank", std::to_string(c.rank), "--internal-store-port", std::to_string(c.storePort)});
   if (!c.out.empty()) a.insert(a.end(), {"--out", c.out});
   if (c.progressJson) a.insert(a.end(), {"--progress", "json"});
   return a;
@@ -312,6 +367,10 @@ std::string runConfigJson(const RunConfig& c) {
   }
   s += std::string("], \"record_shapes\": ") + (c.recordShapes ? "true" : "false");
   s += ", \"out\": " + jsonString(c.out);
+  if (c.ranks > 1)
+    s += ", \"ranks\": " + std::to_string(c.ranks) + ", \"backend\": " + jsonString(backendName(c.backend)) +
+         ", \"rank\": " + std::to_string(c.rank) + ", \"slow_rank\": " + std::to_string(c.slowRank) +
+         ", \"slow_us\": " + std::to_string(c.slowUs);
   s += ", \"args\": " + jsonString([&] {
          std::string line;
          for (const auto& a : toRunArgs(c)) line += (line.empty() ? "" : " ") + a;
@@ -325,7 +384,9 @@ std::string runSummary(const RunConfig& c) {
   return std::to_string(c.shape[0]) + "x" + std::to_string(c.shape[1]) + "x" + std::to_string(c.shape[2]) + "x" +
          std::to_string(c.shape[3]) + " " + std::string(dtypeName(c.dtype)) + ", wrap " + joinWraps(c) + ", sync " +
          std::string(syncName(c.sync)) + ", scale " + std::string(scaleName(c.scale)) + ", warmup " +
-         std::to_string(c.warmup);
+         std::to_string(c.warmup) +
+         (c.ranks > 1 ? ", " + std::to_string(c.ranks) + " ranks (" + std::string(backendName(c.backend)) + ")"
+                      : std::string());
 }
 
 const char* const kRunHelpOptions =
@@ -355,10 +416,21 @@ const char* const kRunHelpOptions =
     "  --record-shapes         record every op's input shapes in the trace pass (and torch's\n"
     "                          record_shapes): off by default, as in torch.profiler, because\n"
     "                          reading every op's inputs lengthens the steps being timed\n"
-    "  --out FILE              default attnscope-run-<time>.json (written atomically)\n"
+    "  --out FILE              default attnscope-run-<time>.json (written atomically); with\n"
+    "                          --ranks N a folder (default attnscope-run-<time>/) holding rank-R.json\n"
+    "  --ranks N               N processes, one per rank (default 1): each runs H/N of the heads,\n"
+    "                          then the ranks' outputs are all-gathered at the end of AV MATMUL,\n"
+    "                          every call; each rank writes its own trace (distributedInfo, the\n"
+    "                          all-gather as record_param_comms). attnscope-cli ranks DIR reads them\n"
+    "  --backend gloo|nccl     how the ranks talk (default gloo: the CPU, over 127.0.0.1); nccl\n"
+    "                          needs one GPU per rank (rank R on cuda:R)\n"
+    "  --slow-rank R --slow-us T\n"
+    "                          rank R sleeps T microseconds before each all-gather (inside AV\n"
+    "                          MATMUL, as a slow_rank_sleep scope): a known straggler\n"
     "  --progress json         JSON lines on stdout: {\"phase\", \"iteration\", \"message\"}\n"
     "\n"
-    "Exit codes: 0 ok, 2 bad options / no GPU for --device cuda / unwritable output,\n"
+    "Exit codes: 0 ok, 2 bad options / no GPU for --device cuda (or fewer GPUs than ranks with\n"
+    "--backend nccl) / unwritable output,\n"
     "3 out of memory, 1 internal error.\n";
 
 std::string runHelp() {

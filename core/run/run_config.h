@@ -16,6 +16,8 @@ enum class RunDevice { Auto, Cuda, Cpu };
 enum class RunDType { Float32, Float16, BFloat16 };
 enum class SyncMode { None, End, Step, Blocking };
 enum class ScaleMode { DeviceTensor, HostScalar };
+// How the ranks of a multi-rank run (--ranks N) talk: gloo (the CPU, TCP on 127.0.0.1) or NCCL (one GPU per rank).
+enum class RankBackend { Gloo, Nccl };
 // Events: CUDA events at each step's start and end, nothing else recorded.
 // OpEvents: the same step events while every op and scope also records a
 // pair (use_cuda=True's way), so its inflation of the steps shows.
@@ -49,6 +51,16 @@ struct RunConfig {
   bool timingGiven = false;  // --timing was on the command line (else the defaults, which follow the device)
   std::string out;           // empty: attnscope-run-<time>.json
   bool progressJson = false;
+  // Several processes, one per rank (issue 36): each computes H/ranks of the heads, then the ranks'
+  // outputs are all-gathered at the end of AV MATMUL, every call. ranks = 1: one process, no collective.
+  int ranks = 1;
+  RankBackend backend = RankBackend::Gloo;
+  int slowRank = -1;   // --slow-rank: this rank sleeps slowUs before its all-gather (inside AV MATMUL)
+  int64_t slowUs = 0;  // --slow-us
+  // Internal: the rank this process is (-1: the launcher, or a single-process run) and the port of
+  // the launcher's TCPStore on 127.0.0.1.
+  int rank = -1;
+  int storePort = 0;
   // Internal: a child process measuring one pass ("" = the parent).
   std::string pass;
   std::string passOut;  // where a child writes its pass result
@@ -60,6 +72,7 @@ std::string_view syncName(SyncMode s);
 std::string_view scaleName(ScaleMode s);
 std::string_view timingName(TimingMethod t);
 std::string_view deviceName(RunDevice d);
+std::string_view backendName(RankBackend b);
 
 // Parses `attnscope-cli run` arguments. Returns an error message naming the
 // bad option and value, or nullopt on success. Unknown options are errors.

@@ -155,6 +155,26 @@ std::string chromeTraceJson(const EventStore& s, std::string_view extraMembers) 
            ", \"computeMinor\": " + std::to_string(d.computeMinor) + ", \"numSms\": " + std::to_string(d.numSms) + "}";
   }
   out += "],\n";
+  if (m.distributed.present) {
+    // As Kineto writes it (torch.distributed's rank, world size and process groups).
+    const DistributedInfo& d = m.distributed;
+    out += "  \"distributedInfo\": {\"backend\": " + jsonString(d.backend) + ", \"rank\": " + std::to_string(d.rank) +
+           ", \"world_size\": " + std::to_string(d.worldSize);
+    if (d.pgCount >= 0) out += ", \"pg_count\": " + std::to_string(d.pgCount);
+    if (d.hasPgConfig) {
+      out += ", \"pg_config\": [";
+      for (size_t i = 0; i < d.pgConfig.size(); ++i) {
+        const ProcessGroupConfig& p = d.pgConfig[i];
+        out += std::string(i ? ", " : "") + "{\"pg_name\": " + jsonString(p.name) +
+               ", \"pg_desc\": " + jsonString(p.desc) + ", \"backend_config\": " + jsonString(p.backendConfig) +
+               ", \"pg_size\": " + std::to_string(p.size) + ", \"ranks\": [";
+        for (size_t k = 0; k < p.ranks.size(); ++k) out += (k ? ", " : "") + std::to_string(p.ranks[k]);
+        out += "]}";
+      }
+      out += "]";
+    }
+    out += "},\n";
+  }
   if (m.cudaRuntimeVersion) out += "  \"cuda_runtime_version\": " + std::to_string(m.cudaRuntimeVersion) + ",\n";
   if (m.cudaDriverVersion) out += "  \"cuda_driver_version\": " + std::to_string(m.cudaDriverVersion) + ",\n";
   if (m.cuptiVersion) out += "  \"cupti_version\": " + std::to_string(m.cuptiVersion) + ",\n";

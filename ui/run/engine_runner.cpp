@@ -147,8 +147,8 @@ QStringList EngineRunner::recordArguments(const RecordConfig& cfg, const QString
 bool EngineRunner::start(const RunConfig& cfg, const QString& outPath) {
   if (proc_) return false;
   recording_ = false;
-  ranks_ = 1;
-  int passes = 1;  // the trace (cupti) pass always runs
+  ranks_ = cfg.ranks;  // several: outPath is the job's folder, rank 0's trace is opened
+  int passes = 1;      // the trace (cupti) pass always runs
   for (int m = 1; m < kTimingMethodCount; ++m)
     if (cfg.timing[m] && !timingInfo(static_cast<TimingMethod>(m)).childProcess) ++passes;
   total_ = std::max(1, passes * (cfg.warmup + cfg.iters));
@@ -302,7 +302,8 @@ void EngineRunner::onFinished(int exitCode, QProcess::ExitStatus status) {
   readStdout();
   RunOutcome o = recording_
                      ? classifyRecord(status, exitCode, cancelled_, QString::fromUtf8(stderrBuf_), outPath_, ranks_)
-                     : classify(status, exitCode, cancelled_, QString::fromUtf8(stderrBuf_), outPath_);
+                     : classify(status, exitCode, cancelled_, QString::fromUtf8(stderrBuf_),
+                                ranks_ > 1 ? QDir(outPath_).filePath(QStringLiteral("rank-0.json")) : outPath_);
   finish(o);
 }
 

@@ -195,6 +195,23 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
   wi->addWidget(new QLabel(tr("iterations"), this));
   wi->addWidget(iters_, 1);
   form->addRow(tr("Warm-up:"), wi);
+  ranks_ = new QSpinBox(this);
+  ranks_->setObjectName(QStringLiteral("ranks"));
+  ranks_->setRange(1, 64);
+  ranks_->setToolTip(
+      tr("Processes, one per rank: each runs its share of the heads, then the ranks' outputs are all-gathered at "
+         "the end of AV MATMUL. Each rank writes rank-R.json in one folder (File > Open Job reads it); 1 = one "
+         "process"));
+  backend_ = new QComboBox(this);
+  backend_->setObjectName(QStringLiteral("backend"));
+  backend_->addItem(tr("gloo (CPU)"), static_cast<int>(RankBackend::Gloo));
+  backend_->addItem(tr("nccl (a GPU per rank)"), static_cast<int>(RankBackend::Nccl));
+  auto* rk = new QHBoxLayout;
+  rk->setSpacing(4);
+  rk->addWidget(ranks_, 1);
+  rk->addWidget(new QLabel(tr("over"), this));
+  rk->addWidget(backend_, 2);
+  form->addRow(tr("Ran&ks:"), rk);
   top->addLayout(form);
 
   auto* timingBox = new QGroupBox(tr("Timing methods"), this);
@@ -282,8 +299,8 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
     updateTimingBoxes();
     changed();
   });
-  for (QComboBox* b : {sync_, scale_, dtype_}) connect(b, &QComboBox::currentIndexChanged, this, changed);
-  for (QSpinBox* s : {shape_[0], shape_[1], shape_[2], shape_[3], warmup_, iters_})
+  for (QComboBox* b : {sync_, scale_, dtype_, backend_}) connect(b, &QComboBox::currentIndexChanged, this, changed);
+  for (QSpinBox* s : {shape_[0], shape_[1], shape_[2], shape_[3], warmup_, iters_, ranks_})
     connect(s, &QSpinBox::valueChanged, this, changed);
 
   connect(scriptForm_, &ScriptForm::changed, this, changed);
@@ -344,6 +361,8 @@ RunConfig RunPanel::config() const {
   c.iters = iters_->value();
   for (int m = 0; m < kTimingMethodCount; ++m) c.timing[static_cast<size_t>(m)] = timing_[m]->isChecked();
   c.recordShapes = shapes_->isChecked();
+  c.ranks = ranks_->value();
+  c.backend = static_cast<RankBackend>(backend_->currentData().toInt());
   return c;
 }
 
@@ -360,6 +379,8 @@ void RunPanel::setConfig(const RunConfig& c) {
   warmup_->setValue(c.warmup);
   iters_->setValue(c.iters);
   shapes_->setChecked(c.recordShapes);
+  ranks_->setValue(c.ranks);
+  backend_->setCurrentIndex(backend_->findData(static_cast<int>(c.backend)));
   bool any = false;
   for (int m = 0; m < kTimingMethodCount; ++m) any |= c.timing[static_cast<size_t>(m)];
   for (int m = 0; m < kTimingMethodCount; ++m) timing_[m]->setChecked(any ? c.timing[static_cast<size_t>(m)] : m == 0);
@@ -545,7 +566,8 @@ bool RunPanel::startRun() {
     return false;
   }
   running_ = config();
-  const QString out = nextOutputPath();
+  QString out = nextOutputPath();
+  if (running_.ranks > 1) out.chop(5);  // a folder of rank-R.json
   ++runCounter_;
   stderr_->clear();
   stderr_->hide();

@@ -105,6 +105,8 @@ class RunPanel : public QWidget {
   QComboBox* device_ = nullptr;
   QSpinBox* warmup_ = nullptr;
   QSpinBox* iters_ = nullptr;
+  QSpinBox* ranks_ = nullptr;     // --ranks (1: one process)
+  QComboBox* backend_ = nullptr;  // --backend gloo|nccl
   QCheckBox* timing_[kTimingMethodCount] = {};
   QLabel* availability_ = nullptr;
   QLabel* estimate_ = nullptr;
