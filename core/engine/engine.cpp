@@ -82,26 +82,13 @@ int runChild(const std::string& selfExe, const RunConfig& cfg, TimingMethod m, c
   std::vector<std::string> args = {selfExe, "run"};
   for (auto& a : toRunArgs(c)) args.push_back(a);
   args.insert(args.end(), {"--internal-pass", std::string(timingName(m)), "--internal-pass-out", passOut});
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  // SIGTERM and SIGINT wait while the child is spawned and recorded, so the
-  // handler always knows the child it must stop; the child starts with the
-  // mask the run had.
-  sigset_t block, old;
-  sigemptyset(&block);
-  sigaddset(&block, SIGTERM);
-  sigaddset(&block, SIGINT);
-  sigprocmask(SIG_BLOCK, &block, &old);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setsigmask(&attr, &old);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  // SIGTERM and SIGINT wait while the child is spawned and recorded, so the handler always knows
+  // the child it must stop.
   pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, selfExe.c_str(), nullptr, &attr, argv.data(), environ);
-  posix_spawnattr_destroy(&attr);
-  if (spawned == 0) gChild = pid;
-  sigprocmask(SIG_SETMASK, &old, nullptr);  // a signal that came meanwhile is handled now
+  const int spawned = spawnWithSignalsHeld(std::move(args), [&](pid_t p) {
+    pid = p;
+    gChild = p;
+  });
   if (spawned != 0) return -1000;
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {

@@ -121,11 +121,6 @@ int runRanks(const RunConfig& cfgIn, const std::string& selfExe) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
-  sigset_t block, old;
-  sigemptyset(&block);
-  sigaddset(&block, SIGTERM);
-  sigaddset(&block, SIGINT);
-
   std::vector<pid_t> pids(static_cast<size_t>(cfg.ranks), 0);
   std::vector<std::string> outs;
   for (int r = 0; r < cfg.ranks; ++r) {
@@ -138,19 +133,11 @@ int runRanks(const RunConfig& cfgIn, const std::string& selfExe) {
     outs.push_back(c.out);
     std::vector<std::string> args = {selfExe, "run"};
     for (auto& a : toRunArgs(c)) args.push_back(a);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    sigprocmask(SIG_BLOCK, &block, &old);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setsigmask(&attr, &old);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
     pid_t pid = 0;
-    const int spawned = posix_spawn(&pid, selfExe.c_str(), nullptr, &attr, argv.data(), environ);
-    posix_spawnattr_destroy(&attr);
-    if (spawned == 0) gRanks[static_cast<size_t>(r)] = pid;
-    sigprocmask(SIG_SETMASK, &old, nullptr);
+    const int spawned = spawnWithSignalsHeld(std::move(args), [&](pid_t p) {
+      pid = p;
+      gRanks[static_cast<size_t>(r)] = p;
+    });
     if (spawned != 0) {
       std::cerr << "attnscope-cli: run: cannot start rank " << r << " (" << selfExe << "): " << std::strerror(spawned)
                 << "\n";
@@ -194,6 +181,27 @@ int runRanks(const RunConfig& cfgIn, const std::string& selfExe) {
     std::cout << "wrote " << dir << "/ (" << cfg.ranks << " ranks, rank-0.json to rank-" << cfg.ranks - 1
               << ".json; attnscope-cli ranks " << dir << " reads them as one job)\n";
   return kExitOk;
+}
+
+int spawnWithSignalsHeld(std::vector<std::string> args, const std::function<void(pid_t)>& started) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGINT);
+  sigprocmask(SIG_BLOCK, &block, &old);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setsigmask(&attr, &old);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, argv[0], nullptr, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  if (spawned == 0) started(pid);
+  sigprocmask(SIG_SETMASK, &old, nullptr);  // a signal that came meanwhile is handled now
+  return spawned;
 }
 
 }  // namespace attnscope::engine
