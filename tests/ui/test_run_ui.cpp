@@ -1,5 +1,7 @@
 // The Run panel and the Runs list as a user drives them: the engine missing, the command preview,
 // each wrapping box and sync mode, Run, and what the run recorded in the Explanation.
+#include <QSpinBox>
+
 #include "app_harness.h"
 #include "core/text/duration.h"
 
@@ -84,6 +86,15 @@ class RunUiTest : public QObject {
       QVERIFY2(preview->toPlainText().contains(QString::fromLatin1(modes[i])), qPrintable(preview->toPlainText()));
     }
     pickComboItem(sync, 0);
+    // Ranks: the block as N processes; the command says so, and 1 leaves the flag out.
+    auto* ranks = panel->findChild<QSpinBox*>(QStringLiteral("ranks"));
+    QVERIFY(ranks);
+    ranks->setFocus();
+    QTest::keyClick(ranks, Qt::Key_Up);
+    QCOMPARE(ranks->value(), 2);
+    QVERIFY2(preview->toPlainText().contains(QStringLiteral("--ranks 2")), qPrintable(preview->toPlainText()));
+    QTest::keyClick(ranks, Qt::Key_Down);
+    QVERIFY(!preview->toPlainText().contains(QStringLiteral("--ranks")));
     // Run on the CPU: the run ends in the Runs list, and its trace is shown.
     EngineRunner* runner = panel->runner();
     QVERIFY(waitForProbe(runner));
