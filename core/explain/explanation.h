@@ -205,7 +205,10 @@ struct TraceSnapshot;
 // recomputed. Steps are `steps` when given, else the engine's when the
 // trace has them, else the user annotations (and, inside the outermost
 // annotation, the top-level ops that no annotation covers).
-Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep>* steps = nullptr);
+// `profilerStepsFirst`: a trace of our engine that also carries ProfilerStep#N (a multi-rank run's) is
+// explained by those, one per iteration, instead of the engine's four steps per iteration (the job view's).
+Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep>* steps = nullptr,
+                         bool profilerStepsFirst = false);
 
 // Pieces, for callers that need only one.
 std::vector<StepReport> findSteps(const EventStore& store, const std::vector<EngineStep>* steps, std::string* source);

@@ -426,14 +426,18 @@ std::vector<SyncGroup> groupSyncWaits(const EventStore& s, std::vector<SyncWait>
 
 }  // namespace
 
-Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep>* steps) {
+Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep>* steps, bool profilerStepsFirst) {
   workCounters().explanations++;
   const EventStore& s = *snap.store;
   Explanation a;
   a.partial = s.meta().partial;
   // Our engine's traces name their four steps and host windows: use them.
   const EngineRun* engine = snap.engine ? &*snap.engine : nullptr;
-  const bool engineSteps = !steps && engine && !engine->steps.empty();
+  bool profilerMarks = false;
+  if (profilerStepsFirst)
+    for (uint32_t n = 0; n < s.strings().size() && !profilerMarks; ++n)
+      profilerMarks = s.str(n).starts_with("ProfilerStep#");
+  const bool engineSteps = !steps && engine && !engine->steps.empty() && !profilerMarks;
   std::vector<EngineStep> engineWindows;
   if (engineSteps) {
     engineWindows = engine->windows();

@@ -95,7 +95,9 @@ void findStragglers(JobReport& r) {
   r.stragglerRule =
       "a collective waited for its last rank when that rank arrived at least 2x the spread of the others' "
       "arrivals after the one before it (and at least 100 us and 5% of its median step), and 3x the job's usual "
-      "lateness (the last rank's median at the other collectives) after the others' median; a rank is a straggler "
+      "lateness (the last rank's median at the other collectives) after the others' median, or when that rank is "
+      "last at half the collectives or more, 5% of its step late there, and either last that often by chance less "
+      "than once in 1,000 or twice as late as the others when they are last; a rank is a straggler "
       "of a step when the step's collectives waited for it more often than not; persistent when that holds in "
       "most steps";
   for (MatchedCollective& m : r.matched) {
@@ -127,6 +129,40 @@ void findStragglers(JobReport& r) {
     if (!m.straggled && m.parts.size() >= 2) usual.push_back(m.lateNs);
   const int64_t noise = medianOf(usual);
   for (MatchedCollective& m : r.matched) m.straggled = m.straggled && m.lateNs >= 3 * noise;
+  // A rank that is last at half the collectives or more (chance makes it one in n) holds the others up
+  // even where no single collective stands out from the jitter, and then "the usual lateness" above is
+  // its own. Its collectives count as straggled when it came a step's floor late there, and at least
+  // twice as late as the other ranks do when they are last.
+  std::map<int64_t, std::vector<size_t>> lastAt;
+  std::map<int64_t, size_t> indexOf;
+  size_t compared = 0;
+  for (size_t k = 0; k < r.matched.size(); ++k)
+    if (r.matched[k].parts.size() >= 2) {
+      lastAt[r.matched[k].lastRank].push_back(k);
+      ++compared;
+    }
+  for (size_t i = 0; i < n; ++i) indexOf[r.ranks[i].rank] = i;
+  for (const auto& [rank, ks] : lastAt) {
+    if (ks.size() < 3 || 2 * ks.size() < compared || n < 3) continue;
+    std::vector<int64_t> mine, others;
+    for (size_t k = 0; k < r.matched.size(); ++k)
+      if (r.matched[k].parts.size() >= 2)
+        (r.matched[k].lastRank == rank ? mine : others).push_back(r.matched[k].lateNs);
+    const int64_t floorNs = std::max<int64_t>(100'000, medStep[indexOf[rank]] / 20);
+    const int64_t lateNs = medianOf(mine);
+    // Last this often by chance (each rank last one time in n): the binomial tail.
+    const double p = 1.0 / static_cast<double>(n);
+    double chance = 0;
+    for (size_t j = ks.size(); j <= compared; ++j)
+      chance += std::exp(std::lgamma(static_cast<double>(compared) + 1) - std::lgamma(static_cast<double>(j) + 1) -
+                         std::lgamma(static_cast<double>(compared - j) + 1) + static_cast<double>(j) * std::log(p) +
+                         static_cast<double>(compared - j) * std::log1p(-p));
+    const bool rare = chance < 1e-3;
+    const bool later = others.empty() || lateNs >= 2 * medianOf(others);
+    if (lateNs < floorNs || (!rare && !later)) continue;
+    for (size_t k : ks)
+      if (r.matched[k].lateNs >= floorNs) r.matched[k].straggled = true;
+  }
 
   // Per rank and step.
   r.figures.assign(n, {});
@@ -361,38 +397,44 @@ void writeHeadlineText(JobReport& r) {
   for (const auto& [rank, k] : lastCount) byCount.emplace_back(-k, rank);
   std::sort(byCount.begin(), byCount.end());
   std::string who;
-  for (size_t i = 0; i < byCount.size() && i < 3; ++i)
+  for (size_t i = 0; i < byCount.size() && i < 8; ++i)
     who += (i ? ", rank " : "rank ") + std::to_string(byCount[i].second) + " at " + std::to_string(-byCount[i].first);
-  // No rank stands apart: what costs the job is then either the waiting itself (ranks that take turns
-  // being last, a load imbalance) or each rank's own work; the larger of the two leads.
-  std::vector<int64_t> waitShare, stepNs, waitNs;  // per rank and step
-  std::map<std::string, int64_t> causeNs;
-  std::map<std::string, std::string> causeLabel;
+  if (byCount.size() > 8) who += ", and " + std::to_string(byCount.size() - 8) + " more ranks";
+  // No rank stands apart: what costs the job is then the largest part of the ranks' step time, added
+  // over ranks and steps: their compute, their exposed communication (the wait for the last rank
+  // inside it), or neither (the device idle while the host launches, runs Python or loads data).
+  int64_t total = 0, sums[3] = {}, waitIn = 0;
+  std::vector<int64_t> part[3];
   for (const auto& steps : r.figures)
     for (const StepFigures& f : steps) {
       if (f.stepNs <= 0) continue;
-      stepNs.push_back(f.stepNs);
-      waitNs.push_back(f.waitForLastNs);
-      waitShare.push_back(f.waitForLastNs * 1000 / f.stepNs);
-      if (!f.cause.empty()) {
-        causeNs[f.cause] += f.causeNs;
-        causeLabel[f.cause] = f.causeLabel.empty() ? f.cause : f.causeLabel;
-      }
+      const int64_t rest = std::max<int64_t>(0, f.stepNs - f.computeNs - f.exposedCommNs);
+      total += f.stepNs;
+      sums[0] += f.computeNs;
+      sums[1] += f.exposedCommNs;
+      sums[2] += rest;
+      waitIn += std::min(f.waitForLastNs, f.exposedCommNs);
+      part[0].push_back(f.computeNs);
+      part[1].push_back(f.exposedCommNs);
+      part[2].push_back(rest);
     }
   std::string lead;
-  if (!stepNs.empty()) {
-    const int64_t share = medianOf(waitShare);  // per mille
-    if (share >= 150) {
-      lead = "What costs this job most: waiting in collectives for the last rank to arrive, a median " +
-             ms(medianOf(waitNs)) + " of a " + ms(medianOf(stepNs)) + " step (" + std::to_string((share + 5) / 10) +
-             "% [p90 " + std::to_string((percentile(waitShare, 0.9) + 5) / 10) + "%] over ranks and steps). ";
-    } else if (!causeNs.empty()) {
-      auto top = std::max_element(causeNs.begin(), causeNs.end(),
-                                  [](const auto& a, const auto& b) { return a.second < b.second; });
-      lead = "What costs this job most: each rank's own " + causeLabel[top->first] + " (the ranks' top cause, " +
-             ms(top->second) + " over ranks and steps); waiting for the last rank is a median " +
-             std::to_string((share + 5) / 10) + "% of a step. ";
-    }
+  if (total > 0) {
+    auto pct = [&](int64_t x) { return std::to_string((x * 100 + total / 2) / total) + "%"; };
+    const std::string names[3] = {
+        "the ranks' compute",
+        "communication not hidden behind compute (" + pct(waitIn) + " of the step time waiting for the last rank)",
+        "time in neither compute nor communication (the device idle while the host launches, runs Python or "
+        "loads data)"};
+    const char* shortName[3] = {"compute", "exposed communication", "neither"};
+    const int k = static_cast<int>(std::max_element(sums, sums + 3) - sums);
+    lead = "What costs this job most: " + names[k] + ", " + pct(sums[k]) + " of the ranks' step time (a median " +
+           ms(medianOf(part[k])) + " a step [p10 " + ms(percentile(part[k], 0.1)) + " - p90 " +
+           ms(percentile(part[k], 0.9)) + "]); ";
+    std::string rest;
+    for (int q = 0; q < 3; ++q)
+      if (q != k) rest += (rest.empty() ? "" : ", ") + std::string(shortName[q]) + " " + pct(sums[q]);
+    lead += rest + ". ";
   }
   r.headline = lead + "No straggler: no rank stands apart from the others. At the " + std::to_string(late.size()) +
                " matched collectives the last rank arrived a median " + ms(medianOf(late)) + " [p90 " +

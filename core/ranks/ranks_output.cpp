@@ -40,8 +40,9 @@ std::string spreadText(const std::vector<int64_t>& v) {
   return ms(medianOf(v)) + " [" + ms(pct(v, 0.1)) + " - " + ms(pct(v, 0.9)) + "]";
 }
 
+// A column: `s`, then spaces to `w`, and always at least two (a long value never runs into the next).
 std::string pad(std::string s, size_t w) {
-  if (s.size() < w) s.append(w - s.size(), ' ');
+  s.append(s.size() + 2 < w ? w - s.size() : 2, ' ');
   return s;
 }
 
@@ -69,7 +70,8 @@ std::string jobText(const JobReport& r) {
   o += "ranks (per step: median [p10 - p90] over its steps; waiting = from its arrival to the last rank's, on the "
        "aligned clock):\n";
   o += "  " + pad("rank", 6) + pad("steps", 7) + pad("step time", 34) + pad("compute", 34) + pad("exposed comm", 34) +
-       pad("overlapped comm", 34) + pad("waiting for last", 34) + pad("last in", 9) + "top cause (steps)  file\n";
+       pad("overlapped comm", 34) + pad("waiting for last", 34) + pad("held others up", 16) +
+       "top cause (steps)  file\n";
   for (size_t i = 0; i < r.ranks.size(); ++i) {
     const auto& fs = i < r.figures.size() ? r.figures[i] : std::vector<StepFigures>{};
     std::vector<int64_t> step, comp, exp, ovl, wait;
@@ -91,7 +93,7 @@ std::string jobText(const JobReport& r) {
       if (k > most) cause = c, most = k;
     o += "  " + pad(std::to_string(r.ranks[i].rank), 6) + pad(std::to_string(fs.size()), 7) +
          pad(spreadText(step), 34) + pad(spreadText(comp), 34) + pad(spreadText(exp), 34) + pad(spreadText(ovl), 34) +
-         pad(spreadText(wait), 34) + pad(std::to_string(last) + "/" + std::to_string(withColl), 9) +
+         pad(spreadText(wait), 34) + pad(std::to_string(last) + "/" + std::to_string(withColl), 16) +
          (cause.empty() ? "-" : cause + " (" + std::to_string(most) + "/" + std::to_string(fs.size()) + ")") + "  " +
          r.ranks[i].file + "\n";
   }

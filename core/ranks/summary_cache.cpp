@@ -371,7 +371,8 @@ bool summarizeFile(const std::string& trace, const ReaderLimits& limits, RankSum
     return false;
   }
   if (warning && !lr.warning.empty()) *warning = trace + ": " + lr.warning;
-  const auto snap = buildSnapshot(std::make_shared<const EventStore>(std::move(*lr.store)), {.shapeTables = false});
+  const auto snap = buildSnapshot(std::make_shared<const EventStore>(std::move(*lr.store)),
+                                  {.shapeTables = false, .profilerStepsFirst = true});
   *out = summarizeRank(*snap, trace);
   return true;
 }

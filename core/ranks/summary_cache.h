@@ -18,7 +18,7 @@
 
 namespace attnscope::ranks {
 
-inline constexpr const char* kSummaryCacheVersion = "1";
+inline constexpr const char* kSummaryCacheVersion = "2";  // 2: engine traces summarised by their ProfilerSteps
 
 struct SummaryCacheDir {
   std::string dir;        // the folder the summary's files are (or go) in

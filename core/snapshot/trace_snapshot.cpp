@@ -29,7 +29,9 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
     snap->correctedByName =
         std::make_shared<const KeyAverages>(computeKeyAverages(s, GroupBy::Name, Attribution::Corrected));
   }
-  if (options.explain) snap->explanation = std::make_shared<const Explanation>(explainTrace(*snap, options.steps));
+  if (options.explain)
+    snap->explanation =
+        std::make_shared<const Explanation>(explainTrace(*snap, options.steps, options.profilerStepsFirst));
   return snap;
 }
 

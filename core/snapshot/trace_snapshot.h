@@ -36,6 +36,7 @@ struct SnapshotOptions {
   bool explain = true;                             // false: no explanation (info needs only the ledger)
   bool shapeTables = true;                         // false: no input-shape tables (they stay null)
   const std::vector<EngineStep>* steps = nullptr;  // steps to explain instead of the trace's own
+  bool profilerStepsFirst = false;                 // an engine trace's ProfilerStep#N over its four steps
 };
 
 std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventStore> store,
