@@ -17,6 +17,7 @@
 
 #include "cli_run.h"
 #include "core/run/record_config.h"
+#include "core/run/script_run.h"
 
 using namespace attnscope;
 
@@ -166,6 +167,31 @@ class TestRecord : public QObject {
     RecordConfig back;
     QVERIFY(!parseRecordArgs(toRecordArgs(g), &back));
     QCOMPARE(back, g);
+  }
+
+  // What the profiler added, said only as far as the steps' spread allows (by-hand figures).
+  void inflationWording() {
+    auto note = [](const char* profiled, const char* host) {
+      const std::string j = std::string("{\"status\": \"complete\", \"profiled_ns\": ") + profiled +
+                            ", \"baseline_host_ns\": " + host + ", \"config\": {\"baseline\": 3}}";
+      const auto r = parseScriptRun(j);
+      for (const std::string& n : scriptRunNotes(*r))
+        if (n.starts_with("the profiler's inflation")) return QString::fromStdString(n);
+      return QString();
+    };
+    // 12 ms against 10 ms, each spread 0.2 ms: +2 ms (20%), beyond the spread.
+    QString n = note("[11900000, 12000000, 12100000]", "[9900000, 10000000, 10100000]");
+    QVERIFY2(n.contains("+2.000 ms (20%), beyond the steps' spread"), qPrintable(n));
+    QVERIFY(n.contains("12.000 ms (median; min-max 11.900 ms-12.100 ms over 3 steps)"));
+    // +0.1 ms inside a 4 ms spread: no measurable cost.
+    n = note("[8000000, 10100000, 12000000]", "[9000000, 10000000, 11000000]");
+    QVERIFY2(n.contains("+100.000 us, inside the steps' own spread (4.000 ms): no measurable cost"), qPrintable(n));
+    // Faster under the profiler by more than the spread: inconclusive, never a negative cost.
+    n = note("[5000000, 5100000, 5200000]", "[9900000, 10000000, 10100000]");
+    QVERIFY2(n.contains("inconclusive") && !n.contains(QRegularExpression("[ (:]-[0-9]")), qPrintable(n));
+    // Two steps: too few to tell.
+    n = note("[5000000, 5100000]", "[9900000, 10000000]");
+    QVERIFY2(n.contains("too few steps to tell"), qPrintable(n));
   }
 
   // A training loop with a single-process DataLoader, children wrapped, a sync per step.
