@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -95,6 +96,7 @@ std::vector<std::string> runWorkers(const std::vector<std::string>& files, size_
     if (running == 0) break;
     int status = 0;
     const pid_t done = ::waitpid(-1, &status, 0);
+    if (done < 0 && errno == EINTR) continue;
     if (done < 0) break;
     for (auto& [pid, file] : pids)
       if (pid == done) {

@@ -433,17 +433,20 @@ Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep
   a.partial = s.meta().partial;
   // Our engine's traces name their four steps and host windows: use them.
   const EngineRun* engine = snap.engine ? &*snap.engine : nullptr;
-  bool profilerMarks = false;
-  if (profilerStepsFirst)
-    for (uint32_t n = 0; n < s.strings().size() && !profilerMarks; ++n)
-      profilerMarks = s.str(n).starts_with("ProfilerStep#");
-  const bool engineSteps = !steps && engine && !engine->steps.empty() && !profilerMarks;
+  // The trace's own steps first when asked (a multi-rank engine run's ProfilerStep#N); the engine's
+  // windows only when it has none.
+  bool found = false;
+  if (profilerStepsFirst && !steps) {
+    a.steps = findSteps(s, nullptr, &a.stepSource);
+    found = a.stepSource == "profiler_steps" || !engine || engine->steps.empty();
+  }
+  const bool engineSteps = !found && !steps && engine && !engine->steps.empty();
   std::vector<EngineStep> engineWindows;
   if (engineSteps) {
     engineWindows = engine->windows();
     steps = &engineWindows;
   }
-  a.steps = findSteps(s, steps, &a.stepSource);
+  if (!found) a.steps = findSteps(s, steps, &a.stepSource);
   // A recorded script that stopped inside a step: that step ran until the script ended (or failed),
   // so it is not a step of the loop; it stays in the trace and out of the figures.
   if (snap.record && !snap.record->openStep.empty() && a.stepSource == "profiler_steps")

@@ -216,6 +216,7 @@ void findStragglers(JobReport& r) {
     std::vector<int64_t> late;
     std::map<std::string, std::vector<Reason>> regions;
     std::vector<Reason> all;
+    std::string kind;
     std::set<int> explained;
     for (const MatchedCollective& m : r.matched) {
       if (!m.straggled || m.lastRank != s.rank) continue;
@@ -226,6 +227,7 @@ void findStragglers(JobReport& r) {
       late.push_back(m.lateNs);
       if (!explained.insert(k).second) continue;  // the step's first straggled collective tells why
       const Reason why = reasonFor(r, m, i);
+      if (all.empty()) kind = collectiveOf(r, m.parts.front()).kind;  // the kind of collective it was late to
       all.push_back(why);
       if (!why.region.empty() && 2 * why.excessNs >= m.lateNs) regions[why.region].push_back(why);
     }
@@ -265,7 +267,6 @@ void findStragglers(JobReport& r) {
         delay.push_back(x.startDelayNs - x.othersStartDelayNs);
       }
       s.workRatio = static_cast<double>(medianOf(ratio1000)) / 1000.0;
-      const std::string kind = collectiveOf(r, r.matched.front().parts.front()).kind;
       if (s.workRatio >= 1.5) {
         s.cause = "slow_work";
         char buf[32];

@@ -119,7 +119,6 @@ def _sync(state):
 
 def _on_step_end(state):
     cfg = state.cfg
-    torch = state.torch
     now = time.perf_counter_ns
     if cfg["sync"] == "step":
         with state.record_function("attnscope::step_sync"):
@@ -163,12 +162,10 @@ def _on_step_end(state):
             if not cfg["keep_running"]:
                 raise _Done()
     state.last_boundary = now()
-    del torch
 
 
 def _install_steps(state, script, tree_holder):
     cfg = state.cfg
-    torch = state.torch
     fn = cfg.get("step_fn") or ""
     if fn:
         mod, _, name = fn.partition(":")
@@ -428,8 +425,6 @@ def main():
             cfg.get("step_fn"), type(e).__name__, e), steps_seen=0, trace_written=False, partial=False)
         write_result()
         return 2
-    if state.step_source == "none":
-        state.step_source = "optimizer.step"
     try:
         _install_wrapping(state)
         ours = _guard_own_profiler(state, script)

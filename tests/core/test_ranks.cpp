@@ -21,7 +21,8 @@ const QString kSets = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/multirank");
 const QString kHand = QStringLiteral(ATTNSCOPE_TEST_DATA "/ranks");
 
 QJsonObject ranksJson(const QString& path) {
-  const Run r = cli({"ranks", path, "--format", "json"}, 120000);
+  // --no-cache: every call summarises the traces again (a cache left by an earlier build would test that build).
+  const Run r = cli({"ranks", path, "--format", "json", "--no-cache"}, 120000);
   if (r.code != 0) qWarning("%s", qPrintable(r.err));
   return QJsonDocument::fromJson(r.out.toUtf8()).object();
 }

@@ -26,7 +26,8 @@ const QString kSets = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/multirank");
 QJsonObject cliJob(const QString& folder) {
   QProcess p;
   p.start(QStringLiteral(ATTNSCOPE_BIN_DIR "/attnscope-cli"),
-          {QStringLiteral("ranks"), folder, QStringLiteral("--format"), QStringLiteral("json")});
+          {QStringLiteral("ranks"), folder, QStringLiteral("--format"), QStringLiteral("json"),
+           QStringLiteral("--no-cache")});
   if (!p.waitForFinished(120000) || p.exitCode() != 0) return {};
   return QJsonDocument::fromJson(p.readAllStandardOutput()).object();
 }

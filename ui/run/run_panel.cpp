@@ -553,14 +553,12 @@ bool RunPanel::startRun() {
     stderr_->clear();
     stderr_->hide();
     progress_->setValue(0);
-    runningScript_ = true;
     if (!runner_->startRecord(r, out)) return false;
     setEditorsEnabled(false);
     updateEnabled();
     emit recordStarted(qs(recordSummary(r)), out);
     return true;
   }
-  runningScript_ = false;
   if (avail_.probed && !avail_.engineBuilt) {
     status_->setText(tr("Cannot run: %1").arg(avail_.reason));
     return false;

@@ -88,7 +88,6 @@ class RunPanel : public QWidget {
   QWidget* engineA_ = nullptr;
   QWidget* engineB_ = nullptr;
   ScriptForm* scriptForm_ = nullptr;
-  bool runningScript_ = false;
   EngineAvailability avail_;
   QString outDir_;
   int runCounter_ = 0;
