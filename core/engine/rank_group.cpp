@@ -11,7 +11,10 @@
 #include <chrono>
 #include <string>
 
-#ifdef USE_C10D_NCCL
+// ProcessGroupNCCL.hpp includes CUDA's fp16 header, which needs CCCL's <nv/target>: a CUDA toolkit
+// has it, torch's wheels do not. Without it the engine is built without NCCL and says so (gloo works).
+#if defined(USE_C10D_NCCL) && __has_include(<nv/target>)
+#define ATTNSCOPE_NCCL 1
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
@@ -58,7 +61,7 @@ RankGroup::RankGroup(const RunConfig& cfg, at::Device device, std::string_view p
     impl_->pg->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, gloo);
     impl_->pg->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
   } else {
-#ifdef USE_C10D_NCCL
+#ifdef ATTNSCOPE_NCCL
     auto opts = c10d::ProcessGroupNCCL::Options::create();
     opts->timeout = timeout;
     auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, cfg.rank, cfg.ranks, opts);
@@ -67,7 +70,9 @@ RankGroup::RankGroup(const RunConfig& cfg, at::Device device, std::string_view p
     (void)device;
 #else
     (void)device;
-    TORCH_CHECK(false, "this engine was built against a LibTorch without NCCL (USE_C10D_NCCL)");
+    TORCH_CHECK(false,
+                "this engine was built without NCCL: its LibTorch has none (USE_C10D_NCCL), or CUDA's CCCL headers "
+                "(<nv/target>, from a CUDA toolkit or PyPI's nvidia-cuda-cccl) were missing when it was built");
 #endif
   }
 }
