@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 #include <string>
 
 // ProcessGroupNCCL.hpp includes CUDA's fp16 header, which needs CCCL's <nv/target>: a CUDA toolkit
@@ -70,9 +71,10 @@ RankGroup::RankGroup(const RunConfig& cfg, at::Device device, std::string_view p
     (void)device;
 #else
     (void)device;
-    TORCH_CHECK(false,
-                "this engine was built without NCCL: its LibTorch has none (USE_C10D_NCCL), or CUDA's CCCL headers "
-                "(<nv/target>, from a CUDA toolkit or PyPI's nvidia-cuda-cccl) were missing when it was built");
+    // A plain exception: TORCH_CHECK would put this file's build path into the installed engine.
+    throw std::runtime_error(
+        "this engine was built without NCCL: its LibTorch has none (USE_C10D_NCCL), or CUDA's CCCL headers "
+        "(<nv/target>, from a CUDA toolkit or PyPI's nvidia-cuda-cccl) were missing when it was built");
 #endif
   }
 }
