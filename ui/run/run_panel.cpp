@@ -211,7 +211,9 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
   rk->addWidget(ranks_, 1);
   rk->addWidget(new QLabel(tr("over"), this));
   rk->addWidget(backend_, 2);
-  form->addRow(tr("Ran&ks:"), rk);
+  auto* ranksLabel = new QLabel(tr("Ran&ks:"), this);  // its field is a row: the mnemonic needs a buddy
+  ranksLabel->setBuddy(ranks_);
+  form->addRow(ranksLabel, rk);
   top->addLayout(form);
 
   auto* timingBox = new QGroupBox(tr("Timing methods"), this);
