@@ -179,8 +179,9 @@ void matchByOrder(JobReport& r, const Group& g) {
         mismatch = true;
       }
       if (reported++ < 10) {
-        const Collective& theirs =
-            collectiveOf(r, in.empty() ? Part{g.members[m], g.collectives[m][ptr[m]]} : in.front());
+        // A named Part: binding the result to a temporary argument trips GCC 13's -Wdangling-reference.
+        const Part shownPart = in.empty() ? Part{g.members[m], g.collectives[m][ptr[m]]} : in.front();
+        const Collective& theirs = collectiveOf(r, shownPart);
         r.findings.push_back({"mismatch",
                               "process group '" + g.name + "', collective #" + std::to_string(index) + " (" +
                                   shown(theirs) + " on the others): " + what,
