@@ -75,6 +75,23 @@ ReaderLimits readerLimits(Args& a) {
   return l;
 }
 
+cache::OpenOptions openOptions(Args& a, const SnapshotOptions& snapshot) {
+  cache::OpenOptions o;
+  o.limits = readerLimits(a);
+  if (a.flag("--no-cache")) o.cache = cache::CacheUse::Off;
+  o.snapshot = snapshot;
+  return o;
+}
+
+std::shared_ptr<const TraceSnapshot> openOrThrow(const std::string& path, const cache::OpenOptions& options) {
+  cache::OpenedTrace t = cache::openTrace(path, options);
+  if (!t.ok()) throw UsageError(t.error ? t.error->what() : path + ": could not be read");
+  if (!t.warning.empty()) std::cerr << "attnscope-cli: warning: " << path << ": " << t.warning << "\n";
+  if (t.cache.state == cache::CacheReport::State::Failed)
+    std::cerr << "attnscope-cli: note: " << path << ": its columnar cache was not written: " << t.cache.why << "\n";
+  return t.snapshot;
+}
+
 EventStore loadOrThrow(const std::string& path, const ReaderLimits& limits) {
   LoadResult r = loadTrace(path, limits);
   if (!r.ok()) throw UsageError(r.error->what());

@@ -13,7 +13,8 @@ int cmdExplain(Args& a);
 int cmdWhy(Args& a);
 int cmdView(const std::string& view, Args& a);  // overview, kernels, memory, modules
 int cmdCompare(Args& a);
-int cmdRanks(Args& a);  // a distributed job's traces, one per rank
+int cmdExport(Args& a);  // --parquet DIR: Perfetto-shaped tables
+int cmdRanks(Args& a);   // a distributed job's traces, one per rank
 int cmdRun(const std::vector<std::string>& args);
 int cmdRecord(const std::vector<std::string>& args);
 

@@ -330,7 +330,7 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
     // time of the op it interrupted instead of being counted twice.
     if (corrected && e.family == Family::Overhead && mainThread != UINT32_MAX) f.thread = mainThread;
     if (e.family == Family::CpuOp) {
-      const EventArgs* a = store.argsOf(e);
+      const auto a = store.argsOf(e);
       if (a && a->inputDims) {
         f.shapes = localName(a->inputDims);  // a shape string is never filtered or renamed
       }
@@ -344,7 +344,7 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
       }
       while (memFrom != mem.end() && memFrom->ts < f.start) ++memFrom;
       for (auto it = memFrom; it != mem.end() && it->ts <= f.end; ++it) {
-        const EventArgs* a = store.argsOf(events[it->ev]);
+        const auto a = store.argsOf(events[it->ev]);
         if (a) {
           if (cpuMemDevice(a->deviceType))
             f.cpuMem += a->bytes;
@@ -372,7 +372,7 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
     f.thread = e.lane;
     f.start = f.end = e.start;
     f.family = Family::Memory;
-    const EventArgs* a = store.argsOf(e);
+    const auto a = store.argsOf(e);
     if (a) {
       if (cpuMemDevice(a->deviceType))
         f.cpuMem = a->bytes;
