@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "core/write/atomic_file.h"
@@ -89,6 +90,18 @@ std::shared_ptr<const TraceSnapshot> openOrThrow(const std::string& path, const 
   if (!t.warning.empty()) std::cerr << "attnscope-cli: warning: " << path << ": " << t.warning << "\n";
   if (t.cache.state == cache::CacheReport::State::Failed)
     std::cerr << "attnscope-cli: note: " << path << ": its columnar cache was not written: " << t.cache.why << "\n";
+  // For attnscope-bench: where the open's time went, as key=value.
+  if (std::getenv("ATTNSCOPE_REPORT_OPEN")) {
+    static const char* const kState[] = {"off", "hit", "written", "failed"};
+    std::fprintf(stderr,
+                 "open_cache=%s open_read_s=%.3f open_parse_s=%.3f open_build_s=%.3f open_snapshot_s=%.3f "
+                 "open_cache_s=%.3f open_chunks=%llu open_spilled=%d cache_bytes=%llu events=%zu rss_read_mb=%.0f "
+                 "rss_snapshot_mb=%.0f rss_cache_mb=%.0f\n",
+                 kState[static_cast<int>(t.cache.state)], t.timings.read, t.timings.parse, t.timings.build,
+                 t.snapshotSeconds, t.cacheSeconds, static_cast<unsigned long long>(t.chunks), t.spilled ? 1 : 0,
+                 static_cast<unsigned long long>(t.cache.bytes), t.snapshot->store->size(), t.rssReadMb,
+                 t.rssSnapshotMb, t.rssCacheMb);
+  }
   return t.snapshot;
 }
 

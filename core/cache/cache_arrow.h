@@ -22,8 +22,9 @@ inline constexpr const char* kTableKey = "attnscope_table";
 // The manifest keeps a hash of every block of this many bytes of every file. A cache of at most
 // kWholeCheckBytes is checked whole on open; a larger one by each file's first and last block and
 // kSampledBlocks blocks drawn at random (reading a huge cache whole would cost what the cache saves).
-inline constexpr size_t kBlockBytes = size_t{1} << 20;
-inline constexpr uint64_t kWholeCheckBytes = uint64_t{256} << 20;
+// The pages read for the check are given back at once.
+inline constexpr size_t kBlockBytes = size_t{64} << 10;
+inline constexpr uint64_t kWholeCheckBytes = uint64_t{64} << 20;
 inline constexpr int kSampledBlocks = 16;
 
 // The Arrow type that holds a column of T (enums by their underlying integer).

@@ -1,8 +1,10 @@
 #include "core/cache/open_trace.h"
 
+#include <malloc.h>
 #include <sys/stat.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string_view>
@@ -14,6 +16,13 @@
 namespace attnscope::cache {
 
 namespace {
+
+double residentMb() {
+  if (std::getenv("ATTNSCOPE_DEBUG_RSS"))
+    std::fprintf(stderr, "rss total %zu MB, files %zu MB\n", spill::residentBytes() >> 20,
+                 spill::residentFileBytes() >> 20);
+  return static_cast<double>(spill::residentBytes()) / 1e6;
+}
 
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -108,6 +117,7 @@ OpenedTrace openTrace(const std::string& path, const OpenOptions& options) {
   setStage(limits, 0);
   LoadResult r = loadTrace(path, limits);
   out.timings = r.timings;
+  out.rssReadMb = residentMb();
   out.jsonBytes = r.jsonBytes;
   out.chunks = r.chunks;
   out.warning = r.warning;
@@ -129,6 +139,7 @@ OpenedTrace openTrace(const std::string& path, const OpenOptions& options) {
   if (useCache) so = SnapshotOptions{};  // the cache holds everything
   auto built = buildSnapshot(std::make_shared<const EventStore>(std::move(*r.store)), so);
   out.snapshotSeconds = since(ts);
+  out.rssSnapshotMb = residentMb();
   if (cancelled(limits)) {
     out.cancelled = true;
     out.error = LoadError{path, "loading cancelled"};
@@ -150,6 +161,9 @@ OpenedTrace openTrace(const std::string& path, const OpenOptions& options) {
         setStage(limits, kStageReadCache);
         out.snapshot.reset();
         built.reset();
+#ifdef __GLIBC__
+        ::malloc_trim(0);  // the heap the snapshot's small parts took, back to the system
+#endif
         std::string why;
         if (auto hit = openCache(path, key, &why)) {
           out.snapshot = std::move(hit->snapshot);
@@ -166,6 +180,7 @@ OpenedTrace openTrace(const std::string& path, const OpenOptions& options) {
       out.cache.why = w.error;
     }
     out.cacheSeconds = since(tc);
+    out.rssCacheMb = residentMb();
   }
   if (out.spilled) spill::setSpilling(false);
   return out;

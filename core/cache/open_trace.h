@@ -58,6 +58,8 @@ struct OpenedTrace {
   bool spilled = false;  // read with its large arrays in files (larger than the memory budget)
   LoadTimings timings;
   double snapshotSeconds = 0, cacheSeconds = 0;
+  // Resident set (MB) after each stage of a first open: read, snapshot, cache written (and mapped back).
+  double rssReadMb = 0, rssSnapshotMb = 0, rssCacheMb = 0;
   CacheReport cache;
   bool ok() const { return snapshot != nullptr; }
 };

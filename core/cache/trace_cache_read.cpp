@@ -57,6 +57,9 @@ struct Mapping {
   }
 };
 
+// Ids checked against their tables' sizes on open: a sample (each one touches pages of a column).
+constexpr int kSamples = 256;
+
 std::string hex64(uint64_t v) {
   static const char* d = "0123456789abcdef";
   std::string s(16, '0');
@@ -112,6 +115,7 @@ struct Reader {
         std::mt19937_64 rng((uint64_t{rd()} << 32) ^ rd());
         for (int k = 0; ok && k < kSampledBlocks && blocks > 2; ++k) ok = blockOk(1 + rng() % (blocks - 2));
       }
+      ::madvise(m->p, m->n, MADV_DONTNEED);  // what the check read: not kept resident
       if (!ok) return t->fail("its bytes are not the ones written (damaged)");
     }
     auto buf = std::make_shared<::arrow::Buffer>(static_cast<const uint8_t*>(m->p), static_cast<int64_t>(m->n));
@@ -221,7 +225,7 @@ std::optional<EventStore> readStore(Reader& r, const std::string& trace) {
   if (at != n || p.laneMaxDur.size() != p.lanes.size())
     return ev.fail("its lanes do not tile the events"), std::nullopt;
   std::mt19937_64 rng(n);
-  for (int k = 0; k < 4096 && n > 0; ++k) {
+  for (int k = 0; k < kSamples && n > 0; ++k) {
     const size_t i = rng() % n;
     if (p.events.name[i] >= nStr || p.events.lane[i] >= p.lanes.size() ||
         (p.events.args[i] != kNoArgs && p.events.args[i] >= nArgs) ||
@@ -229,8 +233,9 @@ std::optional<EventStore> readStore(Reader& r, const std::string& trace) {
       return ev.fail("an event refers past the tables (damaged)"), std::nullopt;
   }
   for (const IdIndex* x : {&p.byCorr, &p.byExt, &p.callByCorr, &p.opByExt})
-    for (size_t k = 0; k < x->size(); k += std::max<size_t>(1, x->size() / 1024))
+    for (size_t k = 0; k < x->size(); k += std::max<size_t>(1, x->size() / kSamples))
       if (x->event[k] >= n) return ev.fail("an index refers past the events (damaged)"), std::nullopt;
+  spill::dropAll();  // the pages the samples touched (the kernel maps 64 KiB around each)
   p.meta.sourcePath = trace;
   return EventStore::fromParts(std::move(p));
 }
@@ -250,7 +255,7 @@ std::optional<ActivityIndex> readActivity(Reader& r, size_t events) {
   p.busyBefore = busy.column<int64_t>("before", busy.rows());
   if (!r.error.empty()) return std::nullopt;
   for (const Col<EventId>* c : {&p.calls, &p.gpu})
-    for (size_t k = 0; k < c->size(); k += std::max<size_t>(1, c->size() / 1024))
+    for (size_t k = 0; k < c->size(); k += std::max<size_t>(1, c->size() / kSamples))
       if ((*c)[k] >= events) return calls.fail("the activity index refers past the events"), std::nullopt;
   return ActivityIndex::fromParts(std::move(p));
 }
@@ -270,8 +275,9 @@ std::shared_ptr<const KeyAverages> readTable(Reader& r, const std::string& name,
     at += counts[i];
   }
   if (at != all.size()) return ev.fail("more events than its rows hold"), nullptr;
-  for (size_t k = 0; k < all.size(); k += std::max<size_t>(1, all.size() / 1024))
+  for (size_t k = 0; k < all.size(); k += std::max<size_t>(1, all.size() / kSamples))
     if (all[k] >= events) return ev.fail("a row refers past the events"), nullptr;
+  spill::dropAll();
   return t;
 }
 
@@ -317,6 +323,8 @@ std::optional<OpenedCache> openCache(const std::string& trace, const TraceKey& k
   snap->engine = readEngineRun(*shared);
   snap->record = readScriptRun(*shared);
   snap->store = std::move(shared);
+  // The checks above read pages here and there: none of them is what anything shows.
+  spill::dropAll();
   return OpenedCache{std::move(snap), r.dir, std::move(extras)};
 }
 

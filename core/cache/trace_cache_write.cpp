@@ -7,7 +7,9 @@
 
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <random>
+#include <thread>
 
 #include "core/cache/cache_arrow.h"
 #include "core/cache/records.h"
@@ -39,26 +41,61 @@ std::string hex64(uint64_t v) {
   return s;
 }
 
-// A file's hash per block of kBlockBytes (read back from the page cache right after the write), and
-// the file made durable.
-bool blockHashes(const std::string& path, uint64_t* size, std::string* hashes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const off_t end = ::lseek(fd, 0, SEEK_END);
-  bool ok = end >= 0;
-  std::vector<char> buf(kBlockBytes);
-  hashes->clear();
-  for (off_t at = 0; ok && at < end; at += static_cast<off_t>(kBlockBytes)) {
-    const auto n = static_cast<size_t>(std::min<off_t>(static_cast<off_t>(kBlockBytes), end - at));
-    ok = ::pread(fd, buf.data(), n, at) == static_cast<ssize_t>(n);
-    const uint64_t h = hashBytes(buf.data(), n, static_cast<uint64_t>(at));
-    hashes->append(reinterpret_cast<const char*>(&h), 8);
+// A file written through a descriptor of our own, each block of kBlockBytes hashed as it goes by (no
+// reading back), fsynced on Close.
+class HashingFile : public ::arrow::io::OutputStream {
+ public:
+  explicit HashingFile(const std::string& path)
+      : fd_(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)), block_(kBlockBytes) {}
+  ~HashingFile() override {
+    if (fd_ >= 0) ::close(fd_);
   }
-  ok = ok && ::fsync(fd) == 0;
-  ::close(fd);
-  *size = static_cast<uint64_t>(end);
-  return ok;
-}
+  bool opened() const { return fd_ >= 0; }
+  ::arrow::Status Write(const void* data, int64_t n) override {
+    const auto* p = static_cast<const char*>(data);
+    for (int64_t left = n; left > 0;) {
+      const auto take = static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(kBlockBytes - fill_)));
+      std::memcpy(block_.data() + fill_, p, take);
+      fill_ += take;
+      p += take;
+      left -= static_cast<int64_t>(take);
+      if (fill_ == kBlockBytes) ARROW_RETURN_NOT_OK(flushBlock());
+    }
+    return ::arrow::Status::OK();
+  }
+  ::arrow::Status Close() override {
+    if (fd_ < 0) return ::arrow::Status::OK();
+    if (fill_ > 0) ARROW_RETURN_NOT_OK(flushBlock());
+    const bool ok = ::fsync(fd_) == 0;
+    ::close(fd_);
+    fd_ = -1;
+    return ok ? ::arrow::Status::OK() : ::arrow::Status::IOError(std::strerror(errno));
+  }
+  ::arrow::Result<int64_t> Tell() const override { return static_cast<int64_t>(written_ + fill_); }
+  bool closed() const override { return fd_ < 0; }
+  const std::string& hashes() const { return hashes_; }
+  uint64_t size() const { return written_; }
+
+ private:
+  ::arrow::Status flushBlock() {
+    const uint64_t h = hashBytes(block_.data(), fill_, written_);
+    hashes_.append(reinterpret_cast<const char*>(&h), 8);
+    for (size_t done = 0; done < fill_;) {
+      const ssize_t w = ::write(fd_, block_.data() + done, fill_ - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return ::arrow::Status::IOError(std::strerror(errno));
+      done += static_cast<size_t>(w);
+    }
+    written_ += fill_;
+    fill_ = 0;
+    return ::arrow::Status::OK();
+  }
+  int fd_;
+  std::vector<char> block_;
+  size_t fill_ = 0;
+  uint64_t written_ = 0;
+  std::string hashes_;
+};
 
 void fsyncDir(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -68,15 +105,21 @@ void fsyncDir(const std::string& dir) {
   }
 }
 
+// Writes tables into `dir`; two threads may write at once (the results are kept under a lock).
 struct Writer {
   std::string dir, generation, error;
   std::vector<std::string> files;
   std::vector<int64_t> sizes;
   std::vector<std::string> hashes;
   uint64_t bytes = 0;
+  std::mutex mu;
 
+  bool failed() {
+    std::lock_guard<std::mutex> lock(mu);
+    return !error.empty();
+  }
   bool write(TableOut& t) {
-    if (!error.empty()) return false;
+    if (failed()) return false;
     const std::string path = dir + "/" + t.name + ".arrow";
     t.meta.emplace_back(kVersionKey, kCacheVersion);
     t.meta.emplace_back(kGenerationKey, generation);
@@ -89,25 +132,24 @@ struct Writer {
     opts.allow_64bit = true;
     opts.use_threads = false;
     opts.alignment = 64;
-    auto out = ::arrow::io::FileOutputStream::Open(path);
-    ::arrow::Status st = out.status();
+    auto out = std::make_shared<HashingFile>(path);
+    ::arrow::Status st = out->opened() ? ::arrow::Status::OK() : ::arrow::Status::IOError(std::strerror(errno));
     if (st.ok()) {
-      auto w = ::arrow::ipc::MakeFileWriter(*out, schema, opts);
+      auto w = ::arrow::ipc::MakeFileWriter(out, schema, opts);
       st = w.status();
       if (st.ok()) st = (*w)->WriteRecordBatch(*::arrow::RecordBatch::Make(schema, rows, t.arrays));
       if (st.ok()) st = (*w)->Close();
-      if (st.ok()) st = (*out)->Close();
+      if (st.ok()) st = out->Close();
     }
-    uint64_t size = 0;
-    std::string hash;
-    if (!st.ok() || !blockHashes(path, &size, &hash)) {
-      error = path + ": cannot be written (" + (st.ok() ? std::string(std::strerror(errno)) : st.message()) + ")";
+    std::lock_guard<std::mutex> lock(mu);
+    if (!st.ok()) {
+      if (error.empty()) error = path + ": cannot be written (" + st.message() + ")";
       return false;
     }
     files.push_back(t.name);
-    sizes.push_back(static_cast<int64_t>(size));
-    hashes.push_back(std::move(hash));
-    bytes += size;
+    sizes.push_back(static_cast<int64_t>(out->size()));
+    hashes.push_back(out->hashes());
+    bytes += out->size();
     return true;
   }
 };
@@ -241,17 +283,41 @@ WriteOutcome writeCache(const std::string& trace, const TraceKey& key, const Tra
     out.error = w.dir + ": cannot create the cache folder (" + ec.message() + ")";
     return out;
   }
-  writeStore(w, *snap.store);
-  writeActivity(w, snap.index);
-  writeTables(w, snap);
-  {
+  // The store's columns on one thread, the derived tables on another (each file is written as the page
+  // cache takes it: two at once keep both cores busy where one waits).
+  auto derived = [&] {
+    writeActivity(w, snap.index);
+    writeTables(w, snap);
     const std::string records = explanationRecords(*snap.explanation);
     std::vector<int64_t> off;
     TableOut t("explanation");
     t.fields.push_back(::arrow::field("records", ::arrow::large_binary(), false));
     t.arrays.push_back(wrapBlob(records, &off));
     w.write(t);
+  };
+  std::thread second;
+  try {
+    second = std::thread([&] {
+      try {
+        derived();
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(w.mu);
+        if (w.error.empty()) w.error = std::string("writing the cache: ") + e.what();
+      }
+    });
+  } catch (...) {
+    // No second thread: one after the other.
   }
+  try {
+    writeStore(w, *snap.store);
+  } catch (...) {
+    if (second.joinable()) second.join();
+    throw;
+  }
+  if (second.joinable())
+    second.join();
+  else
+    derived();
   if (w.error.empty()) {
     // The manifest: one row per file, the key in its metadata.
     std::vector<int64_t> nameOffsets{0};

@@ -33,7 +33,8 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
     };
     std::exception_ptr err;
     std::thread t;
-    if (s.size() >= kParallelSnapshotEvents && std::thread::hardware_concurrency() >= 2) {
+    // Not while spilling (a trace larger than the memory budget): one attribution's arrays at a time.
+    if (s.size() >= kParallelSnapshotEvents && std::thread::hardware_concurrency() >= 2 && !spill::spilling()) {
       try {
         t = std::thread([&] {
           try {

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <new>
 #include <thread>
 
 namespace attnscope::spill {
@@ -18,10 +19,15 @@ namespace attnscope::spill {
 namespace {
 
 constexpr long kTmpfsMagic = 0x01021994;
+// Smaller buffers stay on the heap while spilling (a file per buffer costs a few tens of microseconds).
+constexpr size_t kMinSpilledBytes = size_t{256} << 10;
+// Spilled buffers live in one range of address space reserved up front (nothing else is ever mapped
+// there), so that telling a spilled buffer from a heap block is a comparison, not a lookup.
+constexpr size_t kRangeBytes = size_t{16} << 40;  // 16 TiB of address space, none of it memory
 
 struct Region {
   size_t bytes = 0;
-  bool owned = false;  // a spilled buffer (unmapped on deallocate), else a caller's mapping
+  bool owned = false;  // a spilled buffer (given back on deallocate), else a caller's mapping
 };
 
 // Never destroyed: the governor thread may run while static destructors do.
@@ -31,8 +37,9 @@ struct State {
   std::atomic<bool> spilling{false};
   std::map<const void*, Region> regions;
   std::atomic<uint64_t> drops{0};
-  std::atomic<size_t> owned{0};  // spilled buffers alive (none: deallocate goes straight to the heap)
-  std::once_flag governorStarted;
+  std::once_flag governorStarted, rangeReserved;
+  std::atomic<char*> base{nullptr};
+  size_t next = 0;  // bump offset into the range (under mu)
 };
 
 State& state() {
@@ -82,6 +89,22 @@ int spillFile(const std::string& dir, size_t bytes) {
   return fd;
 }
 
+void reserveRange() {
+  std::call_once(state().rangeReserved, [] {
+    void* p = ::mmap(nullptr, kRangeBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p != MAP_FAILED) state().base.store(static_cast<char*>(p), std::memory_order_release);
+  });
+}
+
+bool inRange(const void* p) {
+  const char* b = state().base.load(std::memory_order_acquire);
+  return b && p >= b && p < b + kRangeBytes;
+}
+
+// Every 20 ms: when the mapped pages resident (files: spilled buffers, the cache, and the program's
+// own code) pass half the budget, they are dropped. The heap is not the governor's: the other half of
+// the budget is left to it. Dropping only past that mark, not whenever the whole resident set is over
+// budget, keeps a pass over a spilled array from faulting its pages back every 20 ms.
 void governor() {
   State& s = state();
   for (;;) {
@@ -92,8 +115,7 @@ void governor() {
       if (s.regions.empty()) continue;
       budget = s.settings.budgetBytes;
     }
-    // Only when mapped pages are a good part of the excess: the heap alone over budget is not ours to drop.
-    if (budget && residentBytes() > budget && residentFileBytes() > (size_t{32} << 20)) {
+    if (budget && residentFileBytes() > budget / 2) {
       dropAll();
       s.drops.fetch_add(1, std::memory_order_relaxed);
     }
@@ -110,10 +132,53 @@ void startGovernor() {
   });
 }
 
+// A spilled buffer of `bytes`, or nullptr (no file, no room: the caller uses the heap).
+void* allocateSpilled(size_t bytes) {
+  State& s = state();
+  const size_t len = (bytes + pageSize() - 1) / pageSize() * pageSize();
+  std::string dir;
+  size_t at = 0;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    char* b = s.base.load(std::memory_order_relaxed);
+    if (!b || s.next + len > kRangeBytes) return nullptr;
+    at = s.next;
+    s.next += len;
+    dir = s.settings.dir;
+  }
+  char* const where = s.base.load(std::memory_order_relaxed) + at;
+  const int fd = spillFile(dir, len);
+  if (fd < 0) return nullptr;
+  void* p = ::mmap(where, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) {
+    ::mmap(where, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.regions[p] = Region{len, true};
+  return p;
+}
+
+void releaseSpilled(void* p) noexcept {
+  State& s = state();
+  size_t len = 0;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    auto it = s.regions.find(p);
+    if (it == s.regions.end()) return;
+    len = it->second.bytes;
+    s.regions.erase(it);
+  }
+  // The file goes (its last reference was the mapping); the address range stays reserved.
+  ::mmap(p, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+}
+
 }  // namespace
 
 void setSpilling(bool on, const Settings& s) {
   State& st = state();
+  if (on) reserveRange();
   {
     std::lock_guard<std::mutex> lock(st.mu);
     if (on) {
@@ -159,43 +224,19 @@ size_t budgetFromEnv(size_t fallback) {
 }
 
 void* allocate(size_t bytes) {
-  State& s = state();
-  if (bytes == 0) return ::operator new(1);
-  if (s.spilling.load(std::memory_order_relaxed)) {
-    Settings set = settings();
-    if (bytes >= set.minBytes) {
-      const size_t len = (bytes + pageSize() - 1) / pageSize() * pageSize();
-      const int fd = spillFile(set.dir, len);
-      if (fd >= 0) {
-        void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        ::close(fd);
-        if (p != MAP_FAILED) {
-          std::lock_guard<std::mutex> lock(s.mu);
-          s.regions[p] = Region{len, true};
-          s.owned.fetch_add(1, std::memory_order_relaxed);
-          return p;
-        }
-      }
-      // No file: the heap, as without spilling.
-    }
-  }
-  return ::operator new(bytes);
+  if (bytes >= kMinSpilledBytes && spilling())
+    if (void* p = allocateSpilled(bytes)) return p;
+  void* p = std::malloc(bytes ? bytes : 1);
+  if (!p) throw std::bad_alloc();
+  return p;
 }
 
-void deallocate(void* p, size_t bytes) noexcept {
+void deallocate(void* p, size_t) noexcept {
   if (!p) return;
-  State& s = state();
-  if (s.owned.load(std::memory_order_relaxed) > 0) {
-    std::lock_guard<std::mutex> lock(s.mu);
-    auto it = s.regions.find(p);
-    if (it != s.regions.end() && it->second.owned) {
-      ::munmap(p, it->second.bytes);
-      s.regions.erase(it);
-      s.owned.fetch_sub(1, std::memory_order_relaxed);
-      return;
-    }
-  }
-  ::operator delete(p, bytes == 0 ? 1 : bytes);
+  if (inRange(p))
+    releaseSpilled(p);
+  else
+    std::free(p);
 }
 
 void registerRegion(const void* p, size_t bytes) {
@@ -253,3 +294,33 @@ size_t residentFileBytes() {
 uint64_t drops() { return state().drops.load(std::memory_order_relaxed); }
 
 }  // namespace attnscope::spill
+
+// Every large allocation of the program (a std::vector's buffer, a string's) goes through
+// spill::allocate while spilling is on: the analyses' own arrays spill with the store's, without
+// their types knowing. Not under the sanitizers, which bring their own allocator.
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+
+void* operator new(std::size_t n) { return attnscope::spill::allocate(n); }
+void* operator new[](std::size_t n) { return attnscope::spill::allocate(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return attnscope::spill::allocate(n);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return attnscope::spill::allocate(n);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void operator delete(void* p) noexcept { attnscope::spill::deallocate(p, 0); }
+void operator delete[](void* p) noexcept { attnscope::spill::deallocate(p, 0); }
+void operator delete(void* p, std::size_t n) noexcept { attnscope::spill::deallocate(p, n); }
+void operator delete[](void* p, std::size_t n) noexcept { attnscope::spill::deallocate(p, n); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { attnscope::spill::deallocate(p, 0); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { attnscope::spill::deallocate(p, 0); }
+
+#endif

@@ -2,12 +2,16 @@
 // and mapped files (spilled arrays, the columnar cache) give their pages back when the process's
 // resident set passes the budget.
 //
-// - spill::Allocator / spill::Vector<T>: a std::vector whose large buffers (at least
-//   Settings::minBytes) are a shared mapping of an unlinked file in Settings::dir while spilling is on
-//   (setSpilling); smaller ones, and every buffer while it is off, come from the heap as usual.
+// - spill::allocate: while spilling is on (setSpilling), a buffer of at least 256 KiB is a
+//   shared mapping of an unlinked file in Settings::dir (placed in a range of address space reserved
+//   for them); smaller ones, and every buffer while it is off, come from the heap as usual. The
+//   program's global operator new and delete go through it (spill.cpp; not under the sanitizers), so
+//   every large array of every analysis spills without its type knowing; spill::Vector says so where a
+//   type wants to.
 // - Regions: the spilled buffers and the read-only mappings of the cache are registered here. The
-//   governor (a thread started by setSpilling or watchRegions) reads the resident set every 20 ms and,
-//   past the budget, drops every registered region's pages from the process (madvise MADV_DONTNEED).
+//   governor (a thread started by setSpilling or registerRegion) reads the resident set every 20 ms and,
+//   when the pages of mapped files pass half the budget, drops every registered region's pages from the
+//   process (madvise MADV_DONTNEED).
 //   A dropped page is still in the file (or the page cache): the next touch maps it back, unchanged,
 //   without reading the disk while the kernel keeps it cached. Memory the process owns outright (the
 //   heap) is never dropped: what is shown (tables, the visible window) stays there.
@@ -24,8 +28,7 @@ namespace attnscope::spill {
 
 struct Settings {
   std::string dir;                       // where spilled buffers' files go (unlinked at once); "" = $TMPDIR, /var/tmp
-  size_t minBytes = size_t{1} << 20;     // smaller buffers stay on the heap
-  size_t budgetBytes = size_t{1} << 30;  // resident set past which mapped pages are dropped
+  size_t budgetBytes = size_t{1} << 30;  // half of it for mapped pages, past which they are dropped
 };
 
 // Turns spilling on (with these settings) or off for buffers allocated from now on. Buffers already
@@ -37,7 +40,7 @@ Settings settings();
 // The resident set budget from $ATTNSCOPE_MEMORY_BUDGET ("1536M", "2G", bytes), else `fallback`.
 size_t budgetFromEnv(size_t fallback);
 
-// Raw buffers: a file mapping when spilling is on and `bytes` >= minBytes, else operator new.
+// Raw buffers: a file mapping when spilling is on and `bytes` is 256 KiB or more, else malloc.
 void* allocate(size_t bytes);
 void deallocate(void* p, size_t bytes) noexcept;
 

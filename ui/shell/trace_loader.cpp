@@ -30,7 +30,7 @@ std::shared_ptr<const TimelineIndex> timelineOf(const EventStore& s) {
   const size_t budget = spill::budgetFromEnv(size_t{1} << 30);
   // 16 bytes an event: past a quarter of the budget, in files.
   const bool spill = s.size() * 16 > budget / 4 && !spill::spilling();
-  if (spill) spill::setSpilling(true, spill::Settings{{}, size_t{1} << 20, budget});
+  if (spill) spill::setSpilling(true, spill::Settings{{}, budget});
   auto t = std::make_shared<const TimelineIndex>(s);
   if (spill) spill::setSpilling(false);
   return t;
@@ -76,9 +76,10 @@ TraceLoadOutcome load(const QString& path, LoadProgress* progress) {
     options.limits = limits;
     cache::OpenedTrace opened = cache::openTrace(path.toStdString(), options);
     if (!opened.ok()) {
-      return {nullptr,
-              opened.error ? QString::fromStdString(opened.error->what()) : path + QStringLiteral(": could not be read"),
-              opened.cancelled};
+      return {
+          nullptr,
+          opened.error ? QString::fromStdString(opened.error->what()) : path + QStringLiteral(": could not be read"),
+          opened.cancelled};
     }
     auto t = withTimeline(std::move(opened.snapshot), path, progress);
     if (!t) return {nullptr, path + QStringLiteral(": loading cancelled"), true};
