@@ -96,11 +96,11 @@ std::shared_ptr<const TraceSnapshot> openOrThrow(const std::string& path, const 
     std::fprintf(stderr,
                  "open_cache=%s open_read_s=%.3f open_parse_s=%.3f open_build_s=%.3f open_snapshot_s=%.3f "
                  "open_cache_s=%.3f open_chunks=%llu open_spilled=%d cache_bytes=%llu events=%zu rss_read_mb=%.0f "
-                 "rss_snapshot_mb=%.0f rss_cache_mb=%.0f\n",
+                 "rss_snapshot_mb=%.0f rss_cache_mb=%.0f cpu_read_s=%.3f cpu_snapshot_s=%.3f cpu_cache_s=%.3f\n",
                  kState[static_cast<int>(t.cache.state)], t.timings.read, t.timings.parse, t.timings.build,
                  t.snapshotSeconds, t.cacheSeconds, static_cast<unsigned long long>(t.chunks), t.spilled ? 1 : 0,
                  static_cast<unsigned long long>(t.cache.bytes), t.snapshot->store->size(), t.rssReadMb,
-                 t.rssSnapshotMb, t.rssCacheMb);
+                 t.rssSnapshotMb, t.rssCacheMb, t.cpuReadS, t.cpuSnapshotS, t.cpuCacheS);
   }
   return t.snapshot;
 }

@@ -1,6 +1,7 @@
 #include "core/cache/open_trace.h"
 
 #include <malloc.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <chrono>
@@ -22,6 +23,13 @@ double residentMb() {
     std::fprintf(stderr, "rss total %zu MB, files %zu MB\n", spill::residentBytes() >> 20,
                  spill::residentFileBytes() >> 20);
   return static_cast<double>(spill::residentBytes()) / 1e6;
+}
+
+double cpuSeconds() {
+  struct rusage ru {};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }
 
 double since(std::chrono::steady_clock::time_point t0) {
@@ -115,7 +123,9 @@ OpenedTrace openTrace(const std::string& path, const OpenOptions& options) {
     spill::setSpilling(true, s);
   }
   setStage(limits, 0);
+  const double cpu0 = cpuSeconds();
   LoadResult r = loadTrace(path, limits);
+  out.cpuReadS = cpuSeconds() - cpu0;
   out.timings = r.timings;
   out.rssReadMb = residentMb();
   out.jsonBytes = r.jsonBytes;
@@ -139,6 +149,7 @@ OpenedTrace openTrace(const std::string& path, const OpenOptions& options) {
   if (useCache) so = SnapshotOptions{};  // the cache holds everything
   auto built = buildSnapshot(std::make_shared<const EventStore>(std::move(*r.store)), so);
   out.snapshotSeconds = since(ts);
+  out.cpuSnapshotS = cpuSeconds() - cpu0 - out.cpuReadS;
   out.rssSnapshotMb = residentMb();
   if (cancelled(limits)) {
     out.cancelled = true;
@@ -180,6 +191,7 @@ OpenedTrace openTrace(const std::string& path, const OpenOptions& options) {
       out.cache.why = w.error;
     }
     out.cacheSeconds = since(tc);
+    out.cpuCacheS = cpuSeconds() - cpu0 - out.cpuReadS - out.cpuSnapshotS;
     out.rssCacheMb = residentMb();
   }
   if (out.spilled) spill::setSpilling(false);

@@ -60,6 +60,9 @@ struct OpenedTrace {
   double snapshotSeconds = 0, cacheSeconds = 0;
   // Resident set (MB) after each stage of a first open: read, snapshot, cache written (and mapped back).
   double rssReadMb = 0, rssSnapshotMb = 0, rssCacheMb = 0;
+  // CPU time (user + system, every thread) of the same stages: over their wall time, how many cores
+  // each kept busy.
+  double cpuReadS = 0, cpuSnapshotS = 0, cpuCacheS = 0;
   CacheReport cache;
   bool ok() const { return snapshot != nullptr; }
 };

@@ -127,7 +127,9 @@ struct Reader {
     if ((*r)->num_record_batches() != 1) return t->fail("not one record batch");
     auto b = (*r)->ReadRecordBatch(0);
     if (!b.ok()) return t->fail("unreadable (" + b.status().message() + ")");
-    if (auto v = (*b)->Validate(); !v.ok()) return t->fail("fails Arrow's checks (" + v.message() + ")");
+    // ValidateFull: offsets and UTF-8 checked too (a string's or an archive's offsets are read); the
+    // primitive columns cost it nothing more than Validate.
+    if (auto v = (*b)->ValidateFull(); !v.ok()) return t->fail("fails Arrow's checks (" + v.message() + ")");
     t->batch = *b;
     t->keep = m;
     if (t->meta(kVersionKey) != kCacheVersion) return t->fail("made by another cache version");
@@ -283,7 +285,24 @@ std::shared_ptr<const KeyAverages> readTable(Reader& r, const std::string& name,
 
 }  // namespace
 
+namespace {
+std::optional<OpenedCache> open(const std::string& trace, const TraceKey& key, std::string* why, bool* damaged);
+}  // namespace
+
 std::optional<OpenedCache> openCache(const std::string& trace, const TraceKey& key, std::string* why, bool* damaged) {
+  try {
+    return open(trace, key, why, damaged);
+  } catch (const std::exception& e) {
+    // Damage past every check (a count that reads as billions): rebuilt like any other.
+    *why = std::string("damaged: ") + e.what();
+    if (damaged) *damaged = true;
+    return std::nullopt;
+  }
+}
+
+namespace {
+
+std::optional<OpenedCache> open(const std::string& trace, const TraceKey& key, std::string* why, bool* damaged) {
   if (damaged) *damaged = false;
   Reader r;
   r.dir = cacheFolder(trace);
@@ -327,5 +346,7 @@ std::optional<OpenedCache> openCache(const std::string& trace, const TraceKey& k
   spill::dropAll();
   return OpenedCache{std::move(snap), r.dir, std::move(extras)};
 }
+
+}  // namespace
 
 }  // namespace attnscope::cache

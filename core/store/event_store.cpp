@@ -612,7 +612,10 @@ void transposeInto(spill::Vector<Rec>& recs, Fill fill) {
       // The copied records' whole pages: never read again (the buffer is freed below).
       const auto lo = (reinterpret_cast<uintptr_t>(recs.data() + from) + page - 1) / page * page;
       const auto hi = reinterpret_cast<uintptr_t>(recs.data() + done) / page * page;
-      if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+      // A spilled buffer's file gives its blocks back too (MADV_REMOVE punches a hole), so the records and
+      // the columns never take the disk twice; anonymous memory refuses it and is dropped.
+      if (hi > lo && ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_REMOVE) != 0)
+        ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
     }
     done = from;
   }

@@ -20,7 +20,7 @@ namespace {
 
 constexpr long kTmpfsMagic = 0x01021994;
 // Smaller buffers stay on the heap while spilling (a file per buffer costs a few tens of microseconds).
-constexpr size_t kMinSpilledBytes = size_t{256} << 10;
+constexpr size_t kMinSpilledBytes = size_t{64} << 10;
 // Spilled buffers live in one range of address space reserved up front (nothing else is ever mapped
 // there), so that telling a spilled buffer from a heap block is a comparison, not a lookup.
 constexpr size_t kRangeBytes = size_t{16} << 40;  // 16 TiB of address space, none of it memory

@@ -2,7 +2,7 @@
 // and mapped files (spilled arrays, the columnar cache) give their pages back when the process's
 // resident set passes the budget.
 //
-// - spill::allocate: while spilling is on (setSpilling), a buffer of at least 256 KiB is a
+// - spill::allocate: while spilling is on (setSpilling), a buffer of at least 64 KiB is a
 //   shared mapping of an unlinked file in Settings::dir (placed in a range of address space reserved
 //   for them); smaller ones, and every buffer while it is off, come from the heap as usual. The
 //   program's global operator new and delete go through it (spill.cpp; not under the sanitizers), so
@@ -40,7 +40,7 @@ Settings settings();
 // The resident set budget from $ATTNSCOPE_MEMORY_BUDGET ("1536M", "2G", bytes), else `fallback`.
 size_t budgetFromEnv(size_t fallback);
 
-// Raw buffers: a file mapping when spilling is on and `bytes` is 256 KiB or more, else malloc.
+// Raw buffers: a file mapping when spilling is on and `bytes` is 64 KiB or more, else malloc.
 void* allocate(size_t bytes);
 void deallocate(void* p, size_t bytes) noexcept;
 
