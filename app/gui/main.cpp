@@ -413,8 +413,6 @@ int main(int argc, char* argv[]) {
       fail(message);
       QCoreApplication::exit(2);
     });
-  } else {
-    window.resize(1280, 800);
   }
   if (pressRun) pressRunOnceProbed(&window, screenshot ? parser.value(screenshotOpt) : QString());
   window.show();

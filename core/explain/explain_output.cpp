@@ -159,6 +159,7 @@ std::string explainJson(const EventStore& s, const Explanation& a, const Explain
   out += ", \"partial\": " + (a.partial.empty() ? std::string("null") : jsonString(a.partial));
   out += ", \"diagnosis\": " + diagnosisJson(a.diagnosis);
   out += ", \"answer\": " + (opt.answerJson.empty() ? std::string("null") : opt.answerJson);
+  out += ", \"founding_answer\": " + (opt.foundingJson.empty() ? std::string("null") : opt.foundingJson);
   for (const DiagnosedCause& c : a.diagnosis.causes) cited.insert(c.evidence.begin(), c.evidence.end());
   out += ", \"steps\": [";
   for (size_t i = 0; i < a.steps.size(); ++i) out += (i ? ", " : "") + stepJson(s, a, a.steps[i], cited);
@@ -220,8 +221,9 @@ std::string explainText(const EventStore& s, const Explanation& a, const Explain
   if (!a.partial.empty())
     line("PARTIAL TRACE: " + a.partial +
          (s.meta().partial.empty() ? std::string() : " (work recorded after the cut is missing)"));
+  if (!opt.headline.empty()) line(opt.headline);
   if (!a.diagnosis.headline.empty()) {
-    line(a.diagnosis.headline);
+    if (opt.headline.empty()) line(a.diagnosis.headline);
     line("causes, ranked by the time at stake (" + std::to_string(a.diagnosis.steps.size()) + " step(s), " +
          spanDurationText(a.diagnosis.wallNs) + " of wall time):");
     for (size_t i = 0; i < a.diagnosis.causes.size() && i < (opt.all ? SIZE_MAX : 6); ++i) {

@@ -237,6 +237,11 @@ struct ExplainOutputOptions {
   // snapshot: its lines follow the diagnosis in the text; its JSON is the "answer" key (null: none).
   std::vector<std::string> answerLines;
   std::string answerJson;
+  // The founding answer (core/snapshot/founding_answer.h) of any trace with steps: its JSON is the
+  // "founding_answer" key (null: none). `headline`, when set (an engine run on the CPU), opens the
+  // text in place of the diagnosis's headline, which then heads the ranked causes.
+  std::string foundingJson;
+  std::string headline;
 };
 inline constexpr size_t kMaxTextLines = 200;
 inline constexpr size_t kMaxLineChars = 400;

@@ -29,9 +29,12 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
     snap->correctedByName =
         std::make_shared<const KeyAverages>(computeKeyAverages(s, GroupBy::Name, Attribution::Corrected));
   }
-  if (options.explain)
+  if (options.explain) {
     snap->explanation =
         std::make_shared<const Explanation>(explainTrace(*snap, options.steps, options.profilerStepsFirst));
+    snap->answer = std::make_shared<const FoundingAnswer>(
+        foundingAnswer(s, *snap->explanation, *snap->torchByName, snap->engine ? &*snap->engine : nullptr));
+  }
   return snap;
 }
 

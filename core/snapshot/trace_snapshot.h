@@ -14,6 +14,7 @@
 #include "core/explain/explanation.h"
 #include "core/run/engine_run.h"
 #include "core/run/script_run.h"
+#include "core/snapshot/founding_answer.h"
 #include "core/store/activity_index.h"
 #include "core/store/event_store.h"
 #include "core/tables/key_averages.h"
@@ -28,6 +29,7 @@ struct TraceSnapshot {
   std::shared_ptr<const KeyAverages> torchByName, torchByInputShape;
   std::shared_ptr<const KeyAverages> correctedByName, correctedByInputShape;
   std::shared_ptr<const Explanation> explanation;  // null when built without one
+  std::shared_ptr<const FoundingAnswer> answer;    // per step: torch's row vs its real cost (with the explanation)
 
   const std::shared_ptr<const KeyAverages>& table(Attribution attribution, GroupBy groupBy) const;
 };

@@ -18,6 +18,7 @@
 #include "core/tables/table_format.h"
 #include "core/text/duration.h"
 #include "ui/common/background.h"
+#include "ui/common/screen_fit.h"
 #include "ui/common/text.h"
 #include "ui/panels/timeline_diff.h"
 #include "ui/table/sort_header_view.h"
@@ -406,7 +407,8 @@ TimelineDiff* CompareView::openTimelines(int change) {
   if (!diff_) {
     diff_ = new TimelineDiff(this);
     diff_->setWindowFlag(Qt::Window);
-    diff_->resize(1280, 800);
+    fitToScreen(diff_, QSize(1280, 800));  // inside the screen, title bar included
+    keepInsideScreen(diff_);
     connect(diff_, &TimelineDiff::ready, this, [this] { emit timelinesReady(diff_); });
   }
   if (change >= 0)

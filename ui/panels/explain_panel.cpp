@@ -171,9 +171,12 @@ void ExplainPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
     head += QStringLiteral("<br><span style=\"color:#8a1c14\">%1</span>")
                 .arg(tr("This trace was cut (%1): work recorded after the cut is missing.")
                          .arg(qs(an->partial).toHtmlEscaped()));
-  // The headline opens the dock: what costs the user most, with its number and fix.
-  if (!an->diagnosis.headline.empty())
-    head = QStringLiteral("<b>%1</b><br>").arg(qs(an->diagnosis.headline).toHtmlEscaped()) + head;
+  // The headline opens the dock: what costs the user most, with its number and fix; on an engine run on
+  // the CPU, where every step is "CPU only", what the run shows instead (the founding answer's).
+  const FoundingAnswer* fa = trace_->snapshot->answer.get();
+  const std::string& headline = fa && fa->cpuRun && !fa->headline.empty() ? fa->headline : an->diagnosis.headline;
+  if (!headline.empty()) head = QStringLiteral("<b>%1</b><br>").arg(qs(headline).toHtmlEscaped()) + head;
+  view_->setColumnHidden(StepsModel::CostMost, model_->costMostSaysNothing());
   header_->setText(head);
   details_->setHtml(overviewHtml());
   view_->resizeColumnsToContents();

@@ -420,7 +420,9 @@ RunConfig RunPanel::presetConfig(RunPreset p, const RunConfig& base) {
 void RunPanel::applyPreset(RunPreset p) { setConfig(presetConfig(p, config())); }
 
 QString RunPanel::nextOutputPath() const {
-  const QString dir = outDir_.isEmpty() ? QDir::tempPath() : outDir_;
+  QString dir = outDir_;
+  if (dir.isEmpty() && makeDir_) dir = makeDir_();
+  if (dir.isEmpty()) dir = QDir::tempPath();
   return QDir(dir).filePath(QStringLiteral("run-%1-%2.json")
                                 .arg(runCounter_ + 1)
                                 .arg(QDateTime::currentDateTime().toString(QStringLiteral("HHmmss"))));

@@ -39,6 +39,7 @@ class PlotsPanel;
 class RunPanel;
 class RunsDock;
 class RunsModel;
+class StepsView;
 class TablePane;
 class OverviewPanel;
 class KernelsPanel;
@@ -73,6 +74,8 @@ class MainWindow : public QMainWindow {
   const std::shared_ptr<const LoadedTrace>& trace() const { return trace_; }
 
   TablePane* tablePane() const { return table_; }
+  // The Steps tab (the founding answer): the first tab, in front for traces with steps.
+  StepsView* stepsView() const { return steps_; }
   TimelinePane* timelinePane() const { return timeline_; }
   RunPanel* runPanel() const { return runPanel_; }
   RunsModel* runs() const;
@@ -89,6 +92,11 @@ class MainWindow : public QMainWindow {
   GlossaryDock* glossary() const { return glossary_; }
   DetailsPanel* detailsPanel() const { return details_; }
   QDockWidget* dock(const QString& objectName) const;
+  // The side panels (the docks at the right) collapse to give the timeline and the tables the whole
+  // width, and come back as they were (which were shown, their sizes); View > Side Panels, F9.
+  void setSidePanelsShown(bool shown);
+  bool sidePanelsShown() const { return !panelsCollapsed_; }
+  QAction* sidePanelsAction() const { return sidePanelsAct_; }
 
   // File > Export Table without the dialog: the rows the table shows
   // (filter, sort, top-N) in the format the name asks for.
@@ -166,11 +174,13 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const LoadedTrace> trace_;
   QString loadingPath_;
   QString lastDir_;
-  QTemporaryDir runDir_;
+  // The runs' traces, made when the first run starts (a launch that runs nothing leaves no folder).
+  std::unique_ptr<QTemporaryDir> runDir_;
   std::map<QString, std::shared_ptr<const LoadedTrace>> traces_;  // path -> loaded, for Compare
 
   TablePane* table_ = nullptr;
-  QTabWidget* viewTabs_ = nullptr;  // Operators (the table), Overview, Kernels, Memory, Modules
+  StepsView* steps_ = nullptr;
+  QTabWidget* viewTabs_ = nullptr;  // Steps, Operators (the table), Overview, Kernels, Memory, Modules
   OverviewPanel* overview_ = nullptr;
   KernelsPanel* kernels_ = nullptr;
   MemoryPanel* memory_ = nullptr;
@@ -214,6 +224,9 @@ class MainWindow : public QMainWindow {
   QAction* configureRunAct_ = nullptr;
   QAction* cancelAct_ = nullptr;
   QAction* compareAct_ = nullptr;
+  QAction* sidePanelsAct_ = nullptr;
+  QByteArray expandedState_;  // the docks as they were before the side panels collapsed
+  bool panelsCollapsed_ = false;
 
   QLabel* summary_ = nullptr;
   LoadProgressBar* loadBar_ = nullptr;

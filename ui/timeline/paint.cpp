@@ -249,7 +249,9 @@ void TimelineView::paintFlows(QPainter& p, const QRect& area) {
     }
   }
   FlowBundler visible, selection;
-  if (candidates.size() <= 300) {
+  // With an overlay on, its own launches carry the arrows: every visible flow besides drew a fan over
+  // the step's events.
+  if (!overlay_ && candidates.size() <= 300) {
     for (EventId id : candidates) {
       if (!done.insert(s.event(id).correlation).second) continue;
       linksOf(id, [&](EventId l, EventId gpu) { arrow(visible, l, gpu); });
@@ -448,7 +450,7 @@ void TimelineView::paintHeader(QPainter& p, QSize size) {
     p.setPen(QColor(30, 30, 30));
     const QRect titleRect(24, y, kHeaderWidth - 28, TimelineLayout::kRowHeight);
     p.drawText(titleRect, Qt::AlignLeft | Qt::AlignVCenter,
-               fm.elidedText(QString::fromStdString(tr.label), Qt::ElideRight, titleRect.width()));
+               fm.elidedText(QString::fromStdString(trackTitle(tr)), Qt::ElideRight, titleRect.width()));
     p.setFont(font());
     p.setPen(QColor(110, 110, 110));
     const QString sub = tr.rows.size() > 1 ? this->tr("%1 events · %2 rows%3")
