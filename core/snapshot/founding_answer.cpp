@@ -70,6 +70,60 @@ std::string joinNames(const std::vector<std::string>& names, size_t most = 6, co
   return out;
 }
 
+// Every step has its row. Few steps: each row against its cost; many (ProfilerStep#N, which torch
+// folds into one row, ProfilerStep*): their medians. Then what torch's row misses, where it does.
+std::string wrappedHeadline(const FoundingAnswer& a, const std::string& column, const std::string& kind,
+                            const std::string& median) {
+  const size_t n = a.steps.size();
+  std::vector<int64_t> torch, cost, other;
+  for (const AnswerStep& st : a.steps) {
+    torch.push_back(st.torchRowNs);
+    cost.push_back(st.costNs());
+    other.push_back(st.otherThreadsNs);
+  }
+  const bool folded = n > 1 && std::all_of(a.steps.begin(), a.steps.end(),
+                                           [](const AnswerStep& st) { return st.name.starts_with("ProfilerStep#"); });
+  std::string h;
+  int64_t torchNs = 0, costNs = 0, otherNs = 0;
+  if (n <= 4 && !folded) {
+    std::vector<std::string> rows;
+    for (const AnswerStep& st : a.steps)
+      rows.push_back(st.name + " " + torchRowText(st) + " (really " + costText(st) + ")");
+    h = std::string(n == 1 ? "The step is" : "Every step is") +
+        " wrapped in record_function, so torch's table has a row for " + (n == 1 ? "it" : "each") + ": " + column +
+        " per call " + joinNames(rows) + ", " + kind + median + ".";
+    if (n > 1) return h;
+    torchNs = torch[0], costNs = cost[0], otherNs = other[0];
+  } else {
+    const StepSpread c = spreadOf(cost);
+    torchNs = std::llround(spreadOf(torch).medianNs), costNs = std::llround(c.medianNs);
+    otherNs = std::llround(spreadOf(other).medianNs);
+    h = (folded ? "Every step is a ProfilerStep#N, which torch's table folds into one row, ProfilerStep* (" + column +
+                      " per call: " + spanDurationText(torchNs) + ")"
+                : "Every step is wrapped in record_function, so torch's table has a row for each (median " + column +
+                      " per call: " + spanDurationText(torchNs) + ")") +
+        ". Each step really cost " + spanDurationText(costNs) + " " + kind + " (median of " + std::to_string(n) +
+        " steps, p10-p90 " + spanDurationText(std::llround(c.p10Ns)) + "-" + spanDurationText(std::llround(c.p90Ns)) +
+        ").";
+  }
+  // What the row misses. Work launched from other threads (autograd runs the backward pass on its own)
+  // is not under the step's ops; said only where it accounts for the gap, within a tenth.
+  if (a.gpu && costNs > 0 && torchNs >= 0 && (costNs - torchNs) * 20 > costNs) {
+    const int64_t gap = costNs - torchNs;
+    h += " torch's row shows " +
+         std::to_string(std::llround(100.0 * static_cast<double>(torchNs) / static_cast<double>(costNs))) + "% of it";
+    if (otherNs > 0 && std::llabs(gap - otherNs) * 10 <= gap)
+      h += ": " + spanDurationText(otherNs) +
+           " a step was launched from other threads than the step's (autograd runs the backward pass on one), and "
+           "torch counts that work under their ops, not under the step";
+    else
+      h += " (torch links GPU work to the step's row through the ops nested in it on its own thread, by External "
+           "id; work launched elsewhere, or without an id, is not counted there)";
+    h += ".";
+  }
+  return h;
+}
+
 std::string headlineOf(const FoundingAnswer& a) {
   if (a.steps.empty()) return {};
   std::vector<const AnswerStep*> wrapped, bare;
@@ -88,13 +142,7 @@ std::string headlineOf(const FoundingAnswer& a) {
   const std::string column = a.gpu ? "CUDA total" : "CPU total";
   const std::string median = a.iterations > 1 ? " (medians of " + std::to_string(a.iterations) + " iterations)" : "";
   std::string h;
-  if (bare.empty()) {
-    h = std::string(a.steps.size() == 1 ? "The step is" : "Every step is") +
-        " wrapped in record_function, so torch's table has a row for " + (a.steps.size() == 1 ? "it" : "each") + " (" +
-        column + " per call: " + figures(wrapped, true) + "); " + (a.steps.size() == 1 ? "it" : "they") +
-        " really cost " + figures(wrapped, false) + " " + kind + median + ".";
-    return h;
-  }
+  if (bare.empty()) return wrappedHeadline(a, column, kind, median);
   if (!wrapped.empty())
     h = (wrapped.size() == 1 ? "Only " : "") + names(wrapped) + (wrapped.size() == 1 ? " is" : " are") +
         " wrapped in record_function, so torch's table has a row for " + (wrapped.size() == 1 ? "it" : "them") +
@@ -174,12 +222,18 @@ FoundingAnswer foundingAnswer(const EventStore& s, const Explanation& x, const K
       a.steps.push_back(std::move(st));
     }
   }
-  // torch's own rows: a record_function's row (the CPU-side one, which carries its CUDA total).
+  // torch's own rows: the step's CPU-side row, which carries its CUDA total (a record_function's,
+  // else an op's of that name: an older Kineto writes ProfilerStep#N as a cpu_op).
   std::map<std::string, const KeyAverageRow*> rows;
-  for (const KeyAverageRow& r : torchByName.rows)
-    if (r.userAnnotation && r.deviceType == DeviceType::Cpu) rows.emplace(r.name, &r);
+  for (const KeyAverageRow& r : torchByName.rows) {
+    if (r.deviceType != DeviceType::Cpu) continue;
+    const auto [it, added] = rows.emplace(r.name, &r);
+    if (!added && r.userAnnotation && !it->second->userAnnotation) it->second = &r;
+  }
   for (AnswerStep& st : a.steps) {
-    if (const auto it = rows.find(st.name); it != rows.end() && it->second->calls > 0) {
+    // torch's table folds every ProfilerStep#N into one row, "ProfilerStep*".
+    const std::string rowName = st.name.starts_with("ProfilerStep#") ? std::string("ProfilerStep*") : st.name;
+    if (const auto it = rows.find(rowName); it != rows.end() && it->second->calls > 0) {
       const KeyAverageRow& r = *it->second;
       st.torchRowCalls = r.calls;
       st.torchRowTotalNs = a.gpu ? r.deviceTotalNs : r.cpuTotalNs;
@@ -192,22 +246,37 @@ FoundingAnswer foundingAnswer(const EventStore& s, const Explanation& x, const K
         st.torchRowNs = st.torchRowSpread.n ? std::llround(st.torchRowSpread.medianNs) : r.cpuTotalNs;
       }
     }
-    std::vector<int64_t> per;
-    std::map<std::string, int64_t> under;
-    for (int i : st.steps) {
-      const StepReport& r = x.steps[static_cast<size_t>(i)];
+    std::vector<int64_t> per, others;
+    // Per op, its time in each iteration (0 where it did not run): the median, as the cost's.
+    std::map<std::string, std::vector<int64_t>> under;
+    for (size_t it = 0; it < st.steps.size(); ++it) {
+      const StepReport& r = x.steps[static_cast<size_t>(st.steps[it])];
+      std::map<std::string, int64_t> ops;
       if (a.gpu) {
         per.push_back(r.gpuAttributedNs);
-        for (const Launch& l : r.launches)
-          under[l.op == kNoEvent ? std::string("(no op)") : std::string(s.name(s.event(l.op)))] +=
+        int64_t other = 0;
+        for (const Launch& l : r.launches) {
+          ops[l.op == kNoEvent ? std::string("(no op)") : std::string(s.name(s.event(l.op)))] +=
               l.gpuEndNs - l.gpuStartNs;
+          if (r.lane != UINT32_MAX && l.launch != kNoEvent && s.event(l.launch).lane != r.lane)
+            other += l.gpuEndNs - l.gpuStartNs;
+        }
+        others.push_back(other);
       } else {
-        per.push_back(ownOpsNs(s, r.hostStartNs, r.hostEndNs, r.lane, &under));
+        per.push_back(ownOpsNs(s, r.hostStartNs, r.hostEndNs, r.lane, &ops));
+      }
+      for (const auto& [name, ns] : ops) {
+        std::vector<int64_t>& v = under[name];
+        v.resize(st.steps.size(), 0);
+        v[it] = ns;
       }
     }
     st.cost = spreadOf(std::move(per));
-    const int64_t n = std::max<int64_t>(1, static_cast<int64_t>(st.steps.size()));
-    for (const auto& [name, ns] : under) st.shownUnder.emplace_back(name, ns / n);
+    if (!others.empty()) st.otherThreadsNs = std::llround(spreadOf(std::move(others)).medianNs);
+    for (auto& [name, v] : under) {
+      const StepSpread sp = spreadOf(std::move(v));
+      st.shownUnder.emplace_back(name, std::llround(sp.medianNs));
+    }
     std::stable_sort(st.shownUnder.begin(), st.shownUnder.end(),
                      [](const auto& p, const auto& q) { return p.second > q.second; });
     a.iterations = std::max(a.iterations, static_cast<int>(st.steps.size()));
@@ -247,7 +316,8 @@ std::string foundingAnswerJson(const FoundingAnswer& a) {
            ", \"torch_row_total_ns\": " + std::to_string(st.torchRowTotalNs) + ", \"torch_row_spread\": " +
            (st.torchRowSpread.n > 1 ? spreadJson(st.torchRowSpread) : std::string("null")) +
            ", \"cost_ns\": " + std::to_string(st.costNs()) +
-           ", \"cost_spread\": " + (st.cost.n > 1 ? spreadJson(st.cost) : std::string("null")) + ", \"shown_under\": [";
+           ", \"cost_spread\": " + (st.cost.n > 1 ? spreadJson(st.cost) : std::string("null")) +
+           ", \"other_threads_ns\": " + std::to_string(st.otherThreadsNs) + ", \"shown_under\": [";
     for (size_t k = 0; k < st.shownUnder.size(); ++k)
       out += (k ? ", " : "") + std::string("{\"name\": ") + jsonString(st.shownUnder[k].first) +
              ", \"ns\": " + std::to_string(st.shownUnder[k].second) + "}";

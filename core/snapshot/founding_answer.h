@@ -36,7 +36,11 @@ struct AnswerStep {
   int64_t torchRowTotalNs = 0;  // the row's total (CUDA or CPU) as torch's table prints it
   StepSpread torchRowSpread;
   StepSpread cost;  // what it really cost, per iteration (n: iterations)
-  // Where torch's table shows that time, by the rows of its ops (per iteration, largest first):
+  // On a GPU: of that cost, the work launched from threads other than the step's own (the backward
+  // pass's autograd thread): torch's row, which counts its nested ops' work, misses it. Median.
+  int64_t otherThreadsNs = 0;
+  // Where torch's table shows that time, by the rows of its ops (per iteration, the median over the
+  // iterations, largest first):
   // the launching op of each kernel on a GPU, its outermost ops on the CPU.
   std::vector<std::pair<std::string, int64_t>> shownUnder;
   int64_t costNs() const;  // the cost's median (one iteration: its value)
@@ -70,7 +74,7 @@ std::string torchRowSpreadText(const AnswerStep& s);
 // {"gpu", "engine_run", "cpu_run", "iterations", "headline", "cost_title", "torch_title",
 //  "steps": [{"name", "wrapped", "torch_row_ns" (null: no row), "torch_row_calls", "torch_row_total_ns",
 //  "torch_row_spread" (null unless a host-only row of several calls), "cost_ns",
-//  "cost_spread" (null with one iteration), "shown_under": [{"name", "ns"}]}]}
+//  "cost_spread" (null with one iteration), "other_threads_ns", "shown_under": [{"name", "ns"}]}]}
 std::string foundingAnswerJson(const FoundingAnswer& a);
 
 }  // namespace attnscope

@@ -11,6 +11,7 @@
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTextDocumentFragment>
 #include <QVBoxLayout>
 #include <cmath>
 #include <functional>
@@ -209,21 +210,35 @@ CompareView::CompareView(QWidget* parent)
   setObjectName(QStringLiteral("compareView"));
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 6, 6, 6);
+  // The answer first: how much B differs a step, with both runs' figures side by side.
+  headline_ = new QLabel(this);
+  headline_->setObjectName(QStringLiteral("compareHeadline"));
+  headline_->setWordWrap(true);
+  headline_->setTextFormat(Qt::RichText);
+  headline_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  headline_->hide();
+  layout->addWidget(headline_);
   title_ = new QLabel(tr("Select two runs in the Runs list and press Compare."), this);
   title_->setWordWrap(true);
   title_->setTextFormat(Qt::RichText);
   layout->addWidget(title_);
   auto* opts = new QHBoxLayout;
+  auto* attributionLabel = new QLabel(tr("Attri&bution:"), this);
   attribution_ = new QComboBox(this);
   attribution_->addItem(tr("torch attribution"), static_cast<int>(Attribution::Torch));
   attribution_->addItem(tr("corrected attribution"), static_cast<int>(Attribution::Corrected));
+  attributionLabel->setBuddy(attribution_);
+  auto* groupLabel = new QLabel(tr("Grou&ping:"), this);
   groupBy_ = new QComboBox(this);
   groupBy_->addItem(tr("by name"), static_cast<int>(GroupBy::Name));
   groupBy_->addItem(tr("by input shape"), static_cast<int>(GroupBy::InputShape));
+  groupLabel->setBuddy(groupBy_);
+  opts->addWidget(attributionLabel);
   opts->addWidget(attribution_);
+  opts->addWidget(groupLabel);
   opts->addWidget(groupBy_);
   opts->addStretch(1);
-  openDiff_ = new QPushButton(tr("Timelines side by side…"), this);
+  openDiff_ = new QPushButton(tr("Timelines…"), this);
   openDiff_->setObjectName(QStringLiteral("openTimelineDiff"));
   openDiff_->setToolTip(tr("Both traces' timelines on one time axis, aligned at a step, with the ranked changes"));
   openDiff_->setEnabled(false);
@@ -309,6 +324,7 @@ void CompareView::recompute() {
   opt.attribution = static_cast<Attribution>(attribution_->currentData().toInt());
   opt.groupBy = static_cast<GroupBy>(groupBy_->currentData().toInt());
   title_->setText(tr("Comparing…"));
+  headline_->hide();
   auto work = [a = a_, b = b_, opt]() -> std::shared_ptr<const Comparison> {
     try {
       return std::make_shared<const Comparison>(compareTraces(*a, *b, opt));
@@ -332,10 +348,40 @@ void CompareView::recompute() {
         if (diff_ && diff_->isVisible()) diff_->setTraces(labelA_, a_, labelB_, b_, c);
         rows_->setFromRows(*c);
         steps_->setFromSteps(*c);
-        // First, where the time went in A and in B: the diagnosis's causes that moved most.
-        QString html = c->causesLine.empty()
-                           ? QString()
-                           : QStringLiteral("<p><b>%1</b></p>").arg(qs(c->causesLine).toHtmlEscaped());
+        // The headline: B's step against A's, with both sides' figures; then every per-step figure as
+        // A | B | B - A, two narrow columns that stay in view in the side panel.
+        const StepStat* host = nullptr;
+        for (const StepStat& st : c->stepStats)
+          if (st.metric == "host_ns") host = &st;
+        auto nsFig = [](double ns) { return qs(spanDurationText(std::llround(ns))); };
+        auto signedFig = [&](double ns) {
+          return (ns >= 0 ? QStringLiteral("+") : QStringLiteral("−")) + nsFig(std::abs(ns));
+        };
+        if (host) {
+          headline_->setText((host->noise
+                                  ? tr("<b>A and B take the same time a step</b>: %1 apart, inside both runs' spread")
+                                        .arg(signedFig(host->deltaNs))
+                                  : tr("<b>B is %1 a step</b>").arg(signedFig(host->deltaNs))) +
+                             tr(" (host time per step, median: A %1 [p25–p75 %2–%3], B %4 [%5–%6])")
+                                 .arg(nsFig(host->a.median), nsFig(host->a.p25), nsFig(host->a.p75),
+                                      nsFig(host->b.median), nsFig(host->b.p25), nsFig(host->b.p75)));
+          headline_->show();
+        }
+        QString table =
+            tr("<table cellspacing=\"0\" cellpadding=\"2\"><tr><th align=\"left\">per step "
+               "(median)</th><th align=\"right\">A</th><th align=\"right\">B</th><th "
+               "align=\"right\">B − A</th></tr>");
+        for (const StepStat& st : c->stepStats)
+          table += QStringLiteral(
+                       "<tr><td>%1</td><td align=\"right\">%2</td><td align=\"right\">%3</td><td "
+                       "align=\"right\">%4%5</td></tr>")
+                       .arg(qs(st.label).toHtmlEscaped(), nsFig(st.a.median), nsFig(st.b.median), signedFig(st.deltaNs),
+                            st.noise ? tr(" (noise)") : QString());
+        table += QStringLiteral("</table>");
+        // Then where the time went in A and in B: the diagnosis's causes that moved most.
+        QString html =
+            table + (c->causesLine.empty() ? QString()
+                                           : QStringLiteral("<p><b>%1</b></p>").arg(qs(c->causesLine).toHtmlEscaped()));
         if (c->perturbation.empty()) {
           html += tr("No perturbation found between the two.");
         } else {
@@ -401,6 +447,10 @@ void CompareView::recompute() {
 }
 
 QString CompareView::perturbationText() const { return perturbation_->text(); }
+
+QString CompareView::headlineText() const {
+  return headline_->isHidden() ? QString() : QTextDocumentFragment::fromHtml(headline_->text()).toPlainText();
+}
 
 TimelineDiff* CompareView::openTimelines(int change) {
   if (!cmp_ || !a_ || !b_) return nullptr;

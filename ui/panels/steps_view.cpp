@@ -101,7 +101,7 @@ class StepsAnswerModel : public TableModelBase {
         case StepsView::Cost:
           return gpu ? tr("It really cost (GPU)") : tr("It really cost (host)");
         case StepsView::Bars:
-          return tr("Side by side (grey: torch's row, blue: real cost)");
+          return tr("torch's row (grey) vs what it really cost (blue)");
       }
     }
     if (role == Qt::ToolTipRole && a_) {
@@ -147,11 +147,15 @@ class StepsAnswerModel : public TableModelBase {
         return qs(s.name);
       case StepsView::Wrapped:
         return s.wrapped ? tr("yes") : tr("no");
-      case StepsView::TorchRow:
-        return s.torchRowNs < 0 ? tr("no row") : t(s.torchRowNs);
+      // The figure, and under it its spread over the iterations when it moves.
+      case StepsView::TorchRow: {
+        if (s.torchRowNs < 0) return tr("no row");
+        const QString spread = qs(torchRowSpreadText(s));
+        return spread.isEmpty() ? t(s.torchRowNs) : QStringLiteral("%1\n%2").arg(t(s.torchRowNs), spread);
+      }
       case StepsView::Cost: {
         const QString spread = qs(costSpreadText(s));
-        return spread.isEmpty() ? qs(costText(s)) : QStringLiteral("%1 (%2)").arg(qs(costText(s)), spread);
+        return spread.isEmpty() ? qs(costText(s)) : QStringLiteral("%1\n%2").arg(qs(costText(s)), spread);
       }
       default:
         return {};
@@ -188,6 +192,7 @@ StepsView::StepsView(QWidget* parent) : QWidget(parent), model_(new StepsAnswerM
   // Two bars and their figures per row.
   table_->verticalHeader()->setDefaultSectionSize(2 * fontMetrics().height() + 8);
   table_->horizontalHeader()->setStretchLastSection(true);
+  table_->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   table_->setHorizontalScrollMode(QAbstractItemView::ScrollPerPixel);
   layout->addWidget(table_, 1);

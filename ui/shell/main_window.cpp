@@ -407,10 +407,9 @@ void MainWindow::buildDocks() {
   // room for docks under them); the docks sit at the right as tabs, the Explanation in front, the
   // event's details, Why, Plots and the glossary behind it, the run docks (Run, Runs, Compare)
   // hidden until the user asks to run or to compare. F9 collapses them all.
-  for (QDockWidget* d : docks_) {
-    addDockWidget(Qt::RightDockWidgetArea, d);
+  addDockWidget(Qt::RightDockWidgetArea, explainDock);
+  for (QDockWidget* d : docks_)
     if (d != explainDock) tabifyDockWidget(explainDock, d);
-  }
   for (QDockWidget* d : {runDock, runsDock, compareDock, glossaryDock}) d->hide();
   explainDock->raise();
   resizeDocks({explainDock}, {380}, Qt::Horizontal);

@@ -22,6 +22,8 @@ const QColor kSync(198, 40, 40);
 const QColor kSelect(20, 20, 20);
 const QColor kHighlight(255, 140, 0);
 const QColor kMatch(250, 204, 21);
+// An overlay draws its launches' arrows up to this many launches (more: a fan over the step's events).
+constexpr size_t kMaxOverlayArrows = 24;
 
 QColor trackBadge(TrackKind k) {
   switch (k) {
@@ -327,8 +329,10 @@ void TimelineView::paintOverlayOver(QPainter& p, const QRect& area) {
       p.drawRect(r.adjusted(-1, -1, 1, 1));
     }
   }
-  // Launches -> GPU work, bundled as the selection's flows are.
+  // Launches -> GPU work, bundled as the selection's flows are; a step of hundreds of launches gets
+  // its work outlined and its GPU window labelled, without a fan of arrows over its events.
   FlowBundler launches;
+  const bool arrows = o.launches.size() <= kMaxOverlayArrows;
   for (const Launch& l : o.launches) {
     const QRectF g = eventRect(l.gpu);
     if (!g.isEmpty()) {
@@ -336,7 +340,7 @@ void TimelineView::paintOverlayOver(QPainter& p, const QRect& area) {
       p.setBrush(Qt::NoBrush);
       p.drawRect(g.adjusted(-1, -1, 1, 1));
     }
-    if (l.launch == kNoEvent) continue;
+    if (l.launch == kNoEvent || !arrows) continue;
     const QRectF a = eventRect(l.launch);
     if (a.isEmpty() || g.isEmpty()) continue;
     launches.add(QPointF(a.left(), a.bottom()), QPointF(g.left(), g.top()));
