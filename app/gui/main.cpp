@@ -32,6 +32,7 @@
 
 #include "core/write/atomic_file.h"
 #include "load_probe.h"
+#include "quit_on_signal.h"
 #include "startup_probe.h"
 #include "ui/panels/compare_view.h"
 #include "ui/panels/timeline_diff.h"
@@ -243,6 +244,8 @@ int main(int argc, char* argv[]) {
   }
   QApplication app(argc, argv);
   setNames();
+  // SIGTERM and Ctrl+C end the event loop: the window closes as on File > Quit (its runs' folder goes).
+  attnscope::gui::quitOnSignals(&app);
   Options o;
   QCommandLineParser& parser = o.parser;
   const QCommandLineOption& screenshotOpt = o.screenshot;

@@ -109,7 +109,9 @@ inline QVector<OracleStep> attentionSteps(const QString& path) {
     for (int i = 0; i < cpu.size(); ++i)
       if (cpu[i].name == QLatin1String("MULTIHEAD_ATTENTION_FULL") && cpu[i].cat == QLatin1String("user_annotation"))
         containers.push_back(i);
-  auto isStepScope = [&](const Ev& e) { return e.cat == QLatin1String("user_annotation") && kStepNames.contains(e.name); };
+  auto isStepScope = [&](const Ev& e) {
+    return e.cat == QLatin1String("user_annotation") && kStepNames.contains(e.name);
+  };
   // A container's items: its children, other scopes (the whole block's) opened up.
   std::function<void(int, QVector<int>&)> open = [&](int i, QVector<int>& items) {
     for (int c : cpu[i].children) {
@@ -169,7 +171,8 @@ inline QVector<OracleStep> attentionSteps(const QString& path) {
         scopeOf[k] = i;
       } else if (phase == 0) {
         k = 0;
-      } else if (phase == 1 && (e.name == QLatin1String("aten::softmax") || e.name == QLatin1String("aten::_softmax"))) {
+      } else if (phase == 1 &&
+                 (e.name == QLatin1String("aten::softmax") || e.name == QLatin1String("aten::_softmax"))) {
         k = 2;
       } else {
         k = phase == 1 ? 1 : 3;

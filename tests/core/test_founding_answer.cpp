@@ -98,7 +98,8 @@ struct Gen {
       const int64_t c = corr++;
       const int64_t call = uniform(2000, 8000);
       add("cuda_runtime", copy ? "cudaMemcpyAsync" : "cudaLaunchKernel", tid, t, call,
-          "\"External id\": " + std::to_string(innerId >= 0 ? innerId : id) + ", \"correlation\": " + std::to_string(c));
+          "\"External id\": " + std::to_string(innerId >= 0 ? innerId : id) +
+              ", \"correlation\": " + std::to_string(c));
       const int64_t dur = kernelNs();
       const int64_t gs = std::max(gpuFree, t + uniform(3000, 20000));
       gpuFree = gs + dur;
@@ -134,7 +135,8 @@ BlockTruth attentionBlock(Gen& g, bool gpu) {
   const bool outer = g.coin(0.5);
   const int64_t outerStart = t;
   t += g.uniform(1000, 5000);
-  static const char* kScaleOps[] = {"aten::empty", "aten::to", "aten::sqrt", "aten::div", "aten::mul", "aten::lift_fresh"};
+  static const char* kScaleOps[] = {"aten::empty", "aten::to",  "aten::sqrt",
+                                    "aten::div",   "aten::mul", "aten::lift_fresh"};
   for (int k = 0; k < 4; ++k) {
     truth.wrapped[static_cast<size_t>(k)] = g.coin(0.5);
     const bool wrap = truth.wrapped[static_cast<size_t>(k)];
@@ -164,8 +166,12 @@ BlockTruth attentionBlock(Gen& g, bool gpu) {
     }
     if (wrap) {
       t += g.uniform(1000, 6000);
-      g.add("user_annotation", k == 0 ? "QK MATMUL" : k == 1 ? "SCALE" : k == 2 ? "SOFTMAX PASS" : "AV MATMUL", tid,
-            scopeStart, t - scopeStart, "\"External id\": " + std::to_string(g.ext++));
+      g.add("user_annotation",
+            k == 0   ? "QK MATMUL"
+            : k == 1 ? "SCALE"
+            : k == 2 ? "SOFTMAX PASS"
+                     : "AV MATMUL",
+            tid, scopeStart, t - scopeStart, "\"External id\": " + std::to_string(g.ext++));
       truth.scope[static_cast<size_t>(k)] = t - scopeStart;
       t += g.uniform(500, 3000);
     }
@@ -236,7 +242,8 @@ class FoundingAnswerTest : public QObject {
     QCOMPARE(truth.size(), 4);
     QString keyavg = trace;
     keyavg.replace(".json", ".keyavg.json");
-    if (trace.contains("/resources/")) keyavg = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.keyavg.json");
+    if (trace.contains("/resources/"))
+      keyavg = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.keyavg.json");
     for (const oracle::OracleStep& o : truth) {
       const AnswerStep* s = stepNamed(a, o.name);
       QVERIFY2(s, qPrintable(o.name));
@@ -308,8 +315,8 @@ class FoundingAnswerTest : public QObject {
     QFETCH(QStringList, wrapped);
     QTemporaryDir dir;
     const QString out = dir.filePath("run.json");
-    const Run run = cli({"run", "--device", "cpu", "--wrap", wrap, "--shape", "1,4,32,32", "--iters", "7", "--out", out},
-                        120000);
+    const Run run =
+        cli({"run", "--device", "cpu", "--wrap", wrap, "--shape", "1,4,32,32", "--iters", "7", "--out", out}, 120000);
     if (run.err.contains("built without the engine")) QSKIP("attnscope-cli was built without the engine");
     QVERIFY2(run.code == 0, qPrintable(run.err));
     const Run ex = cli({"explain", out, "--format", "json"});
@@ -341,7 +348,8 @@ class FoundingAnswerTest : public QObject {
     const Run text = cli({"explain", out});
     const QString first = text.out.section('\n', 1, 1);
     QVERIFY2(!first.contains("CPU only"), qPrintable(first));
-    QVERIFY2(first.contains(wrapped.isEmpty() ? "No step is wrapped" : "wrapped in record_function"), qPrintable(first));
+    QVERIFY2(first.contains(wrapped.isEmpty() ? "No step is wrapped" : "wrapped in record_function"),
+             qPrintable(first));
     // (the text cuts a line at 400 characters, with "...")
     const QString headline = root.value("founding_answer").toObject().value("headline").toString();
     QVERIFY2(first.endsWith("...") ? headline.startsWith(first.chopped(3)) : headline == first, qPrintable(first));
@@ -425,12 +433,14 @@ class FoundingAnswerTest : public QObject {
     }
     const double recall = unwrapped ? 100.0 * flagged / unwrapped : 100.0;
     const double fp = wrapped ? 100.0 * falseRows / wrapped : 0.0;
-    qInfo("founding answer, %d attention blocks (%d steps): no-row recall %.1f%% (%d of %d unwrapped), false "
-          "positives %.1f%% (%d of %d wrapped), costs exact %d of %d, torch rows exact %d of %d",
-          blocks, steps, recall, flagged, unwrapped, fp, falseRows, wrapped, costOk, steps, rowsOk, rowsWanted);
-    qInfo("training loops %d of 100 read (%d steps): costs exact %d, other-thread work exact %d, ProfilerStep* "
-          "rows exact in %d loops, the headline's other-threads claim right in %d",
-          loops, loopSteps, loopCostOk, otherOk, rowOk, claimOk);
+    qInfo(
+        "founding answer, %d attention blocks (%d steps): no-row recall %.1f%% (%d of %d unwrapped), false "
+        "positives %.1f%% (%d of %d wrapped), costs exact %d of %d, torch rows exact %d of %d",
+        blocks, steps, recall, flagged, unwrapped, fp, falseRows, wrapped, costOk, steps, rowsOk, rowsWanted);
+    qInfo(
+        "training loops %d of 100 read (%d steps): costs exact %d, other-thread work exact %d, ProfilerStep* "
+        "rows exact in %d loops, the headline's other-threads claim right in %d",
+        loops, loopSteps, loopCostOk, otherOk, rowOk, claimOk);
     for (const QString& m : misses) qInfo("miss: %s", qPrintable(m));
     QCOMPARE(recall, 100.0);
     QCOMPARE(fp, 0.0);

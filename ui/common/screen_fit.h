@@ -19,8 +19,8 @@ QMargins windowFrame(const QWidget* w);
 // inside that geometry. Returns the size given.
 QSize fitToScreen(QWidget* w, QSize wanted);
 
-// Fits `w` again whenever it is shown or framed until it has been seen framed once (the window
-// manager decorates it after the first show): a window never ends up taller than the screen.
+// Fits `w` again once a window manager has framed it (after the first show), where the real frame
+// sticks out of the screen: a window never ends up taller than the screen.
 void keepInsideScreen(QWidget* w);
 
 }  // namespace attnscope::ui

@@ -357,6 +357,34 @@ void CompareView::recompute() {
         auto signedFig = [&](double ns) {
           return (ns >= 0 ? QStringLiteral("+") : QStringLiteral("−")) + nsFig(std::abs(ns));
         };
+        QString stepRows;
+        if (!host && !c->steps.empty()) {
+          // Steps paired by name (the attention block's, an engine run's): their host time added up,
+          // and each step's as A | B | B - A.
+          double ta = 0, tb = 0, ga = 0, gb = 0;
+          int paired = 0;
+          for (const Pair<StepReport>& p : c->steps) {
+            if (!p.a || !p.b) continue;
+            ++paired;
+            ta += static_cast<double>(p.a->hostNs()), tb += static_cast<double>(p.b->hostNs());
+            ga += static_cast<double>(p.a->gpuAttributedNs), gb += static_cast<double>(p.b->gpuAttributedNs);
+            stepRows += QStringLiteral(
+                            "<tr><td>%1</td><td align=\"right\">%2</td><td align=\"right\">%3</td><td "
+                            "align=\"right\">%4</td></tr>")
+                            .arg(qs(p.key).toHtmlEscaped(), nsFig(static_cast<double>(p.a->hostNs())),
+                                 nsFig(static_cast<double>(p.b->hostNs())),
+                                 signedFig(static_cast<double>(p.b->hostNs() - p.a->hostNs())));
+          }
+          if (paired > 0) {
+            headline_->setText(
+                tr("<b>B is %1 over its %2 steps</b> (host time, A %3, B %4%5)")
+                    .arg(signedFig(tb - ta))
+                    .arg(paired)
+                    .arg(nsFig(ta), nsFig(tb),
+                         ga + gb > 0 ? tr("; GPU work launched A %1, B %2").arg(nsFig(ga), nsFig(gb)) : QString()));
+            headline_->show();
+          }
+        }
         if (host) {
           headline_->setText((host->noise
                                   ? tr("<b>A and B take the same time a step</b>: %1 apart, inside both runs' spread")
@@ -367,10 +395,10 @@ void CompareView::recompute() {
                                       nsFig(host->b.median), nsFig(host->b.p25), nsFig(host->b.p75)));
           headline_->show();
         }
-        QString table =
-            tr("<table cellspacing=\"0\" cellpadding=\"2\"><tr><th align=\"left\">per step "
-               "(median)</th><th align=\"right\">A</th><th align=\"right\">B</th><th "
-               "align=\"right\">B − A</th></tr>");
+        QString table = tr("<table cellspacing=\"0\" cellpadding=\"2\"><tr><th align=\"left\">%1</th><th "
+                           "align=\"right\">A</th><th align=\"right\">B</th><th align=\"right\">B − A</th></tr>")
+                            .arg(stepRows.isEmpty() ? tr("per step (median)") : tr("host time"));
+        table += stepRows;
         for (const StepStat& st : c->stepStats)
           table += QStringLiteral(
                        "<tr><td>%1</td><td align=\"right\">%2</td><td align=\"right\">%3</td><td "

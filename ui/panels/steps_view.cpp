@@ -210,21 +210,24 @@ StepsView::StepsView(QWidget* parent) : QWidget(parent), model_(new StepsAnswerM
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& cur) {
     if (!cur.isValid()) return;
     showWhy(cur.row());
-    if (selecting_) return;
-    const AnswerStep& s = answer()->steps[static_cast<size_t>(cur.row())];
-    if (s.steps.empty()) return;
-    // An engine row covers every iteration: the one nearest its median shows it.
-    int best = s.steps.front();
-    int64_t bestGap = INT64_MAX;
-    const Explanation& x = trace_->explanation();
-    for (int i : s.steps) {
-      const StepReport& r = x.steps[static_cast<size_t>(i)];
-      const int64_t v = answer()->gpu ? r.gpuAttributedNs : r.hostNs();
-      const int64_t gap = std::llabs(v - s.costNs());
-      if (gap < bestGap) bestGap = gap, best = i;
-    }
-    emit stepChosen(best);
+    if (!selecting_) emit stepChosen(representative(cur.row()));
   });
+}
+
+// An engine row covers every iteration: the one nearest its median shows it.
+int StepsView::representative(int row) const {
+  const AnswerStep& s = answer()->steps[static_cast<size_t>(row)];
+  if (s.steps.empty()) return -1;
+  int best = s.steps.front();
+  int64_t bestGap = INT64_MAX;
+  const Explanation& x = trace_->explanation();
+  for (int i : s.steps) {
+    const StepReport& r = x.steps[static_cast<size_t>(i)];
+    const int64_t v = answer()->gpu ? r.gpuAttributedNs : r.hostNs();
+    const int64_t gap = std::llabs(v - s.costNs());
+    if (gap < bestGap) bestGap = gap, best = i;
+  }
+  return best;
 }
 
 const FoundingAnswer* StepsView::answer() const { return model_->answer(); }
@@ -266,16 +269,18 @@ void StepsView::selectStep(int step) {
   }
 }
 
-bool StepsView::chooseFirstUnwrapped() {
+int StepsView::selectFirstUnwrapped() {
   const FoundingAnswer* a = answer();
-  if (!a) return false;
+  if (!a) return -1;
   for (size_t r = 0; r < a->steps.size(); ++r) {
     if (a->steps[r].torchRowNs >= 0 || a->steps[r].steps.empty()) continue;
+    selecting_ = true;
     table_->selectionModel()->setCurrentIndex(model_->index(static_cast<int>(r), 0),
                                               QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-    return true;
+    selecting_ = false;
+    return representative(static_cast<int>(r));
   }
-  return false;
+  return -1;
 }
 
 // Why torch put the step's time where it did, with this trace's numbers.

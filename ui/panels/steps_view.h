@@ -36,9 +36,10 @@ class StepsView : public QWidget {
   // Selects the row that covers the explanation's step `step` (one of its iterations), without
   // emitting stepChosen (the timeline or the Explanation chose it).
   void selectStep(int step);
-  // Selects the first step torch's table has no row for, as the user would (stepChosen follows), so
-  // the answer opens on the step that reads as zero. False when every step has its row.
-  bool chooseFirstUnwrapped();
+  // Selects the first step torch's table has no row for (without stepChosen: the window shows it on
+  // the timeline itself), so the answer opens on a step that reads as zero and says why. Returns the
+  // explanation's step to show (-1: every step has its row).
+  int selectFirstUnwrapped();
 
  signals:
   // The user selected a row: the explanation's step to show (an engine row's iteration nearest its
@@ -47,6 +48,7 @@ class StepsView : public QWidget {
 
  private:
   void showWhy(int row);
+  int representative(int row) const;  // the explanation's step a row shows (its median iteration)
 
   QLabel* headline_;
   QTableView* table_;

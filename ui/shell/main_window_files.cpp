@@ -24,6 +24,7 @@
 #include <QMimeData>
 #include <QScrollArea>
 #include <QSettings>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTableView>
@@ -289,8 +290,12 @@ void MainWindow::showTrace(std::shared_ptr<const LoadedTrace> trace) {
   const Explanation* x = trace_->snapshot->explanation.get();
   const bool hasSteps = x && !x->steps.empty() && x->stepSource != "whole_trace" && x->stepSource != "none";
   viewTabs_->setCurrentWidget(hasSteps ? static_cast<QWidget*>(steps_) : static_cast<QWidget*>(table_));
-  // On the step that reads as zero: its band and kernels on the timeline, why in the Steps view.
-  if (hasSteps) steps_->chooseFirstUnwrapped();
+  // On a step that reads as zero: why, in the Steps view; its band and the work it launched on the
+  // timeline. The Explanation keeps its overview until the user picks a step.
+  if (const int step = hasSteps ? steps_->selectFirstUnwrapped() : -1; step >= 0) {
+    const QSignalBlocker quiet(timeline_);
+    timeline_->explainStep(step);
+  }
   fitTimelineToTrace();
   emit traceShown();
 }

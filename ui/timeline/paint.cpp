@@ -266,7 +266,8 @@ void TimelineView::paintFlows(QPainter& p, const QRect& area) {
     if (e.correlation > 0) {
       linksOf(selected_, [&](EventId l, EventId gpu) { arrow(selection, l, gpu); });
       paintBundles(p, selection, kSelect, 1.8);
-    } else if (isCpuFamily(e.family)) {
+    } else if (isCpuFamily(e.family) && !(overlay_ && overlay_->event == selected_)) {
+      // (Explained, the step's own overlay draws its launches: both made a fan over its events.)
       // Each GPU activity once: a runtime call and the driver call under it share its correlation.
       std::unordered_set<EventId> linked;
       const Lane& lane = s.lanes()[e.lane];

@@ -39,7 +39,9 @@ TimelinePane::TimelinePane(QWidget* parent) : QWidget(parent) {
   explainSel_->setText(tr("Explain selection"));
   explainSel_->setToolTip(tr("Overlay for the selected annotation or op (E)"));
   explainSel_->setEnabled(false);
+  auto* searchLabel = new QLabel(tr("Find:"), this);
   search_ = new QLineEdit(this);
+  searchLabel->setBuddy(search_);
   search_->setObjectName(QStringLiteral("timelineSearch"));
   search_->setPlaceholderText(tr("Search events…"));
   search_->setClearButtonEnabled(true);
@@ -80,6 +82,7 @@ TimelinePane::TimelinePane(QWidget* parent) : QWidget(parent) {
   bar->addWidget(steps_);
   bar->addWidget(explainSel_);
   bar->addSpacing(10);
+  bar->addWidget(searchLabel);
   bar->addWidget(search_);
   bar->addWidget(prev);
   bar->addWidget(next);
