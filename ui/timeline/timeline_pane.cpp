@@ -31,7 +31,7 @@ TimelinePane::TimelinePane(QWidget* parent) : QWidget(parent) {
   auto* explainLabel = new QLabel(tr("E&xplain:"), this);
   steps_ = new QComboBox(this);
   steps_->setObjectName(QStringLiteral("overlayStep"));
-  steps_->setMinimumContentsLength(22);
+  steps_->setMinimumContentsLength(16);
   steps_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   steps_->setToolTip(tr("Shade a step's host window and the GPU window of the work it launched"));
   explainLabel->setBuddy(steps_);
@@ -45,7 +45,7 @@ TimelinePane::TimelinePane(QWidget* parent) : QWidget(parent) {
   search_->setObjectName(QStringLiteral("timelineSearch"));
   search_->setPlaceholderText(tr("Search events…"));
   search_->setClearButtonEnabled(true);
-  search_->setMinimumWidth(110);
+  search_->setMinimumWidth(90);
   search_->setMaximumWidth(260);
   auto* prev = new QToolButton(this);
   prev->setText(QStringLiteral("◀"));
