@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "core/text/json_out.h"
+#include "core/text/shell_quote.h"
 
 namespace attnscope {
 
@@ -270,12 +271,13 @@ std::vector<std::string> toRecordArgs(const RecordConfig& c) {
 }
 
 std::string recordConfigJson(const RecordConfig& c, std::string_view out, std::string_view result,
-                             std::string_view command) {
+                             std::string_view command, std::string_view argv0) {
   std::string j = "{";
   auto str = [&](std::string_view k, std::string_view v) { j += jsonString(k) + ": " + jsonString(v) + ", "; };
   auto num = [&](std::string_view k, int v) { j += jsonString(k) + ": " + std::to_string(v) + ", "; };
   auto boolean = [&](std::string_view k, bool v) { j += jsonString(k) + ": " + (v ? "true" : "false") + ", "; };
   str("script", c.script);
+  str("argv0", argv0.empty() ? std::string_view(c.script) : argv0);
   str("module", c.module);
   j += "\"args\": " + jsonStringArray(c.args) + ", ";
   str("cwd", c.cwd);
@@ -297,8 +299,8 @@ std::string recordConfigJson(const RecordConfig& c, std::string_view out, std::s
 }
 
 std::string recordSummary(const RecordConfig& c) {
-  std::string s = c.module.empty() ? baseName(c.script) : "-m " + c.module;
-  for (const auto& a : c.args) s += " " + a;
+  std::string s = c.module.empty() ? shellQuote(baseName(c.script)) : "-m " + shellQuote(c.module);
+  for (const auto& a : c.args) s += " " + shellQuote(a);
   s += ", wrap " + c.wrapModules + ", sync " + std::string(recordSyncName(c.sync));
   const int first = c.wait + c.warmup;
   s += ", steps " + std::to_string(first) + ".." + std::to_string(first + c.active - 1);
