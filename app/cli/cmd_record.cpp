@@ -217,7 +217,7 @@ int cmdRecord(const std::vector<std::string>& args) {
       const std::vector<std::string> lines = stderrToShow(x.stderrTail, 12);
       if (lines.empty()) return;
       if (reportSeesStderr) {
-        report << "(its output is above)\n";
+        report << "(the script's last lines are above)\n";
         return;
       }
       report << "its last lines on stderr:\n";

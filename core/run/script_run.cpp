@@ -136,17 +136,18 @@ InflationJudgement judgeInflation(const std::vector<int64_t>& profiledNs, const 
   if (profiledNs.size() < 3 || baselineNs.size() < 3) return j;
   const StepSpread p = spreadOf(profiledNs), b = spreadOf(baselineNs);
   j.differenceNs = p.medianNs - b.medianNs;
-  j.spreadNs = std::max(p.maxNs - p.minNs, b.maxNs - b.minNs);
+  // A few steps' min-max range is a narrow guess of their spread: twice the larger one.
+  j.spreadNs = 2 * std::max(p.maxNs - p.minNs, b.maxNs - b.minNs);
   if (cpuWaitTraceNs >= 0 && cpuWaitBaselineNs >= 0)
     j.extraWaitNs = static_cast<double>(cpuWaitTraceNs - cpuWaitBaselineNs);
   if (std::abs(j.extraWaitNs) > std::max(j.spreadNs, 0.1 * std::abs(j.differenceNs)))
     j.kind = InflationJudgement::Noisy;
-  else if (std::abs(j.differenceNs) <= j.spreadNs)
-    j.kind = InflationJudgement::Inside;
-  else if (j.differenceNs < 0)
+  else if (j.differenceNs > j.spreadNs && p.minNs > b.maxNs)  // beyond it, and every step apart
+    j.kind = InflationJudgement::Claimed;
+  else if (j.differenceNs < -j.spreadNs && p.maxNs < b.minNs)
     j.kind = InflationJudgement::Faster;
   else
-    j.kind = InflationJudgement::Claimed;
+    j.kind = InflationJudgement::Inside;
   return j;
 }
 

@@ -60,13 +60,14 @@ std::optional<ProfilerInflation> scriptInflation(const ScriptRun& r);
 
 // What can be said of the profiler's cost from the steps timed under it and without it, and from
 // the time the process waited for a CPU in each window (-1: not measured). A difference is claimed
-// only beyond both windows' own spread, and only when the machine's load was the same in both:
+// only beyond the steps' spread (twice the larger window's min-max range) with every step under the
+// profiler slower than every step without, and only when the machine's load was the same in both:
 // a change in the wait for a CPU beyond that spread (and beyond a tenth of the difference) means
 // something else slowed one window, and the answer is "too noisy to tell".
 struct InflationJudgement {
   enum Kind { TooFew, Noisy, Inside, Faster, Claimed } kind = TooFew;
   double differenceNs = 0;  // median under the profiler - median without
-  double spreadNs = 0;      // the larger of the two windows' min-max ranges
+  double spreadNs = 0;      // twice the larger of the two windows' min-max ranges
   double extraWaitNs = 0;   // the wait for a CPU per step, under the profiler - without
 };
 InflationJudgement judgeInflation(const std::vector<int64_t>& profiledNs, const std::vector<int64_t>& baselineNs,

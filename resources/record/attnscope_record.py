@@ -409,9 +409,19 @@ def _inference_hint(tree):
     return " (this script defines %s)" % ", ".join(names[:6]) if names else ""
 
 
-# Beside this file, imported before sys.path[0] becomes the script's.
-import attnscope_record_modules as recmod  # noqa: E402
-from attnscope_record_finish import finish  # noqa: E402
+def _sibling(name):
+    """A recorder file beside this one, loaded by its path (sys.path may not hold this folder: python -I)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, os.path.join(_RUNNER_DIR, name + ".py"))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+recmod = _sibling("attnscope_record_modules")
+finish = _sibling("attnscope_record_finish").finish
 
 
 def main():

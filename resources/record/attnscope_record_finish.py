@@ -6,6 +6,7 @@
 #     the trace is kept without the baseline; after it: kept. A signal from here on only sets a flag,
 #     so the trace and the result are written whole or not at all.
 import os
+import signal
 
 _META_KEYS = ("version", "python", "python_version", "torch_version", "device", "status", "exit_code", "detail",
               "steps_seen", "step_source", "wrapped_modules", "partial", "open_step", "profiled_ns",
@@ -31,8 +32,8 @@ def _compile_notes(state):
         setup = [e for e in events if e["step"] == 0]
         c = sum(e["ns"] for e in setup)
         notes.append("set-up before the first step: %s (not in the trace)%s" % (
-            _seconds(state.setup_ns), (", of which torch.compile %s (%d compilation%s)" % (
-                _seconds(c), len(setup), "" if len(setup) == 1 else "s")) if setup else ""))
+            _seconds(state.setup_ns), (", of which torch.compile %s (%d compile pass%s)" % (
+                _seconds(c), len(setup), "" if len(setup) == 1 else "es")) if setup else ""))
     traced = [e for e in events if e["traced"]]
     if traced:
         steps = sorted({e["profiler_step"] for e in traced})
@@ -122,4 +123,7 @@ def finish(state, result, outcome, exit_code, detail, part, write_result, finish
         result.update(status="cancelled", exit_code=130, cancelled="after_trace")
         exit_code = 130
     write_result()
+    # What comes after (the script's atexit work) runs as in plain Python: Ctrl-C interrupts it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     return exit_code

@@ -134,6 +134,7 @@ class Modules:
             tops = {q for q, _ in named if "." not in q}
             chosen = [(q, m) for q, m in named if q in tops]
             if compiled:
+                self.compiled_inside.extend(q for q, _ in chosen)
                 chosen = [("", root)]  # the compiled model as a whole, from outside
         else:
             chosen = [(q, m) for q, m in named if self.pattern.search(q)]

@@ -268,7 +268,14 @@ RunOutcome EngineRunner::classifyRecord(QProcess::ExitStatus status, int exitCod
       if (said.isEmpty() && l.startsWith(prefix)) said = l.mid(prefix.size()).trimmed();
   }
   if (said.isEmpty()) said = lastLine(stderrText);
-  if (cancelled || exitCode == 130) {
+  if ((cancelled || exitCode == 130) && stderrText.contains(QLatin1String("the trace is kept")) &&
+      QFileInfo(trace).isFile()) {
+    // Cancelled once the trace was written (while timing the baseline, or in the script's exit work):
+    // the CLI kept it whole, and it is shown.
+    o.status = RunStatus::Cancelled;
+    o.outPath = trace;
+    o.message = tr("Cancelled after the trace was written: %1.").arg(said);
+  } else if (cancelled || exitCode == 130) {
     o.status = RunStatus::Cancelled;
     o.message = tr("Cancelled: your script was stopped (all its processes); no trace was kept.");
   } else if (status == QProcess::CrashExit) {
