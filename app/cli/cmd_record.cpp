@@ -189,10 +189,11 @@ int cmdRecord(const std::vector<std::string>& args) {
   if (launched.cancelled) {
     // Ctrl-C or SIGTERM: what is complete is kept (a trace is renamed into place whole), and said.
     std::vector<std::string> kept;
-    for (const RankReport& r : reports) {
+    for (size_t i = 0; i < reports.size(); ++i) {
+      const RankReport& r = reports[i];
       const std::string who = several ? "rank " + std::to_string(r.rank) + ": " : "";
       if (!r.trace) continue;
-      kept.push_back(ranks[static_cast<size_t>(&r - reports.data())].out);
+      kept.push_back(ranks[i].out);
       std::cerr << "attnscope-cli: record: " << who << cancelMoment(r.run) << ": " << shellQuote(kept.back()) << "\n";
     }
     if (kept.empty())

@@ -116,7 +116,11 @@ TraceFigures figuresOf(const std::string& path, const std::vector<std::string>& 
 }  // namespace
 
 int main() {
-  if (std::system("python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null") != 0) {
+  // ATTNSCOPE_GPU_RECORD_TRACES=DIR: the figures of traces recorded earlier (DIR/attnscope-gpu-record-SYNC-WRAP.json,
+  // as scripts/gpu-record.sh brings them back), read anywhere, without recording.
+  const char* reuse = std::getenv("ATTNSCOPE_GPU_RECORD_TRACES");
+  if (!reuse &&
+      std::system("python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null") != 0) {
     std::cout << "SKIP: no GPU, or python3's torch has no CUDA\n";
     return 77;
   }
@@ -130,11 +134,10 @@ int main() {
               "syncs");
   for (const char* sync : {"none", "step", "blocking"}) {
     for (const char* wrap : {"none", "children"}) {
-      const std::string out = "/tmp/attnscope-gpu-record-" + std::string(sync) + "-" + wrap + ".json";
+      const std::string out = std::string(reuse ? reuse : "/tmp") + "/attnscope-gpu-record-" + sync + "-" + wrap + ".json";
       const std::string cmd = cli + " record --sync " + sync + " --wrap-modules " + wrap + " --active 5 --out " + out +
                               " -- python3 " + script + " >/dev/null 2>/tmp/attnscope-gpu-record.err";
-      const int rc = std::system(cmd.c_str());
-      check(rc == 0, std::string("record --sync ") + sync + " --wrap-modules " + wrap + " exits 0");
+      if (!reuse) check(std::system(cmd.c_str()) == 0, std::string("record --sync ") + sync + " --wrap-modules " + wrap + " exits 0");
       const TraceFigures f = figuresOf(out, modules);
       check(f.steps.size() == 5, "5 ProfilerSteps traced (" + std::to_string(f.steps.size()) + ")");
       if (f.steps.empty()) continue;
