@@ -74,9 +74,7 @@ std::string jobHeadline(const std::vector<RankReport>& ranks) {
   return ranks::analyzeJob(std::move(summaries)).headline;
 }
 
-bool isProfilerNoise(const std::string& line) {
-  return line.find("gpuGetDeviceCount failed") != std::string::npos;
-}
+bool isProfilerNoise(const std::string& line) { return line.find("gpuGetDeviceCount failed") != std::string::npos; }
 
 std::vector<std::string> stderrToShow(const std::vector<std::string>& tail, size_t lines) {
   std::vector<std::string> out;
@@ -87,7 +85,8 @@ std::vector<std::string> stderrToShow(const std::vector<std::string>& tail, size
 }
 
 bool sameDestination(int a, int b) {
-  struct stat sa {}, sb{};
+  struct stat sa {
+  }, sb{};
   if (::fstat(a, &sa) != 0 || ::fstat(b, &sb) != 0) return false;
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }

@@ -312,10 +312,13 @@ std::string recordSummary(const RecordConfig& c) {
 
 std::string recordHelp() {
   return "usage: attnscope-cli record [OPTIONS] -- python SCRIPT [ARGS...]\n"
+         "       attnscope-cli record [OPTIONS] -- python -m MODULE [ARGS...]\n"
          "       attnscope-cli record [OPTIONS] -- torchrun --nproc-per-node N SCRIPT [ARGS...]\n"
          "\n"
          "Runs your unmodified training script under torch.profiler (torch's own collector: the\n"
-         "tables stay torch-exact), writes the trace atomically, and prints what cost your steps most.\n"
+         "tables stay torch-exact), as plain Python runs it (its __main__, __file__, __spec__, argv,\n"
+         "sys.path[0] and working folder), writes the trace atomically, and prints what cost your\n"
+         "steps most (with several ranks, what held the job up).\n"
          "Steps are your optimizer's steps (a global optimizer.step hook; the first optimizer that\n"
          "steps, when there are several), or calls of --step-fn; with neither, the whole run is one\n"
          "step. The profiler follows torch.profiler.schedule(wait, warmup, active); once the trace is\n"
@@ -325,7 +328,8 @@ std::string recordHelp() {
          "  --wrap-modules none|children|REGEX  record_function around modules, named by their\n"
          "                          qualified name (module forward hooks): none; the top-level children\n"
          "                          of each model the script calls; or those whose name matches REGEX\n"
-         "                          (Python re.search, e.g. 'attn|mlp')            default none\n"
+         "                          (Python re.search, e.g. 'attn|mlp'). A torch.compile'd model is\n"
+         "                          wrapped whole, from outside its compiled code   default none\n"
          "  --sync none|step|blocking  none; a device synchronize at each step's end (in\n"
          "                          'attnscope::step_sync'); or CUDA_LAUNCH_BLOCKING=1  default none\n"
          "  --step-fn MODULE:FUNCTION  steps are this function's calls (__main__:train_step for the\n"
@@ -352,8 +356,9 @@ std::string recordHelp() {
          "                          stderr)\n"
          "\n"
          "Exit codes: 0 recorded; 2 bad input (no such script, a Python without torch, an option);\n"
-         "3 the script failed (its trace, if any, is kept and marked partial); 4 the script starts\n"
-         "its own profiler; 130 cancelled (no trace is left named as complete).\n";
+         "3 the script failed (its trace, if any, is kept and marked partial; nothing before its first\n"
+         "step ended); 4 the script starts its own profiler; 130 cancelled by Ctrl-C or SIGTERM (a trace\n"
+         "written before it is kept, and said; none is left unfinished).\n";
 }
 
 }  // namespace attnscope

@@ -41,8 +41,8 @@ struct ScriptRun {
   // The process's wait for a CPU (Linux run-queue time, all its threads), per step: during the
   // traced steps and during the baseline's host steps (-1: not measured).
   int64_t cpuWaitTraceNs = -1, cpuWaitBaselineNs = -1;
-  std::string cancelled;           // "" | before_trace | baseline | after_trace: when Ctrl-C/SIGTERM came
-  bool beforeFirstStep = false;    // it failed before any step ended: nothing was kept
+  std::string cancelled;         // "" | before_trace | baseline | after_trace: when Ctrl-C/SIGTERM came
+  bool beforeFirstStep = false;  // it failed before any step ended: nothing was kept
   bool operator==(const ScriptRun&) const = default;
 };
 

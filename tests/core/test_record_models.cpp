@@ -94,8 +94,9 @@ class TestRecordModels : public QObject {
   // An nn.Sequential model's children are named after the script's own name for the model.
   void sequentialNamedAfterItsModel() {
     const QString out = path(QStringLiteral("seq.json"));
-    const Run r = record({"--wrap-modules", "children", "--step-fn", "__main__:train_step", "--baseline", "0", "--out", out},
-                         {"python3", kScripts + "step_fn.py"});
+    const Run r =
+        record({"--wrap-modules", "children", "--step-fn", "__main__:train_step", "--baseline", "0", "--out", out},
+               {"python3", kScripts + "step_fn.py"});
     QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
     const Trace t = readTrace(out);
     QCOMPARE(t.record.value("wrapped_modules").toArray(), (QJsonArray{"model.0", "model.1", "model.2"}));
@@ -130,7 +131,8 @@ class TestRecordModels : public QObject {
     const QString expected = compiledLine(QString::fromUtf8(plain.readAllStandardOutput()));
     QVERIFY2(!expected.isEmpty(), plain.readAllStandardError().constData());
 
-    const QString out = path(QStringLiteral("compiled-%1.json").arg(QTest::currentDataTag()).replace(QRegularExpression("\\W"), "_"));
+    const QString out =
+        path(QStringLiteral("compiled-%1.json").arg(QTest::currentDataTag()).replace(QRegularExpression("\\W"), "_"));
     const Run r = record({"--wrap-modules", wrap, "--keep-running", "--out", out}, command, 300000);
     QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
     QCOMPARE(compiledLine(r.out), expected);  // the same compiled program
@@ -139,7 +141,8 @@ class TestRecordModels : public QObject {
     if (!wrapped.isEmpty()) QCOMPARE(countInSteps(t, "model").second, 3);  // the compiled model, once a step
     const QString notes = notesOf(t);
     QVERIFY2(notes.contains(note), qPrintable(notes));
-    if (!wrapped.isEmpty()) QVERIFY(notes.contains("compiled by torch.compile: model, wrapped as a whole from outside"));
+    if (!wrapped.isEmpty())
+      QVERIFY(notes.contains("compiled by torch.compile: model, wrapped as a whole from outside"));
     // The set-up before the first step holds torch.compile's time, said with it.
     double setupNs = t.record.value("setup_ns").toDouble(), compileNs = 0;
     int compiles = 0;
@@ -149,11 +152,12 @@ class TestRecordModels : public QObject {
         ++compiles;
       }
     QVERIFY(compiles >= 1 && compileNs > 0 && compileNs <= setupNs);
-    QVERIFY2(notes.contains(QRegularExpression(
-                 QStringLiteral("set-up before the first step: [0-9.]+ m?s \\(not in the trace\\), of which torch.compile "
-                                "[0-9.]+ m?s \\(%1 compile pass(es)?\\)")
-                     .arg(compiles))),
-             qPrintable(notes));
+    QVERIFY2(
+        notes.contains(QRegularExpression(
+            QStringLiteral("set-up before the first step: [0-9.]+ m?s \\(not in the trace\\), of which torch.compile "
+                           "[0-9.]+ m?s \\(%1 compile pass(es)?\\)")
+                .arg(compiles))),
+        qPrintable(notes));
     QVERIFY2(r.out.contains("note: set-up before the first step:"), qPrintable(r.out));
   }
 
@@ -229,11 +233,12 @@ class TestRecordModels : public QObject {
     const double recall = double(claimedOfClaimable) / claimable;
     const double wrongRate = claims ? double(wrongClaims) / claims : 0.0;
     const double falsePositive = double(claimedNoCost) / noCost;
-    qInfo("inflation: %d cases, %d claims, %d wrong (%.3f of claims); a cost claimed where there was none in %d "
-          "of %d cases (false positive rate %.3f); recall %.3f of %d claimable (a cost beyond 3x the jitter, quiet "
-          "machine); misses: %s; wrong: %s",
-          cases, claims, wrongClaims, wrongRate, claimedNoCost, noCost, falsePositive, recall, claimable,
-          qPrintable(misses.join("; ")), qPrintable(wrong.join("; ")));
+    qInfo(
+        "inflation: %d cases, %d claims, %d wrong (%.3f of claims); a cost claimed where there was none in %d "
+        "of %d cases (false positive rate %.3f); recall %.3f of %d claimable (a cost beyond 3x the jitter, quiet "
+        "machine); misses: %s; wrong: %s",
+        cases, claims, wrongClaims, wrongRate, claimedNoCost, noCost, falsePositive, recall, claimable,
+        qPrintable(misses.join("; ")), qPrintable(wrong.join("; ")));
     // Three steps a window leave a floor of chance (two windows of the same steps can sit apart):
     // measured at about 0.5% by the rule's own simulation; the gate leaves room for it, no more.
     QVERIFY2(falsePositive <= 0.01, qPrintable(QString::number(falsePositive)));

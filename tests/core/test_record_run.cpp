@@ -73,9 +73,8 @@ class TestRecordRun : public QObject {
     QTest::addColumn<bool>("steps");
     QTest::newRow("python -m from the package's root")
         << kScripts + "pkgroot" << QStringList{"python3", "-m", "trainpkg.train", "--steps", "8"} << true;
-    QTest::newRow("a script from another folder")
-        << QStringLiteral(ATTNSCOPE_SOURCE_DIR "/tests/data") << QStringList{"python3", "scripts/pkgroot/run_me.py", "x"}
-        << false;
+    QTest::newRow("a script from another folder") << QStringLiteral(ATTNSCOPE_SOURCE_DIR "/tests/data")
+                                                  << QStringList{"python3", "scripts/pkgroot/run_me.py", "x"} << false;
     QTest::newRow("a script through a symbolic link") << QString() << QStringList{"python3", "link/run_me.py"} << false;
   }
   void runsAsPlainPython() {
@@ -92,7 +91,8 @@ class TestRecordRun : public QObject {
     QVERIFY2(plain.code == 0, qPrintable(plain.err));
     const QString expected = identityLine(plain.out);
     QVERIFY2(!expected.isEmpty(), qPrintable(plain.out));
-    const QString out = dir_.filePath(QStringLiteral("identity-%1.json").arg(QTest::currentDataTag()).replace(' ', '_'));
+    const QString out =
+        dir_.filePath(QStringLiteral("identity-%1.json").arg(QTest::currentDataTag()).replace(' ', '_'));
     QStringList args{"record", "--wait", "1", "--warmup", "1", "--active", "2", "--baseline", "0", "--out", out, "--"};
     const Run r = runIn(cwd, kCli, args + command);
     QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
@@ -176,7 +176,8 @@ class TestRecordRun : public QObject {
     const Run e = cli({QStringLiteral("explain"), out, QStringLiteral("--format"), QStringLiteral("json")});
     const QString notes = QJsonDocument(QJsonDocument::fromJson(e.out.toUtf8()).object().value("run_notes").toArray())
                               .toJson(QJsonDocument::Compact);
-    QVERIFY2(notes.contains("the script ran without a GPU: there are no kernel launches to wait for"), qPrintable(notes));
+    QVERIFY2(notes.contains("the script ran without a GPU: there are no kernel launches to wait for"),
+             qPrintable(notes));
     QVERIFY(!notes.contains("every launch waits"));
     QVERIFY2(notes.contains("your script: '" + script + "' 'a b' 'it'\\\\''s'"), qPrintable(notes));
     QVERIFY(!(r.out + r.err).contains("gpuGetDeviceCount"));
@@ -200,8 +201,18 @@ class TestRecordRun : public QObject {
     const QString tag = QStringLiteral("--attnscope-test-%1").arg(QCoreApplication::applicationPid());
     QStringList args{"record", "--progress", "json", "--out", out};
     if (duringBaseline)  // 50 ms steps: 1000 baseline steps take 50 s, and the signal comes in them
-      args << QStringList{"--wait", "1", "--warmup", "1", "--active", "3", "--baseline", "1000", "--", "python3",
-                          kScripts + "slow_loop.py", tag};
+      args << QStringList{"--wait",
+                          "1",
+                          "--warmup",
+                          "1",
+                          "--active",
+                          "3",
+                          "--baseline",
+                          "1000",
+                          "--",
+                          "python3",
+                          kScripts + "slow_loop.py",
+                          tag};
     else  // the script's atexit handler waits 60 s after the trace is written
       args << QStringList{"--baseline", "0", "--", "python3", kScripts + "slow_exit.py", "20", tag};
     QProcess p;

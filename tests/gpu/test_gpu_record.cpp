@@ -33,7 +33,7 @@ struct StepFigures {
   std::string name;
   double hostUs = 0, kernelUs = 0;
   int kernels = 0, syncs = 0;
-  int allSyncs = 0;  // every cudaDeviceSynchronize in the window, in a step_sync scope or not
+  int allSyncs = 0;                        // every cudaDeviceSynchronize in the window, in a step_sync scope or not
   std::map<std::string, int> kernelNames;  // the kernels its launches ran, by name
 };
 
@@ -129,22 +129,27 @@ int main() {
   const std::vector<std::string> modules = {"attn", "norm", "mlp"};
   std::map<std::string, double> medianKernelUs;
   std::map<std::string, std::map<std::string, int>> kernelsOfStep;  // sync -> the middle step's kernels, unwrapped
-  double noneHostUs = 0;  // a step's host time with --sync none, unwrapped
+  double noneHostUs = 0;                                            // a step's host time with --sync none, unwrapped
   std::printf("%-9s %-8s %6s %14s %14s %10s %6s\n", "sync", "wrap", "steps", "host/step us", "CUDA/step us", "kernels",
               "syncs");
   for (const char* sync : {"none", "step", "blocking"}) {
     for (const char* wrap : {"none", "children"}) {
-      const std::string out = std::string(reuse ? reuse : "/tmp") + "/attnscope-gpu-record-" + sync + "-" + wrap + ".json";
+      const std::string out =
+          std::string(reuse ? reuse : "/tmp") + "/attnscope-gpu-record-" + sync + "-" + wrap + ".json";
       const std::string cmd = cli + " record --sync " + sync + " --wrap-modules " + wrap + " --active 5 --out " + out +
                               " -- python3 " + script + " >/dev/null 2>/tmp/attnscope-gpu-record.err";
-      if (!reuse) check(std::system(cmd.c_str()) == 0, std::string("record --sync ") + sync + " --wrap-modules " + wrap + " exits 0");
+      if (!reuse)
+        check(std::system(cmd.c_str()) == 0,
+              std::string("record --sync ") + sync + " --wrap-modules " + wrap + " exits 0");
       const TraceFigures f = figuresOf(out, modules);
       check(f.steps.size() == 5, "5 ProfilerSteps traced (" + std::to_string(f.steps.size()) + ")");
       if (f.steps.empty()) continue;
       // The explanation counts the same steps as the raw trace.
       const std::string steps = "/tmp/attnscope-gpu-record-steps.txt";
-      if (std::system((cli + " explain " + out + " --format json | python3 -c 'import json,sys; "
-                             "print(len(json.load(sys.stdin)[\"steps\"]))' >" + steps)
+      if (std::system((cli + " explain " + out +
+                       " --format json | python3 -c 'import json,sys; "
+                       "print(len(json.load(sys.stdin)[\"steps\"]))' >" +
+                       steps)
                           .c_str()) == 0) {
         FILE* sf = std::fopen(steps.c_str(), "r");
         int n = -1;

@@ -244,9 +244,11 @@ void EngineRunnerTest::recordCancelKeepsAWrittenTrace() {
   QVERIFY(f.open(QIODevice::WriteOnly));
   f.write("{}");
   f.close();
-  const QString kept = QStringLiteral(
-      "attnscope-cli: record: cancelled while timing steps without the profiler, after the trace was written: the "
-      "trace is kept without the baseline (the profiler's inflation is not measured): ") + trace + "\n";
+  const QString kept =
+      QStringLiteral(
+          "attnscope-cli: record: cancelled while timing steps without the profiler, after the trace was written: the "
+          "trace is kept without the baseline (the profiler's inflation is not measured): ") +
+      trace + "\n";
   RunOutcome o = EngineRunner::classifyRecord(QProcess::NormalExit, 130, true, kept, trace, 1);
   QCOMPARE(o.status, RunStatus::Cancelled);
   QCOMPARE(o.outPath, trace);
