@@ -400,7 +400,7 @@ void EngineRunner::probe() {
     emit availabilityChanged(avail_);
   };
   connect(probe_, &QProcess::finished, this, [done] { done(true); });
-  connect(probe_, &QProcess::errorOccurred, this, [this, done](QProcess::ProcessError e) {
+  connect(probe_, &QProcess::errorOccurred, this, [done](QProcess::ProcessError e) {
     if (e == QProcess::FailedToStart) done(false);
   });
   probe_->start(program_, args, QIODevice::ReadOnly);
