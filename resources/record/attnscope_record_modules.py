@@ -9,20 +9,20 @@
 # dynamo traces (torch.compiler.is_compiling() is a constant there: the traced hook is empty, the
 # compiled program the same as without attnscope), and the modules inside a compiled model are
 # never chosen: a compiled model is wrapped as a whole, from outside.
+import os
 import re
 import sys
 import time
 
-_HERE = __file__
+_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def _user_frame():
     """The innermost frame outside torch and attnscope's own files (the code that called a model)."""
     f = sys._getframe(1)
-    ours = (_HERE, sys.modules["__main__"].__dict__.get("__attnscope_runner__", ""))
     while f is not None:
         fn = f.f_code.co_filename
-        if fn not in ours and "/torch/" not in fn and not fn.startswith("<"):
+        if os.path.dirname(os.path.abspath(fn)) != _DIR and "/torch/" not in fn and not fn.startswith("<"):
             return f
         f = f.f_back
     return None
