@@ -194,7 +194,11 @@ class EngineRanksTest : public QObject {
     QVERIFY(std::abs(s.value("late_ns").toDouble() - kInjectedNs) < 0.25 * kInjectedNs);
 
     // The raw traces: every all-gather inside the rank's AV MATMUL scope; the waiting ranks wait there
-    // (about the injected 20 ms), rank 2 sleeps there first and hardly waits.
+    // (about the injected 20 ms), rank 2 sleeps there first and waits less than any of them. Compared
+    // with the others' waits rather than with a fixed share of the injection: on a loaded machine the
+    // four ranks race for few cores and rank 2 waits for a descheduled rank too (seen: 11.9 ms, with
+    // the others at 20+ ms).
+    std::vector<double> medianWait(4);
     for (int rank = 0; rank < 4; ++rank) {
       const QJsonObject t = readJson(QDir(dir).filePath(QString("rank-%1.json").arg(rank)));
       std::vector<double> waits;
@@ -203,6 +207,7 @@ class EngineRanksTest : public QObject {
         waits.push_back(c.value("dur").toDouble() * 1000);
       }
       QCOMPARE(static_cast<int>(waits.size()), kIters);
+      medianWait[rank] = median(waits);
       const auto sleeps = named(t, "slow_rank_sleep");
       if (rank == 2) {
         QCOMPARE(static_cast<int>(sleeps.size()), kIters);
@@ -210,12 +215,15 @@ class EngineRanksTest : public QObject {
           QVERIFY(!avAround(t, sl).isEmpty());
           QVERIFY(sl.value("dur").toDouble() * 1000 >= kInjectedNs);
         }
-        QVERIFY2(median(waits) < 0.5 * kInjectedNs, qPrintable(QString::number(median(waits))));
       } else {
         QVERIFY(sleeps.empty());
-        QVERIFY2(median(waits) > 0.5 * kInjectedNs, qPrintable(QString::number(median(waits))));
+        QVERIFY2(medianWait[rank] > 0.5 * kInjectedNs, qPrintable(QString::number(medianWait[rank])));
       }
     }
+    for (int rank : {0, 1, 3})
+      QVERIFY2(
+          medianWait[2] < medianWait[rank] - 0.25 * kInjectedNs,
+          qPrintable(QString("rank 2 waits %1 ns, rank %2 %3 ns").arg(medianWait[2]).arg(rank).arg(medianWait[rank])));
   }
 };
 

@@ -160,7 +160,7 @@ ScriptForm::ScriptForm(QWidget* parent) : QWidget(parent) {
     return s;
   };
   wait_ = spin("scriptWait", 1, 100000, tr("Steps skipped first (step 0 holds the script's set-up)"));
-  warmup_ = spin("scriptWarmup", 0, 100000, tr("Steps the profiler warms up on, not kept"));
+  warmup_ = spin("scriptWarmup", 1, 100000, tr("Steps the profiler warms up on, not kept"));
   active_ = spin("scriptActive", 1, 100000, tr("Steps traced"));
   auto* sched = new QHBoxLayout;
   sched->setSpacing(4);
