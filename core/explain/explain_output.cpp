@@ -159,7 +159,11 @@ std::string explainJson(const EventStore& s, const Explanation& a, const Explain
   out += ", \"partial\": " + (a.partial.empty() ? std::string("null") : jsonString(a.partial));
   out += ", \"diagnosis\": " + diagnosisJson(a.diagnosis);
   out += ", \"answer\": " + (opt.answerJson.empty() ? std::string("null") : opt.answerJson);
-  for (const DiagnosedCause& c : a.diagnosis.causes) cited.insert(c.evidence.begin(), c.evidence.end());
+  for (const auto* list : {&a.diagnosis.causes, &a.diagnosis.minor})
+    for (const DiagnosedCause& c : *list) {
+      cited.insert(c.evidence.begin(), c.evidence.end());
+      for (const EvidenceItem& it : c.items) cited.insert(it.events.begin(), it.events.end());
+    }
   out += ", \"steps\": [";
   for (size_t i = 0; i < a.steps.size(); ++i) out += (i ? ", " : "") + stepJson(s, a, a.steps[i], cited);
   out += "], \"sync_waits\": [";
