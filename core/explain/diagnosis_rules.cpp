@@ -211,6 +211,8 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w) 
           openCapture.erase(it);
         }
       }
+      // (A first-use launch still launches: the op around it dispatches device work.)
+      if (e.correlation != kNoId && correlationHasWork.count(e.correlation)) launchesByLane[e.lane].push_back(e.start);
       if (out.setup[id] != SetupKind::None) {
         b.add(kSetup, e.start, e.end(), id);
         continue;
@@ -221,7 +223,6 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w) 
       const Rule rule =
           kind == CallKind::Other ? (e.dur >= kLongCallNs ? kHostOther : kDispatch) : kCallRule[static_cast<int>(kind)];
       b.add(rule, e.start, e.end(), id);
-      if (e.correlation != kNoId && correlationHasWork.count(e.correlation)) launchesByLane[e.lane].push_back(e.start);
       if (contains(n, "EventSynchronize")) eventSyncsByLane[e.lane].push_back(e.start);
     }
   }

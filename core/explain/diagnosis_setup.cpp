@@ -58,7 +58,7 @@ std::string_view setupWords(SetupKind k) {
     case SetupKind::ModuleLoad:
       return "lazy module and kernel loading: a first launch far longer than the others";
     case SetupKind::Autotune:
-      return "cuDNN/MIOpen algorithm search: a convolution timing candidates";
+      return "cuDNN/MIOpen algorithm search: a convolution timing candidates (torch.backends.cudnn.benchmark)";
     case SetupKind::Compile:
       return "torch.compile's compilation";
     case SetupKind::CommInit:
@@ -195,12 +195,11 @@ Windows findWindows(const EventStore& s, const Explanation& x) {
   return w;
 }
 
-// Work that comes back every Nth step: steps longer than 1.5x the median (and 50 us more), at least
-// three of them (or two doing the same thing), at every Nth index from the first (N >= 2), and no other
-// long step but perhaps the first. What ran in them beyond the others: the script's own Python
-// functions (and the library functions they call) when the trace records stacks, else the top-level
-// ops and regions, by their median time in the long steps over that in the others (2.5% of the excess
-// or more).
+// Work that comes back every Nth step: the steps at every Nth index from a phase (N >= 2; the first
+// step aside, it may hold set-up), at least three of them (or two doing the same thing), each longer
+// than every other step and than 1.5x their median (and 50 us more). What ran in them beyond the others: the script's
+// own Python functions (and the library functions they call) when the trace records stacks, else the top-level ops and
+// regions, by their median time in the long steps over that in the others (2.5% of the excess or more).
 std::vector<PeriodicWork> findPeriodic(const EventStore& s, const Diagnosis& d, const Windows& w) {
   if ((d.stepSource != "profiler_steps" && d.stepSource != "optimizer_steps") || d.steps.size() < 5) return {};
   size_t n = d.steps.size();
@@ -212,19 +211,30 @@ std::vector<PeriodicWork> findPeriodic(const EventStore& s, const Diagnosis& d, 
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
-  const int64_t m = median(spans);
+  // Every every-th step from a phase (the first step aside: it may hold set-up) is longer than every
+  // other step, and 1.5x their median or more: the largest such set, then the shortest period.
+  int every = 0;
   std::vector<int> longSteps;
-  for (size_t i = 0; i < n; ++i)
-    if (spans[i] * 2 > m * 3 && spans[i] - m >= std::max<int64_t>(m / 2, 50'000))
-      longSteps.push_back(static_cast<int>(i));
-  if (!longSteps.empty() && longSteps.front() == 0) longSteps.erase(longSteps.begin());  // the first may be set-up
-  if (longSteps.size() < 2) return {};
-  const int every = longSteps[1] - longSteps[0];
-  if (every < 2) return {};
-  for (size_t k = 1; k < longSteps.size(); ++k)
-    if (longSteps[k] - longSteps[k - 1] != every) return {};
-  if (longSteps.back() + every < static_cast<int>(n)) return {};  // one missing at the end: not periodic
-  if (longSteps.front() - every > 0) return {};                   // one missing before (step 0 aside)
+  for (int k = 2; k < static_cast<int>(n); ++k)
+    for (int r = 0; r < k; ++r) {
+      std::vector<int> in;
+      std::vector<int64_t> rest;
+      for (int i = 1; i < static_cast<int>(n); ++i) {
+        if (i % k == r)
+          in.push_back(i);
+        else
+          rest.push_back(spans[static_cast<size_t>(i)]);
+      }
+      if (in.size() < 2 || rest.empty() || in.size() <= longSteps.size()) continue;
+      int64_t shortest = INT64_MAX;
+      for (int i : in) shortest = std::min(shortest, spans[static_cast<size_t>(i)]);
+      const int64_t med = median(rest), longestRest = *std::max_element(rest.begin(), rest.end());
+      if (shortest > longestRest && shortest * 2 > med * 3 && shortest - med >= std::max<int64_t>(med / 2, 50'000)) {
+        every = k;
+        longSteps = std::move(in);
+      }
+    }
+  if (every == 0) return {};
   PeriodicWork p;
   p.every = every;
   p.steps = longSteps;
@@ -236,9 +246,9 @@ std::vector<PeriodicWork> findPeriodic(const EventStore& s, const Diagnosis& d, 
   const int64_t typical = median(normal);
   for (int i : longSteps) excess.push_back(spans[static_cast<size_t>(i)] - typical);
   p.extraNs = median(excess);
-  // What ran in them: by name, time per step.
-  bool stacks = false;
-  for (const Event& e : s.events()) stacks = stacks || e.family == Family::PythonFunction;
+  // What ran in them: by name, time per step. The script's own Python functions and the library
+  // functions it calls (a trace with stacks), the top-level ops and regions (any trace); a name whose
+  // every event runs inside one already named is left out below.
   auto userFrame = [&](std::string_view nm) {
     // (attnscope_record.py is `record`'s own runner around the script.)
     return contains(nm, ".py(") && !startsWith(nm, "torch/") && !contains(nm, "site-packages") &&
@@ -247,8 +257,7 @@ std::vector<PeriodicWork> findPeriodic(const EventStore& s, const Diagnosis& d, 
   auto display = [&](EventId id) -> std::string {
     const Event& e = s.event(id);
     const std::string_view nm = s.name(e);
-    if (stacks) {
-      if (e.family != Family::PythonFunction) return {};
+    if (e.family == Family::PythonFunction) {
       const size_t colon = nm.find("): ");
       const std::string fn =
           colon == std::string_view::npos ? std::string(nm) : std::string(nm.substr(colon + 3)) + "()";
@@ -268,7 +277,7 @@ std::vector<PeriodicWork> findPeriodic(const EventStore& s, const Diagnosis& d, 
     return std::string(nm);
   };
   std::vector<std::unordered_map<std::string, int64_t>> perStep(n);
-  std::unordered_map<std::string, std::vector<EventId>> idsByName;  // in the long steps
+  std::unordered_map<std::string, std::vector<std::pair<size_t, EventId>>> idsByName;  // in the long steps
   std::vector<bool> isLongStep(n, false);
   for (int i : longSteps) isLongStep[static_cast<size_t>(i)] = true;
   for (size_t l = 0; l < s.lanes().size(); ++l) {
@@ -284,37 +293,40 @@ std::vector<PeriodicWork> findPeriodic(const EventStore& s, const Diagnosis& d, 
       const std::string name = display(id);
       if (name.empty()) continue;
       perStep[k][name] += e.dur;
-      if (isLongStep[k]) idsByName[name].push_back(id);
+      if (isLongStep[k]) idsByName[name].emplace_back(k, id);
     }
   }
-  std::unordered_map<std::string, bool> names;
-  for (int i : longSteps)
-    for (const auto& [nm, ns] : perStep[static_cast<size_t>(i)]) names[nm] = true;
+  std::unordered_map<std::string, int64_t> typicalOf;
   std::vector<std::pair<int64_t, std::string>> ranked;
-  for (const auto& [nm, unused] : names) {
+  for (const auto& [nm, ids] : idsByName) {
     std::vector<int64_t> inLong, inNormal;
     for (size_t i = 1; i < n; ++i) {
       const auto it = perStep[i].find(nm);
       (isLong[i] ? inLong : inNormal).push_back(it == perStep[i].end() ? 0 : it->second);
     }
-    const int64_t extra = median(inLong) - median(inNormal);
+    typicalOf[nm] = median(inNormal);
+    const int64_t extra = median(inLong) - typicalOf[nm];
     if (extra * 40 >= p.extraNs && extra > 0) ranked.emplace_back(extra, nm);
   }
   std::sort(ranked.begin(), ranked.end(),
             [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
-  // The outermost first: a name whose every event runs inside one already named is part of it.
+  // The outermost first: what a name adds outside the ones already named (its events that run inside
+  // them are part of them) must still be 2.5% of the excess or more.
   std::vector<bool> chosen(s.events().size(), false);
   for (const auto& [extra, nm] : ranked) {
     if (p.what.size() >= 3) break;
-    const std::vector<EventId>& ids = idsByName[nm];
-    const bool inside = std::all_of(ids.begin(), ids.end(), [&](EventId id) {
-      for (EventId up = s.event(id).parent; up != kNoEvent; up = s.event(up).parent)
-        if (chosen[up]) return true;
-      return false;
-    });
-    if (inside && !ids.empty()) continue;
-    p.what.emplace_back(nm, extra);
-    for (EventId id : ids) chosen[id] = true;
+    std::vector<int64_t> outside(n, 0);
+    for (const auto& [k, id] : idsByName[nm]) {
+      bool inside = false;
+      for (EventId up = s.event(id).parent; up != kNoEvent && !inside; up = s.event(up).parent) inside = chosen[up];
+      if (!inside) outside[k] += s.event(id).dur;
+    }
+    std::vector<int64_t> perLong;
+    for (int i : longSteps) perLong.push_back(outside[static_cast<size_t>(i)]);
+    const int64_t own = median(perLong) - typicalOf[nm];
+    if (own * 40 < p.extraNs || own <= 0) continue;
+    p.what.emplace_back(nm, own);
+    for (const auto& [k, id] : idsByName[nm]) chosen[id] = true;
   }
   // Two long steps are periodic only when they did the same thing.
   if (longSteps.size() == 2 && p.what.empty()) return {};

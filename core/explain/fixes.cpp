@@ -228,8 +228,10 @@ const FixRule kTable[] = {
      },
      [](const FixFacts&) { return std::string("the DataLoader has worker processes and the main process waited"); }},
     // launch_bound
-    {"fewer_launches", Cause::LaunchBound, "not compiled; the kernels' median under 50 us (or no kernel)",
-     [](const FixFacts& f) { return !f.compiled && f.launchNs > 0 && f.kernelMedianNs < 50'000; },
+    {"fewer_launches", Cause::LaunchBound, "not compiled; compute kernels in the trace, their median under 50 us",
+     [](const FixFacts& f) {
+       return !f.compiled && f.launchNs > 0 && f.kernelMedianNs > 0 && f.kernelMedianNs < 50'000;
+     },
      [](const FixFacts&) {
        return std::string("fewer, larger kernels: torch.compile (fuses ops), CUDA graphs, larger batches");
      },

@@ -321,7 +321,9 @@ QString ExplainPanel::answerHtml() const {
 }
 
 // The diagnosis: what costs the most first, in one sentence, then every cause with its time, share,
-// spread over the steps and its fix (the same figures `attnscope-cli explain` prints).
+// spread over the steps and its largest piece of evidence; then, per cause, what holds its time (the
+// evidence, each with its count, time and share) and the fixes the trace supports, each with what held
+// (the same figures `attnscope-cli explain` prints). A cause with no fix says so.
 QString ExplainPanel::diagnosisHtml() const {
   const Diagnosis& d = explanation()->diagnosis;
   if (d.causes.empty()) return {};
@@ -335,23 +337,53 @@ QString ExplainPanel::diagnosisHtml() const {
                                : QString();
     QString hints;
     for (const std::string& h : c.hints) hints += (hints.isEmpty() ? QString() : QStringLiteral(", ")) + qs(h);
+    const QString largest = c.items.empty() ? QString()
+                                            : QStringLiteral("%1 × %2 (%3%)")
+                                                  .arg(c.items.front().count)
+                                                  .arg(breakable(qs(c.items.front().name).left(80)))
+                                                  .arg(100.0 * c.items.front().share, 0, 'f', 0);
     // The cause in words (its JSON code on pointing); the time never wraps.
     rows += QStringLiteral(
-                "<tr><td>%1.</td><td title=\"%8\"><b>%2</b></td><td align=\"right\" nowrap>%3</td>"
-                "<td align=\"right\">%4%</td><td>%5</td><td>%6%7</td></tr>")
+                "<tr><td>%1.</td><td title=\"%7\"><b>%2</b></td><td align=\"right\" nowrap>%3</td>"
+                "<td align=\"right\">%4%</td><td>%5</td><td>%6%8</td></tr>")
                 .arg(i + 1)
                 .arg(qs(c.label).toHtmlEscaped(), t(c.totalNs))
                 .arg(100.0 * c.share, 0, 'f', 0)
-                .arg(spread, qs(c.fix).toHtmlEscaped(),
-                     hints.isEmpty() ? QString() : QStringLiteral(" <i>(%1)</i>").arg(hints))
-                .arg(qs(causeCode(c.code)));
+                .arg(spread, largest, qs(causeCode(c.code)),
+                     hints.isEmpty() ? QString() : QStringLiteral(" <i>(%1)</i>").arg(hints));
   }
-  // The headline itself opens the dock (the header above); here, every cause.
-  return tr("<h3>What costs the most</h3><table cellspacing=\"0\" cellpadding=\"3\">"
-            "<tr><th></th><th align=\"left\">cause</th><th>time</th><th>of wall</th><th align=\"left\">%1</th>"
-            "<th align=\"left\">what to do</th></tr>%2</table>")
-      .arg(d.steps.size() > 1 ? tr("over %1 steps").arg(d.steps.size()) : QString())
-      .arg(rows);
+  QString html = tr("<h3>What costs the most</h3><table cellspacing=\"0\" cellpadding=\"3\">"
+                    "<tr><th></th><th align=\"left\">cause</th><th>time</th><th>of wall</th><th align=\"left\">%1</th>"
+                    "<th align=\"left\">largest evidence</th></tr>%2</table>")
+                     .arg(d.steps.size() > 1 ? tr("over %1 steps").arg(d.steps.size()) : QString())
+                     .arg(rows);
+  for (const PeriodicWork& p : d.periodic) html += QStringLiteral("<p><b>%1</b></p>").arg(breakable(qs(p.text)));
+  for (const std::string& n : d.notes) html += QStringLiteral("<p><i>%1</i></p>").arg(breakable(qs(n)));
+  // Per cause: the evidence and the fixes (the table of docs/explain-schema.md; each only where the trace
+  // shows its conditions).
+  html += tr("<h4>The evidence, and what to do</h4>");
+  for (const DiagnosedCause& c : d.causes) {
+    html += QStringLiteral("<p><b>%1</b> (%2%)<br>").arg(qs(c.label).toHtmlEscaped()).arg(100.0 * c.share, 0, 'f', 0);
+    QStringList items;
+    for (size_t k = 0; k < c.items.size() && k < 3; ++k) {
+      const EvidenceItem& it = c.items[k];
+      QString line = QStringLiteral("%1%2 — %3 (%4%)")
+                         .arg(it.count > 0 ? QStringLiteral("%1 × ").arg(it.count) : QString(),
+                              breakable(qs(it.name).left(120)), t(it.ns))
+                         .arg(100.0 * it.share, 0, 'f', 0);
+      if (!it.inside.empty()) line += tr(", inside %1").arg(breakable(qs(it.inside.front().first)));
+      if (!it.detail.empty()) line += QStringLiteral("; %1").arg(breakable(qs(it.detail)));
+      if (!it.where.empty()) line += tr("; in %1").arg(breakable(qs(it.where)));
+      items << line;
+    }
+    html += items.join(QStringLiteral("<br>"));
+    if (c.fixes.empty()) html += tr("<br><i>No fix follows from the trace alone.</i>");
+    for (const Fix& f : c.fixes)
+      html += QStringLiteral("<br>&rarr; <b>%1</b> <small>(%2)</small>")
+                  .arg(breakable(qs(f.text)), tr("because %1").arg(breakable(qs(f.because))));
+    html += QStringLiteral("</p>");
+  }
+  return html;
 }
 
 QString ExplainPanel::overviewHtml() const {
