@@ -247,16 +247,26 @@ std::vector<PeriodicWork> findPeriodic(const EventStore& s, const Diagnosis& d, 
   for (int i : longSteps) excess.push_back(spans[static_cast<size_t>(i)] - typical);
   p.extraNs = median(excess);
   // What ran in them: by name, time per step. The script's own Python functions and the library
-  // functions it calls (a trace with stacks), the top-level ops and regions (any trace); a name whose
-  // every event runs inside one already named is left out below.
+  // functions it calls (a trace with stacks), else the top-level ops and regions; what a name adds
+  // inside one already named is left out below.
+  // (attnscope_record.py is `record`'s own runner around the script: neither the script nor its work.)
+  auto ours = [](std::string_view nm) { return contains(nm, "attnscope_record.py"); };
   auto userFrame = [&](std::string_view nm) {
-    // (attnscope_record.py is `record`'s own runner around the script.)
     return contains(nm, ".py(") && !startsWith(nm, "torch/") && !contains(nm, "site-packages") &&
-           !contains(nm, "dist-packages") && !startsWith(nm, "<") && !contains(nm, "attnscope_record.py");
+           !contains(nm, "dist-packages") && !startsWith(nm, "<") && !ours(nm);
   };
+  // A trace with the script's own frames names them (its ops' nesting under Python frames is not always
+  // exact: a clock apart, an op may not nest); else the top-level ops and regions.
+  bool stacks = false;
+  for (const Event& e : s.events())
+    if (e.family == Family::PythonFunction && userFrame(s.name(e))) {
+      stacks = true;
+      break;
+    }
   auto display = [&](EventId id) -> std::string {
     const Event& e = s.event(id);
     const std::string_view nm = s.name(e);
+    if (stacks != (e.family == Family::PythonFunction)) return {};
     if (e.family == Family::PythonFunction) {
       const size_t colon = nm.find("): ");
       const std::string fn =
@@ -266,7 +276,7 @@ std::vector<PeriodicWork> findPeriodic(const EventStore& s, const Diagnosis& d, 
       // script's.
       EventId up = e.parent;
       while (up != kNoEvent && s.event(up).family != Family::PythonFunction) up = s.event(up).parent;
-      if (!contains(nm, ".py(") || up == kNoEvent || !userFrame(s.name(s.event(up)))) return {};
+      if (!contains(nm, ".py(") || ours(nm) || up == kNoEvent || !userFrame(s.name(s.event(up)))) return {};
       const size_t paren = nm.find('(');
       return fn + " (" + std::string(nm.substr(0, paren)) + ")";
     }
@@ -306,10 +316,15 @@ std::vector<PeriodicWork> findPeriodic(const EventStore& s, const Diagnosis& d, 
     }
     typicalOf[nm] = median(inNormal);
     const int64_t extra = median(inLong) - typicalOf[nm];
-    if (extra * 40 >= p.extraNs && extra > 0) ranked.emplace_back(extra, nm);
+    if (extra > 0 && extra * (typicalOf[nm] == 0 ? 100 : 10) >= p.extraNs) ranked.emplace_back(extra, nm);
   }
-  std::sort(ranked.begin(), ranked.end(),
-            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  // What the other steps do not run at all comes first (1% of the excess or more), then what runs
+  // longer there (10% or more).
+  std::sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) {
+    const bool onlyA = typicalOf[a.second] == 0, onlyB = typicalOf[b.second] == 0;
+    if (onlyA != onlyB) return onlyA;
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
   // The outermost first: what a name adds outside the ones already named (its events that run inside
   // them are part of them) must still be 2.5% of the excess or more.
   std::vector<bool> chosen(s.events().size(), false);
@@ -324,7 +339,7 @@ std::vector<PeriodicWork> findPeriodic(const EventStore& s, const Diagnosis& d, 
     std::vector<int64_t> perLong;
     for (int i : longSteps) perLong.push_back(outside[static_cast<size_t>(i)]);
     const int64_t own = median(perLong) - typicalOf[nm];
-    if (own * 40 < p.extraNs || own <= 0) continue;
+    if (own <= 0 || own * (typicalOf[nm] == 0 ? 100 : 10) < p.extraNs) continue;
     p.what.emplace_back(nm, own);
     for (const auto& [k, id] : idsByName[nm]) chosen[id] = true;
   }
