@@ -17,32 +17,48 @@ namespace attnscope::diag {
 
 namespace {
 
-// What is left of a set of moments, taken piece by piece (a moment goes to the first event that asks).
+// What is left of a set of moments (sorted, disjoint pieces), taken stretch by stretch: a moment goes to
+// the first stretch that asks. The pieces are cut at every stretch's ends into segments; a segment
+// taken points past itself (union-find with path halving), so each is handed out once.
 class Unclaimed {
  public:
-  explicit Unclaimed(const Intervals& v) {
-    for (const auto& [a, b] : v) left_.emplace_hint(left_.end(), a, b);
+  Unclaimed(const Intervals& pieces, const std::vector<std::pair<int64_t, int64_t>>& stretches) {
+    for (const auto& [a, b] : pieces) cuts_.push_back(a), cuts_.push_back(b);
+    for (const auto& [a, b] : stretches) cuts_.push_back(a), cuts_.push_back(b);
+    std::sort(cuts_.begin(), cuts_.end());
+    cuts_.erase(std::unique(cuts_.begin(), cuts_.end()), cuts_.end());
+    // Segment j is [cuts_[j], cuts_[j + 1]); it is free when a piece holds it.
+    const size_t n = cuts_.empty() ? 0 : cuts_.size() - 1;
+    next_.resize(n + 1);
+    size_t p = 0;
+    for (size_t j = 0; j < n; ++j) {
+      while (p < pieces.size() && pieces[p].second <= cuts_[j]) ++p;
+      const bool free = p < pieces.size() && pieces[p].first <= cuts_[j];
+      next_[j] = free ? j : j + 1;
+    }
+    next_[n] = n;
   }
   int64_t take(int64_t a, int64_t b) {
     int64_t got = 0;
-    auto it = left_.upper_bound(a);
-    if (it != left_.begin() && std::prev(it)->second > a) --it;
-    while (it != left_.end() && it->first < b) {
-      const int64_t s = it->first, e = it->second;
-      const int64_t cs = std::max(s, a), ce = std::min(e, b);
-      got += ce - cs;
-      it = left_.erase(it);
-      if (s < cs) left_.emplace(s, cs);
-      if (ce < e) {
-        left_.emplace(ce, e);
-        break;
-      }
+    size_t j = find(static_cast<size_t>(std::lower_bound(cuts_.begin(), cuts_.end(), a) - cuts_.begin()));
+    while (j + 1 < cuts_.size() && cuts_[j] < b) {
+      got += cuts_[j + 1] - cuts_[j];
+      next_[j] = j + 1;
+      j = find(j + 1);
     }
     return got;
   }
 
  private:
-  std::map<int64_t, int64_t> left_;
+  size_t find(size_t j) {
+    while (next_[j] != j) {
+      next_[j] = next_[next_[j]];
+      j = next_[j];
+    }
+    return j;
+  }
+  std::vector<int64_t> cuts_;
+  std::vector<size_t> next_;
 };
 
 std::string bytesText(int64_t b) {
@@ -56,6 +72,20 @@ std::string bytesText(int64_t b) {
   return buf;
 }
 
+// A group of evidence: its kind (one of kindOf's literals), the events' interned name, a copy's device
+// copy's name, and whether the time is a synchronize's drained queue.
+struct GroupKey {
+  const char* kind;
+  uint32_t name, copy;
+  bool drained;
+  bool operator<(const GroupKey& o) const {
+    if (kind != o.kind) return std::string_view(kind) < std::string_view(o.kind);
+    if (name != o.name) return name < o.name;
+    if (copy != o.copy) return copy < o.copy;
+    return drained < o.drained;
+  }
+};
+
 struct Acc {
   EvidenceItem item;
   std::vector<std::pair<int64_t, EventId>> held;
@@ -64,7 +94,8 @@ struct Acc {
   int64_t callNs = 0, waitedNs = 0, copyNs = 0;  // copies: their calls, the wait before the copy started, the copy
 };
 
-std::string_view kindOf(const EventStore& s, const RuleSet& r, int rule, EventId id) {
+std::string_view kindOf(const EventStore& s, const RuleSet& r, int rule, EventId id,
+                        std::unordered_map<uint32_t, CallKind>& calls) {
   const Event& e = s.event(id);
   if (rule == kHostGap) return "untraced";
   if (rule == kSyncDrained) return "sync";
@@ -77,8 +108,10 @@ std::string_view kindOf(const EventStore& s, const RuleSet& r, int rule, EventId
   switch (e.family) {
     case Family::CudaRuntime:
     case Family::CudaDriver:
-    case Family::Other:
-      switch (callKind(s.name(e))) {
+    case Family::Other: {
+      auto [it, fresh] = calls.try_emplace(e.name, CallKind::Other);
+      if (fresh) it->second = callKind(s.name(e));
+      switch (it->second) {
         case CallKind::Allocator:
           return "allocator";
         case CallKind::Copy:
@@ -88,6 +121,7 @@ std::string_view kindOf(const EventStore& s, const RuleSet& r, int rule, EventId
         default:
           return "call";
       }
+    }
     case Family::CpuOp:
       return "op";
     case Family::PythonFunction:
@@ -144,53 +178,80 @@ std::string whereOf(const EventStore& s, EventId id) {
 
 std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const RuleSet& r, const Intervals* taken,
                                         const Intervals& nothing, int64_t causeNs) {
-  std::unordered_map<std::string, Acc> acc;
+  std::map<GroupKey, Acc> acc;
+  std::unordered_map<uint32_t, CallKind> callKinds;
   for (int rule = 0; rule < kRuleCount; ++rule) {
     if (causeOfRule(rule, r.anyDevice) != c || taken[rule].empty()) continue;
     const RuleEvents& re = r.rules[rule];
-    // The innermost first: deeper events, then shorter ones.
-    std::vector<size_t> order(re.events.size());
-    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      const Event& x = s.event(re.events[a]);
-      const Event& y = s.event(re.events[b]);
-      if (x.depth != y.depth) return x.depth > y.depth;
-      return re.spans[a].second - re.spans[a].first < re.spans[b].second - re.spans[b].first;
-    });
-    Unclaimed left(taken[rule]);
-    for (size_t k : order) {
+    // The innermost first: deeper events, then shorter ones (then in the rule's order). The keys are
+    // sorted by value: a rule can hold a hundred thousand kernels.
+    struct Key {
+      int64_t depth, span;
+      size_t k;
+      bool operator<(const Key& o) const {
+        if (depth != o.depth) return depth > o.depth;
+        if (span != o.span) return span < o.span;
+        return k < o.k;
+      }
+    };
+    // Only the events whose stretch meets what the rule took (a binary search each) are ordered.
+    const Intervals& mine = taken[rule];
+    std::vector<Key> order;
+    for (size_t k = 0; k < re.events.size(); ++k) {
+      const auto [a, b] = re.spans[k];
+      auto it = std::lower_bound(mine.begin(), mine.end(), std::make_pair(a, INT64_MIN));
+      const bool meets = (it != mine.end() && it->first < b) || (it != mine.begin() && std::prev(it)->second > a);
+      if (meets) order.push_back({s.event(re.events[k]).depth, b - a, k});
+    }
+
+    // Device work does not nest: its rules keep their order.
+    if (rule > kLastDeviceRule && rule != kQueued && rule != kQueuedComm) std::sort(order.begin(), order.end());
+    std::vector<std::pair<int64_t, int64_t>> stretches;
+    stretches.reserve(order.size());
+    for (const Key& key : order) stretches.push_back(re.spans[key.k]);
+    Unclaimed left(taken[rule], stretches);
+    for (const Key& key : order) {
+      const size_t k = key.k;
       EventId id = re.events[k];
       const int64_t held = left.take(re.spans[k].first, re.spans[k].second);
       // A waited-on device copy is its call's evidence: the host sat in the call.
       if (rule == kCopyWaited)
         if (const EventId call = launchOf(s, id); call != kNoEvent) id = call;
       if (held <= 0) continue;
-      const std::string_view kind = kindOf(s, r, rule, id);
-      std::string name;
-      if (kind == "untraced")
-        name = "the step's thread between its ops, nothing recorded (code the profiler does not see)";
-      else if (kind == "copy")
-        name = copyLabel(s, id);
-      else
-        name = std::string(s.name(s.event(id)));
-      Acc& a = acc[std::string(kind) + '\x1f' + name];
+      const std::string_view kind = kindOf(s, r, rule, id, callKinds);
+      // Grouped by kind and interned name (a copy's also by its device copy's name, which says the
+      // direction): the text is built once per group.
+      const EventId cp = kind == "copy" ? copyOfCall(s, id) : kNoEvent;
+      const GroupKey gk{kind.data(), kind == "untraced" ? UINT32_MAX : s.event(id).name,
+                        cp == kNoEvent ? UINT32_MAX : s.event(cp).name, rule == kSyncDrained};
+      Acc& a = acc[gk];
       if (a.item.name.empty()) {
         a.item.kind = std::string(kind);
-        a.item.name = name;
+        a.item.name = kind == "untraced" ? "the step's thread between its ops, nothing recorded (code the profiler "
+                                           "does not see)"
+                      : kind == "copy"   ? copyLabel(s, id)
+                                         : std::string(s.name(s.event(id)));
         if (kind == "setup") a.item.detail = std::string(setupWords(r.setup[id]));
         if (kind == "sync" && rule == kSyncDrained)
           a.item.detail = "the device idle from its return until the next work started";
       }
       ++a.item.count;
       a.item.ns += held;
-      a.held.emplace_back(held, id);
+      // The five largest, kept as they come.
+      if (a.held.size() < 5 || held > a.held.back().first) {
+        if (a.held.size() == 5) a.held.pop_back();
+        a.held.insert(std::upper_bound(a.held.begin(), a.held.end(), std::make_pair(held, id),
+                                       [](const auto& x, const auto& y) {
+                                         return x.first != y.first ? x.first > y.first : x.second < y.second;
+                                       }),
+                      {held, id});
+      }
       const Event& e = s.event(id);
       if (kind == "allocator" || kind == "copy" || kind == "sync") {
         const EventId op = innermostCpuOp(s, id);
         if (op != kNoEvent) a.inside[std::string(s.name(s.event(op)))]++;
       }
       if (kind == "copy") {
-        const EventId cp = copyOfCall(s, id);
         a.callNs += e.dur;
         if (cp != kNoEvent) {
           const Event& g = s.event(cp);
@@ -202,7 +263,7 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
     }
   }
   if (!nothing.empty()) {
-    Acc& a = acc["nothing"];
+    Acc& a = acc[GroupKey{"nothing", UINT32_MAX, UINT32_MAX, false}];
     a.item.kind = "nothing";
     a.item.name = "no event recorded anywhere (the device idle, the host not traced)";
     for (const auto& [x, y] : nothing) {

@@ -135,6 +135,27 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w) 
     }
     return it->second;
   };
+  // What a host event is depends on its name only: looked at once per name.
+  struct HostName {
+    CallKind kind = CallKind::Other;
+    bool beginCapture = false, endCapture = false, eventSync = false, loader = false, convolution = false,
+         stepMark = false;
+  };
+  std::unordered_map<uint32_t, HostName> hostNames;
+  auto hostName = [&](const Event& e) -> const HostName& {
+    auto [it, fresh] = hostNames.try_emplace(e.name);
+    if (fresh) {
+      const std::string_view n = s.name(e);
+      it->second = {callKind(n),
+                    contains(n, "BeginCapture"),
+                    contains(n, "EndCapture"),
+                    contains(n, "EventSynchronize"),
+                    isDataLoader(n),
+                    contains(n, "convolution"),
+                    isStepMark(n)};
+    }
+    return it->second;
+  };
   std::vector<bool> deviceLane(s.lanes().size(), false);
   for (size_t l = 0; l < s.lanes().size(); ++l) deviceLane[l] = isAcceleratorLane(s.lanes()[l]);
   // What is open of each thread's graph capture (BeginCapture to EndCapture).
@@ -187,25 +208,25 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w) 
     }
     if (e.dur <= 0) continue;
     if (e.family == Family::Other && e.lane < deviceLane.size() && deviceLane[e.lane]) continue;
-    const std::string_view n = s.name(e);
     // Runtime calls: CUDA's and HIP's, and other accelerators' (MTIA's runtime: an event of its own
     // category on a host thread that carries a correlation id).
     const bool otherRuntime = e.family == Family::Other && e.correlation != kNoId;
     if (e.family == Family::CudaRuntime || e.family == Family::CudaDriver || otherRuntime) {
+      const HostName& hn = hostName(e);
       // A capture, BeginCapture to EndCapture on one thread, is graph_capture whole: the kernels the
       // host "launches" meanwhile are recorded into the graph, not run. (Events are in time order
       // within a lane.) torch.cuda.graph() begins a capture with a prologue: synchronize, gc.collect(),
       // empty_cache() (cudaFree of the cached blocks): a capture starts at the synchronize before it
       // when the thread launched no device work between them.
-      if (callKind(n) == CallKind::Sync) {
+      if (hn.kind == CallKind::Sync) {
         lastSync[e.lane] = e.start;
-      } else if (contains(n, "BeginCapture")) {
+      } else if (hn.beginCapture) {
         const auto prologue = lastSync.find(e.lane);
         openCapture.try_emplace(e.lane, prologue != lastSync.end() ? prologue->second : e.start);
       } else if (e.correlation != kNoId && correlationHasWork.count(e.correlation)) {
         lastSync.erase(e.lane);
       }
-      if (contains(n, "EndCapture")) {
+      if (hn.endCapture) {
         if (const auto it = openCapture.find(e.lane); it != openCapture.end()) {
           b.add(kCapture, it->second, e.end(), id);
           openCapture.erase(it);
@@ -219,11 +240,11 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w) 
       }
       // A launch is microseconds of dispatch; a runtime call that works a millisecond or more on the
       // host (and is no first use) is host work of the runtime's, not launch overhead.
-      const CallKind kind = callKind(n);
+      const CallKind kind = hn.kind;
       const Rule rule =
           kind == CallKind::Other ? (e.dur >= kLongCallNs ? kHostOther : kDispatch) : kCallRule[static_cast<int>(kind)];
       b.add(rule, e.start, e.end(), id);
-      if (contains(n, "EventSynchronize")) eventSyncsByLane[e.lane].push_back(e.start);
+      if (hn.eventSync) eventSyncsByLane[e.lane].push_back(e.start);
     }
   }
   for (auto& [lane, v] : launchesByLane) std::sort(v.begin(), v.end());
@@ -244,14 +265,15 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w) 
   for (EventId id = 0; id < events.size(); ++id) {
     const Event& e = events[id];
     if (e.dur <= 0) continue;
-    const std::string_view n = s.name(e);
     const bool cpu =
         e.family == Family::CpuOp || e.family == Family::UserAnnotation || e.family == Family::PythonFunction;
+    if (!cpu) continue;
+    const HostName& hn = hostName(e);
     if (cpu && out.setup[id] == SetupKind::Compile) {
       b.add(kSetup, e.start, e.end(), id);
-    } else if ((e.family == Family::CpuOp || e.family == Family::UserAnnotation) && isDataLoader(n)) {
+    } else if ((e.family == Family::CpuOp || e.family == Family::UserAnnotation) && hn.loader) {
       b.add(kLoader, e.start, e.end(), id);
-    } else if (e.family == Family::CpuOp && contains(n, "convolution") && countIn(eventSyncsByLane, e) >= 2) {
+    } else if (e.family == Family::CpuOp && hn.convolution && countIn(eventSyncsByLane, e) >= 2) {
       b.add(kSetup, e.start, e.end(), id);
       out.setup[id] = SetupKind::Autotune;
       out.autotuneOps.push_back(id);
@@ -265,7 +287,7 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w) 
       b.add(launches ? kDispatch : kHostOther, e.start, e.end(), id);
     } else if (e.family == Family::PythonFunction) {
       b.add(kHostOther, e.start, e.end(), id);
-    } else if (e.family == Family::UserAnnotation && hasChild[id] && !isStepMark(n)) {
+    } else if (e.family == Family::UserAnnotation && hasChild[id] && !hn.stepMark) {
       // A record_function region with recorded work inside ("## forward ##", a module's scope): the
       // host is in the user's own code there, between its ops, even where no op is recorded.
       b.add(kHostOther, e.start, e.end(), id);

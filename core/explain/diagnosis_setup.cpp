@@ -80,6 +80,13 @@ std::string_view setupWords(SetupKind k) {
 std::vector<SetupKind> setupKinds(const EventStore& s) {
   std::vector<SetupKind> out(s.events().size(), SetupKind::None);
   std::unordered_map<uint32_t, std::vector<EventId>> byName;
+  // Whether a name marks compilation / a communicator's creation: looked at once per name.
+  std::unordered_map<uint32_t, std::pair<bool, bool>> marks;
+  auto marksOf = [&](uint32_t name) {
+    auto [it, fresh] = marks.try_emplace(name);
+    if (fresh) it->second = {isCompileMark(s.strings().view(name)), isCommInit(s.strings().view(name))};
+    return it->second;
+  };
   for (EventId id = 0; id < s.events().size(); ++id) {
     const Event& e = s.event(id);
     if (e.family == Family::CudaRuntime || e.family == Family::CudaDriver) {
@@ -87,13 +94,13 @@ std::vector<SetupKind> setupKinds(const EventStore& s) {
     } else if ((e.family == Family::CpuOp || e.family == Family::UserAnnotation ||
                 e.family == Family::PythonFunction) &&
                e.dur > 0) {
-      const std::string_view n = s.name(e);
-      if (isCommInit(n) && e.dur >= 1'000'000) out[id] = SetupKind::CommInit;
-      if (!isCompileMark(n)) continue;
+      const auto [compile, commInit] = marksOf(e.name);
+      if (commInit && e.dur >= 1'000'000) out[id] = SetupKind::CommInit;
+      if (!compile) continue;
       // The outermost compilation only: its inner frames are part of it.
       bool inner = false;
-      for (EventId p = e.parent; p != kNoEvent && !inner; p = s.event(p).parent)
-        inner = isCompileMark(s.name(s.event(p)));
+      for (EventId p = e.parent; p != kNoEvent && !inner; p = s.event(p).parent) inner = marksOf(s.event(p).name).first;
+
       if (!inner) out[id] = SetupKind::Compile;
     }
   }
