@@ -191,8 +191,11 @@ FixFacts fixFacts(const EventStore& s, const Diagnosis& d, const RuleSet& r, con
         f.allocInEmptyCacheNs += held;
         continue;
       }
+      // Frees inside ops: the cache gives memory back there (off, bypassed, or full and retrying); a
+      // malloc inside an op is the cache growing, which a first pass does.
       const EventId op = innermostCpuOp(s, id);
-      if (op == kNoEvent) continue;
+      if (op == kNoEvent || !contains(s.name(e), "Free")) continue;
+
       const std::string name(s.name(s.event(op)));
       if (++perOp[name] <= 3) continue;
       f.allocInOpsRecurringNs += held;

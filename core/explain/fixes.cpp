@@ -197,7 +197,7 @@ const FixRule kTable[] = {
               share(f.allocInEmptyCacheNs, f.allocNs) + ") of the allocator's time";
      }},
     {"allocator_cache", Cause::Allocator,
-     "allocator calls inside ops, past each op's first three, hold half or more of the allocator's time",
+     "frees (cudaFree, hipFree) inside ops, past each op's first three, hold half or more of the allocator's time",
      [](const FixFacts& f) { return half(f.allocInOpsRecurringNs, f.allocNs); },
      [](const FixFacts& f) {
        return "the caching allocator frees and allocates device memory inside " +
@@ -208,7 +208,8 @@ const FixRule kTable[] = {
               std::string(f.rocm ? "HIP" : "CUDA") + "_ALLOC_CONF=expandable_segments:True";
      },
      [](const FixFacts& f) {
-       return count(f.allocInOpsCalls) + " allocator calls inside ops (past each op's first three) hold " +
+       return count(f.allocInOpsCalls) + " frees inside ops (past each op's first three) hold " +
+
               ms(f.allocInOpsRecurringNs) + " (" + share(f.allocInOpsRecurringNs, f.allocNs) + ")";
      }},
     // data_loader

@@ -52,9 +52,10 @@ struct FixFacts {
   int64_t allocNs = 0;
   uint64_t emptyCacheCalls = 0;       // recorded calls of torch.cuda.empty_cache
   int64_t allocInEmptyCacheNs = 0;    // allocator time inside them
-  int64_t allocInOpsRecurringNs = 0;  // allocator time inside ops, past each op's first three calls
+  int64_t allocInOpsRecurringNs = 0;  // frees inside ops, past each op's first three
   uint64_t allocInOpsCalls = 0;       // those calls
-  std::string allocOp;                // the op the allocator calls ran in most
+
+  std::string allocOp;  // the op the allocator calls ran in most
   // data_loader
   bool loaderSingleProcess = false, loaderWorkers = false;
   // launch_bound
