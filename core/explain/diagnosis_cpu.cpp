@@ -47,6 +47,17 @@ CpuSplit cpuSplit(const EventStore& s, const Explanation& x, const Windows& w) {
   std::unordered_map<uint32_t, std::pair<int64_t, uint64_t>> selfByName;  // ops under compute children
   std::unordered_map<EventId, int> topKind;                               // an event's child-of-the-step kind
   uint64_t waits = 0, gaps = 0;
+  // An op's self time in [a, b): its own, less its child ops'.
+  auto addSelf = [&](EventId id, int64_t a, int64_t b, EventId last) {
+    const Event& e = s.event(id);
+    int64_t self = b - a;
+    for (EventId c = id + 1; c < last && s.event(c).start < e.end(); ++c)
+      if (s.event(c).parent == id && s.event(c).family == Family::CpuOp)
+        self -= std::max<int64_t>(0, std::min(s.event(c).end(), b) - std::max(s.event(c).start, a));
+    auto& [ns, calls] = selfByName[e.name];
+    ns += std::max<int64_t>(0, self);
+    ++calls;
+  };
   EventId loaderExample = kNoEvent;
   for (const Window& win : w.list) {
     const uint32_t laneId = win.lane != UINT32_MAX ? win.lane : mainLane;
@@ -63,16 +74,8 @@ CpuSplit cpuSplit(const EventStore& s, const Explanation& x, const Windows& w) {
         const auto up = topKind.find(e.parent);
         if (up == topKind.end()) continue;
         topKind[id] = up->second;
-        // The ops under compute (forward, backward, the optimizer, other ops): their self time, the
-        // op's own less its child ops'.
-        if (e.family != Family::CpuOp || up->second == 2 || up->second == 4) continue;
-        int64_t self = b - a;
-        for (EventId c = id + 1; c < last && s.event(c).start < e.end(); ++c)
-          if (s.event(c).parent == id && s.event(c).family == Family::CpuOp)
-            self -= std::max<int64_t>(0, std::min(s.event(c).end(), b) - std::max(s.event(c).start, a));
-        auto& [ns, calls] = selfByName[e.name];
-        ns += std::max<int64_t>(0, self);
-        ++calls;
+        // The ops under compute (forward, backward, the optimizer, other ops): their self time.
+        if (e.family == Family::CpuOp && up->second != 2 && up->second != 4) addSelf(id, a, b, last);
         continue;
       }
       if (e.family != Family::CpuOp && e.family != Family::UserAnnotation && e.family != Family::PythonFunction)
@@ -91,15 +94,7 @@ CpuSplit cpuSplit(const EventStore& s, const Explanation& x, const Windows& w) {
       covered.emplace_back(a, b);
       topKind[id] = k;
       if (k == 2 && loaderExample == kNoEvent) loaderExample = id;
-      if (e.family == Family::CpuOp && k != 2 && k != 4) {
-        int64_t self = b - a;
-        for (EventId c = id + 1; c < last && s.event(c).start < e.end(); ++c)
-          if (s.event(c).parent == id && s.event(c).family == Family::CpuOp)
-            self -= std::max<int64_t>(0, std::min(s.event(c).end(), b) - std::max(s.event(c).start, a));
-        auto& [ns, calls] = selfByName[e.name];
-        ns += std::max<int64_t>(0, self);
-        ++calls;
-      }
+      if (e.family == Family::CpuOp && k != 2 && k != 4) addSelf(id, a, b, last);
     }
     // Where no op ran: waiting on a collective another thread runs, or Python.
     Intervals rest{{win.hostStartNs, win.hostEndNs}};

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "core/explain/diagnosis_internal.h"
+#include "core/explain/explanation.h"
 #include "core/store/device_activity.h"
 #include "core/tables/attribution.h"
 #include "core/text/duration.h"
@@ -131,26 +132,7 @@ std::string_view kindOf(const EventStore& s, const RuleSet& r, int rule, EventId
   }
 }
 
-// "cudaMemcpyAsync (Pageable -> Device)": a copy call with its copy's direction and memory.
-std::string copyLabel(const EventStore& s, EventId call) {
-  std::string label(s.name(s.event(call)));
-  const EventId c = copyOfCall(s, call);
-  if (c == kNoEvent) return label;
-  const std::string_view cn = s.name(s.event(c));
-  const size_t open = cn.find('(');
-  if (open != std::string_view::npos) label += " " + std::string(cn.substr(open));
-  return label;
-}
-
 }  // namespace
-
-EventId copyOfCall(const EventStore& s, EventId call) {
-  const Event& e = s.event(call);
-  if (e.correlation <= 0) return kNoEvent;
-  for (EventId id : s.byCorrelation(e.correlation))
-    if (s.event(id).family == Family::GpuMemcpy) return id;
-  return kNoEvent;
-}
 
 EventId innermostCpuOp(const EventStore& s, EventId id) {
   for (EventId p = s.event(id).parent; p != kNoEvent; p = s.event(p).parent)
@@ -229,7 +211,7 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
         a.item.kind = std::string(kind);
         a.item.name = kind == "untraced" ? "the step's thread between its ops, nothing recorded (code the profiler "
                                            "does not see)"
-                      : kind == "copy"   ? copyLabel(s, id)
+                      : kind == "copy"   ? callLabel(s, id)
                                          : std::string(s.name(s.event(id)));
         if (kind == "setup") a.item.detail = std::string(setupWords(r.setup[id]));
         if (kind == "sync" && rule == kSyncDrained)

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "core/explain/diagnosis_internal.h"
+#include "core/explain/explanation.h"
 #include "core/explain/fixes.h"
 #include "core/store/device_activity.h"
 
@@ -79,10 +80,11 @@ FixFacts fixFacts(const EventStore& s, const Diagnosis& d, const RuleSet& r, con
     return t < w.list[static_cast<size_t>(k)].endNs ? k : -1;
   };
   std::unordered_map<uint32_t, bool> seen;
+  std::set<uint32_t> compiledNames;
   for (const Event& e : s.events()) {
     if (!seen.try_emplace(e.name, true).second) continue;
     const std::string_view n = s.name(e);
-    if (startsWith(n, "CompiledFunction") || startsWith(n, "Torch-Compiled Region")) f.compiled = true;
+    if (startsWith(n, "CompiledFunction") || startsWith(n, "Torch-Compiled Region")) compiledNames.insert(e.name);
     if (contains(n, "DistributedDataParallel") || contains(n, "nn/parallel/distributed.py") || contains(n, "Reducer"))
       f.ddpReducer = true;
     if (contains(n, "FullyShardedDataParallel") || contains(n, "FSDP")) f.fsdp = true;
@@ -95,6 +97,17 @@ FixFacts fixFacts(const EventStore& s, const Diagnosis& d, const RuleSet& r, con
     if (e.family == Family::GpuMemcpy && contains(n, "Pageable -> Device")) f.pageableH2DCopies = 1;
   }
   for (const Lane& l : s.lanes()) f.mtia = f.mtia || isAcceleratorLane(l);
+  // Compiled: compiled regions run through a fifth of the steps' time or more (one small compiled
+  // function in an eager model is not a compiled model).
+  if (!compiledNames.empty()) {
+    Intervals compiled, windows;
+    for (const Event& e : s.events())
+      if (e.dur > 0 && compiledNames.count(e.name)) compiled.emplace_back(e.start, e.end());
+    for (const Window& win : w.list) windows.emplace_back(win.startNs, win.endNs);
+    int64_t ns = 0;
+    for (const auto& [a, b] : intersected(merged(std::move(compiled)), merged(std::move(windows)))) ns += b - a;
+    f.compiled = ns * 5 >= d.wallNs && d.wallNs > 0;
+  }
   f.precision = precisionFor(s, f.rocm);
   // gpu_compute
   const int64_t computeNs = causeNs(Cause::GpuCompute);
@@ -208,8 +221,13 @@ FixFacts fixFacts(const EventStore& s, const Diagnosis& d, const RuleSet& r, con
   }
   // launch_bound, host_compute
   f.launchNs = causeNs(Cause::LaunchBound);
+  // Host work: the step's thread between its ops with nothing recorded, and the own time of regions and
+  // Python frames (the script's code between the ops inside them), against ops and calls that launch
+  // nothing (by the evidence: each moment once).
   f.hostNs = causeNs(Cause::HostCompute);
-  for (const auto& [a, b] : taken[kHostGap]) f.hostGapNs += b - a;
+  for (const EvidenceItem& it : items[static_cast<int>(Cause::HostCompute)])
+    if (it.kind == "untraced" || it.kind == "region" || it.kind == "frame") f.hostGapNs += it.ns;
+
   // graph_capture, one_time_setup: which steps hold them
   std::set<int> captureSteps, autotuneSteps, compileSteps;
   for (const auto& [a, b] : taken[kCapture])

@@ -120,8 +120,6 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
 std::string whereOf(const EventStore& s, EventId id);
 // The innermost op (cpu_op) around a host event, or kNoEvent.
 EventId innermostCpuOp(const EventStore& s, EventId id);
-// A copy call's device copy (same correlation), or kNoEvent.
-EventId copyOfCall(const EventStore& s, EventId call);
 
 // Work that recurs every Nth step (after the per-step split).
 std::vector<PeriodicWork> findPeriodic(const EventStore& s, const Diagnosis& d, const Windows& w);

@@ -219,6 +219,10 @@ std::vector<StepReport> findSteps(const EventStore& store, const std::vector<Eng
 void fillStepFigures(const EventStore& store, const ActivityIndex& index, StepReport& step,
                      int64_t scanEndNs = INT64_MAX);
 std::vector<SyncWait> findSyncWaits(const EventStore& store, const ActivityIndex& index);
+// The device copy a memcpy call queued (same correlation), or kNoEvent; a call's name with its copy's
+// direction and memory ("cudaMemcpyAsync (Pageable -> Device)"; other calls: their name).
+EventId copyOfCall(const EventStore& store, EventId call);
+std::string callLabel(const EventStore& store, EventId call);
 // What torch's sums say against what the GPU did; `engine` (may be null) gives the dropped-record count.
 Ledger computeLedger(const EventStore& store, const ActivityIndex& index, const KeyAverages& torchByName,
                      const KeyAverages& correctedByName, const EngineRun* engine);

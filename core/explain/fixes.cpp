@@ -239,7 +239,10 @@ const FixRule kTable[] = {
      [](const FixFacts& f) {
        return "the host's dispatch set the pace; the kernels' median is " + ms(f.kernelMedianNs);
      }},
-    {"graphs_when_compiled", Cause::LaunchBound, "compiled (CompiledFunction / Torch-Compiled Region in the trace)",
+    {"graphs_when_compiled", Cause::LaunchBound,
+     "compiled: compiled regions (CompiledFunction, Torch-Compiled Region) run through a fifth of the steps' time or "
+     "more",
+
      [](const FixFacts& f) { return f.compiled && f.launchNs > 0; },
      [](const FixFacts&) {
        return std::string(
@@ -251,7 +254,8 @@ const FixRule kTable[] = {
      }},
     // host_compute
     {"move_host_work", Cause::HostCompute,
-     "the step's thread between two of its ops, with nothing recorded, holds half or more of the host work",
+     "code the profiler does not record (the step's thread between two of its ops with nothing recorded, a "
+     "region's or Python frame's own time) holds half or more of the host work",
      [](const FixFacts& f) { return half(f.hostGapNs, f.hostNs); },
      [](const FixFacts& f) {
        return "the step's thread runs code the profiler does not record between its ops (Python: data "
@@ -260,16 +264,17 @@ const FixRule kTable[] = {
               std::string(f.withStack ? "" : "; profile with with_stack=True to see where it is");
      },
      [](const FixFacts& f) {
-       return ms(f.hostGapNs) + " (" + share(f.hostGapNs, f.hostNs) + ") between ops with no event, the device idle";
+       return ms(f.hostGapNs) + " (" + share(f.hostGapNs, f.hostNs) +
+              ") in code the profiler does not record between ops, the device idle";
      }},
-    {"host_ops", Cause::HostCompute, "ops and regions that launch no device work hold more than half of it",
+    {"host_ops", Cause::HostCompute, "ops and runtime calls that launch no device work hold more than half of it",
      [](const FixFacts& f) { return f.hostNs > 0 && (f.hostNs - f.hostGapNs) * 2 > f.hostNs; },
      [](const FixFacts&) {
        return std::string(
            "CPU work that launches nothing holds the step (the evidence names it): put it on the "
            "device, move it out of the step, or make it cheaper");
      },
-     [](const FixFacts& f) { return ms(f.hostNs - f.hostGapNs) + " in ops and regions that launch nothing"; }},
+     [](const FixFacts& f) { return ms(f.hostNs - f.hostGapNs) + " in ops and calls that launch nothing"; }},
     // graph_capture
     {"capture_once", Cause::GraphCapture, "graphs are captured in two steps or more",
      [](const FixFacts& f) { return f.captureSteps >= 2; },

@@ -23,7 +23,9 @@ struct FixFacts {
   bool fp32NoTensorCores = false;  // GEMM/conv kernels >= 20% of compute, none on Tensor Cores
   std::string precision;           // what reduced precision this device runs well
   bool manySmallKernels = false;   // >= 200 kernels, median under 10 us, short ones >= 25% of kernel time
-  bool compiled = false;           // torch.compile'd (CompiledFunction, Torch-Compiled Region)
+  bool compiled = false;           // compiled regions (CompiledFunction, Torch-Compiled Region) run through
+                                   // a fifth of the steps' time or more
+
   // communication
   bool ddpReducer = false;  // DistributedDataParallel's reducer is in the trace
   bool fsdp = false;
@@ -63,7 +65,8 @@ struct FixFacts {
   int64_t kernelMedianNs = 0;
   // host_compute
   int64_t hostNs = 0;
-  int64_t hostGapNs = 0;  // of it: the step's thread between two of its ops, nothing recorded
+  int64_t hostGapNs = 0;  // of it: code the profiler does not record: the step's thread between two of its
+                          // ops with nothing recorded, a region's or a Python frame's own time
   bool withStack = false;
   // graph_capture
   int captureSteps = 0;

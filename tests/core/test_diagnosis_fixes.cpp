@@ -51,6 +51,13 @@ std::vector<Cause> offering(const Diagnosis& d, const std::string& code) {
   return out;
 }
 
+// Launch-bound dispatch inside a compiled region (torch.compile's "Torch-Compiled Region").
+void compiledLaunches(Builder& b, int64_t L) {
+  const int64_t start = b.now;
+  b.launchBound(L);
+  b.x("user_annotation", "Torch-Compiled Region: 0/0", start, b.now - start, Builder::kPid, Builder::kMain);
+}
+
 struct Case {
   const char* code;
   Cause cause;
@@ -111,17 +118,18 @@ const std::vector<Case>& cases() {
        [](Builder& b, int) { b.loader(2'000'000, true); }},
       {"loader_faster", Cause::DataLoader, [](Builder& b, int) { b.loader(2'000'000, true); },
        [](Builder& b, int) { b.loader(2'000'000, false); }},
-      {"fewer_launches", Cause::LaunchBound, [](Builder& b, int) { b.launchBound(8000 * 200); },
+      {"fewer_launches", Cause::LaunchBound,
+       [](Builder& b, int) {
+         // One small compiled function in an eager model is not a compiled model.
+         b.marker("Torch-Compiled Region: 0/0");
+         b.launchBound(8000 * 200);
+       },
+       [](Builder& b, int) { compiledLaunches(b, 8000 * 200); }},
+      {"graphs_when_compiled", Cause::LaunchBound, [](Builder& b, int) { compiledLaunches(b, 8000 * 200); },
        [](Builder& b, int) {
          b.marker("Torch-Compiled Region: 0/0");
          b.launchBound(8000 * 200);
        }},
-      {"graphs_when_compiled", Cause::LaunchBound,
-       [](Builder& b, int) {
-         b.marker("Torch-Compiled Region: 0/0");
-         b.launchBound(8000 * 200);
-       },
-       [](Builder& b, int) { b.launchBound(8000 * 200); }},
       {"move_host_work", Cause::HostCompute, [](Builder& b, int) { b.hostGap(2'000'000); },
        [](Builder& b, int) { b.hostOps(2'000'000); }},
       {"host_ops", Cause::HostCompute, [](Builder& b, int) { b.hostOps(2'000'000); },
