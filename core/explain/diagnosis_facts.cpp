@@ -32,11 +32,28 @@ bool isAllToAll(std::string_view n) {
   return contains(n, "SendRecv") || contains(n, "AllToAll") || contains(n, "all_to_all") || contains(n, "alltoall") ||
          contains(n, "Sendrecv");
 }
-// Ops that read a device value back to the host.
-bool isReadBack(std::string_view n) {
-  for (std::string_view op : {"aten::item", "aten::_local_scalar_dense", "aten::to", "aten::_to_copy", "aten::copy_",
-                              "aten::cpu", "aten::nonzero", "aten::tolist", "aten::is_nonzero", "aten::equal"})
-    if (n == op) return true;
+bool isD2H(std::string_view copyName) {
+  return contains(copyName, "DtoH") || contains(copyName, "Device -> Pageable") ||
+         contains(copyName, "Device -> Pinned");
+}
+
+// An op that reads a device value back to the host: one that always does (.item(), nonzero, ...), or a
+// copy op whose copy inside it runs device-to-host (a copy op also moves inputs to the device).
+bool isReadBack(const EventStore& s, EventId op) {
+  const std::string_view n = s.name(s.event(op));
+  for (std::string_view always :
+       {"aten::item", "aten::_local_scalar_dense", "aten::nonzero", "aten::tolist", "aten::is_nonzero", "aten::equal"})
+    if (n == always) return true;
+  if (n != "aten::copy_" && n != "aten::to" && n != "aten::_to_copy" && n != "aten::cpu") return false;
+  const Event& o = s.event(op);
+  const EventId laneEnd = s.lanes()[o.lane].end;
+  for (EventId id = op + 1; id < laneEnd && s.event(id).start < o.end(); ++id) {
+    const Event& e = s.event(id);
+    if ((e.family != Family::CudaRuntime && e.family != Family::CudaDriver) || callKind(s.name(e)) != CallKind::Copy)
+      continue;
+    const EventId cp = copyOfCall(s, id);
+    if (cp != kNoEvent && isD2H(s.name(s.event(cp)))) return true;
+  }
   return false;
 }
 
@@ -150,7 +167,8 @@ FixFacts fixFacts(const EventStore& s, const Diagnosis& d, const RuleSet& r, con
     const int64_t waited = std::clamp<int64_t>(g.start - call.start, 0, call.dur);
     const int64_t bytes = g.args != kNoArgs ? s.args()[g.args].bytes : -1;
     if (contains(gn, "Pageable -> Device") && overlap * 2 >= call.dur) f.pageableH2DWaitIsCopyNs += held;
-    const bool d2h = contains(gn, "DtoH") || contains(gn, "Device -> Pageable") || contains(gn, "Device -> Pinned");
+    const bool d2h = isD2H(gn);
+
     if (d2h && bytes >= 0 && bytes <= 65536 && waited * 2 >= call.dur) {
       f.smallD2HBehindQueueNs += held;
       ++f.smallD2HCopies;
@@ -171,7 +189,7 @@ FixFacts fixFacts(const EventStore& s, const Diagnosis& d, const RuleSet& r, con
         f.userSyncNs += held;
         userCalls[std::string(s.name(s.event(re.events[k])))] += held;
         if (const int st = stepOf(s.event(re.events[k]).start); st >= 0) userSteps.insert(st);
-      } else if (isReadBack(s.name(s.event(op)))) {
+      } else if (isReadBack(s, op)) {
         f.readBackSyncNs += held;
         readBackOps[std::string(s.name(s.event(op)))]++;
       }

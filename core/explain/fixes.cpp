@@ -158,7 +158,9 @@ const FixRule kTable[] = {
      }},
     // explicit_sync
     {"read_back_less", Cause::ExplicitSync,
-     "the synchronizes belong to small device-to-host reads (.item(), .cpu()) that waited behind queued work",
+     "synchronizes inside read-back ops (aten::item, nonzero, ..., or a copy op whose copy runs device-to-host) "
+     "hold half or more of the cause",
+
      [](const FixFacts& f) { return half(f.readBackSyncNs, f.syncNs); },
      [](const FixFacts& f) {
        return "the host reads small results back (" + (f.smallD2HOp.empty() ? std::string("a copy") : f.smallD2HOp) +

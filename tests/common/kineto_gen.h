@@ -244,13 +244,15 @@ class Builder {
     if (late) lateComm_ = true;
     now += L;
   }
-  // The same as userSync, but the synchronize is a read-back's: inside aten::item, after a small
-  // device-to-host copy queued behind the kernel.
-  void readBackSync(int64_t L) {
+  // The same as userSync, but the synchronize is inside an op, after a small copy queued behind the
+  // kernel: aten::item's device-to-host read (a read-back), or aten::copy_ moving an input to the device.
+  void readBackSync(int64_t L, bool toHost = true) {
     const int64_t kd = L / 4;
-    op("aten::item", now, kd + 1700);
+    op(toHost ? "aten::item" : "aten::copy_", now, kd + 1700);
     launch(now + 200, 500, "sum_kernel", now + 1000, kd);
-    memcpy("cudaMemcpyAsync", now + 800, 100, "Memcpy DtoH (Device -> Pinned)", now + 1000 + kd, 100, 4);
+    memcpy("cudaMemcpyAsync", now + 800, 100,
+           toHost ? "Memcpy DtoH (Device -> Pinned)" : "Memcpy HtoD (Pinned -> Device)", now + 1000 + kd, 100, 4);
+
     call("cudaStreamSynchronize", now + 1000, kd + 600);
     op("aten::add", now + L - 3000, 3000);
     launch(now + L - 2500, 500, "add_kernel", now + L - 2000, 1000);

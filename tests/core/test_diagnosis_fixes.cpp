@@ -220,7 +220,8 @@ class DiagnosisFixesTest : public QObject {
   }
 
   // Synchronizes inside a read-back op: read_back_less on explicit_sync, not remove_sync; a bare
-  // torch.cuda.synchronize(): the other way round.
+  // torch.cuda.synchronize(): the other way round; a copy op moving an input to the device: neither.
+
   void readBackSynchronizes() {
     const auto yes = build(3, [](Builder& b, int) { b.readBackSync(2'000'000); });
     const auto no = build(3, [](Builder& b, int) { b.userSync(2'000'000); });
@@ -231,6 +232,11 @@ class DiagnosisFixesTest : public QObject {
     QVERIFY(offering(yes->explanation->diagnosis, "remove_sync").empty());
     QVERIFY(offering(no->explanation->diagnosis, "read_back_less").empty());
     QCOMPARE(offering(no->explanation->diagnosis, "remove_sync"), std::vector<Cause>{Cause::ExplicitSync});
+    // A copy op that synchronizes after moving an input to the device reads nothing back: neither fix.
+    const auto toDevice = build(3, [](Builder& b, int) { b.readBackSync(2'000'000, false); });
+    QVERIFY(toDevice);
+    QVERIFY(offering(toDevice->explanation->diagnosis, "read_back_less").empty());
+    QVERIFY(offering(toDevice->explanation->diagnosis, "remove_sync").empty());
   }
 
   // A counter-profiling trace is said to be one, its one fix is to profile without counters, and no
