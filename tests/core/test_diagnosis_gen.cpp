@@ -13,6 +13,7 @@
 #include <map>
 
 #include "core/explain/explanation.h"
+#include "core/explain/fixes.h"
 #include "core/read/trace_reader.h"
 #include "core/snapshot/trace_snapshot.h"
 #include "kineto_gen.h"
@@ -40,10 +41,14 @@ class DiagnosisGenTest : public QObject {
     int firstRight = 0, shareRight = 0, falseFixes = 0, falseSetup = 0, periodicBuilt = 0, periodicFound = 0,
         periodicFalse = 0, fixesAllowed = 0, fixesOffered = 0;
     std::map<std::string, int> missByFirst;
-    QStringList misses, falseFixList, periodicMisses;
+    QStringList misses, falseFixList, periodicMisses, shareMisses;
+    int fixesAllowedOffered = 0;
     std::map<std::string, int> falseByCode;
+    // ATTNSCOPE_GEN_SEED=N runs another sweep (by hand: CI keeps the fixed seed).
+    const char* other = std::getenv("ATTNSCOPE_GEN_SEED");
+    const uint64_t seed = other ? std::strtoull(other, nullptr, 10) : kSeed;
     for (int i = 0; i < kCases; ++i) {
-      const auto [json, truth] = kgen::randomCase(kSeed + static_cast<uint64_t>(i));
+      const auto [json, truth] = kgen::randomCase(seed + static_cast<uint64_t>(i));
       const auto snap = snapshotOf(json);
       QVERIFY2(snap, qPrintable(QString::fromStdString(truth.recipe)));
       const Diagnosis& d = snap->explanation->diagnosis;
@@ -54,7 +59,15 @@ class DiagnosisGenTest : public QObject {
       const DiagnosedCause& got = d.causes.front();
       if (got.code == want) {
         ++firstRight;
-        if (std::abs(got.share - truth.share(want)) <= 0.05) ++shareRight;
+        if (std::abs(got.share - truth.share(want)) <= 0.05)
+          ++shareRight;
+        else if (shareMisses.size() < 6)
+          shareMisses << QStringLiteral("case %1 (%2): %3 built %4, got %5")
+                             .arg(i)
+                             .arg(QString::fromStdString(truth.recipe))
+                             .arg(QString::fromStdString(std::string(causeCode(want))))
+                             .arg(truth.share(want), 0, 'f', 3)
+                             .arg(got.share, 0, 'f', 3);
       } else {
         missByFirst[std::string(causeCode(want)) + " -> " + std::string(causeCode(got.code))]++;
         if (misses.size() < 12)
@@ -81,7 +94,23 @@ class DiagnosisGenTest : public QObject {
                                   .arg(QString::fromStdString(std::string(causeCode(c.code))))
                                   .arg(QString::fromStdString(f.because));
           }
-      for (const std::string& a : truth.allowed) fixesAllowed += a != "host_ops";
+      // How often a fix whose conditions the trace holds is offered, when its cause is listed (a condition
+      // on shares can fail where the generator's structural one holds: not a gate, a figure).
+      for (const std::string& a : truth.allowed) {
+        if (a == "host_ops") continue;
+        Cause owner = Cause::Count;
+        for (const FixRule& r : fixTable())
+          if (r.code == a) owner = r.cause;
+        bool listed = false, offered = false;
+        for (const auto* list : {&d.causes, &d.minor})
+          for (const DiagnosedCause& c : *list) {
+            if (c.code != owner) continue;
+            listed = true;
+            for (const Fix& f : c.fixes) offered |= f.code == a;
+          }
+        fixesAllowed += listed;
+        fixesAllowedOffered += listed && offered;
+      }
       if (truth.ns[static_cast<int>(Cause::OneTimeSetup)] == 0)
         for (const StepWaits& st : d.steps) falseSetup += st.parts[static_cast<int>(Cause::OneTimeSetup)] > 0;
       const int found = d.periodic.empty() ? 0 : d.periodic.front().every;
@@ -101,19 +130,23 @@ class DiagnosisGenTest : public QObject {
         periodicFalse += found != 0;
       }
     }
-    qInfo("generated traces: %d (seed %llu)", kCases, static_cast<unsigned long long>(kSeed));
+    qInfo("generated traces: %d (seed %llu)", kCases, static_cast<unsigned long long>(seed));
+
     qInfo("first cause right: %d of %d (%.1f%%); its share within 0.05: %d of those (%.1f%%)", firstRight, kCases,
           100.0 * firstRight / kCases, shareRight, 100.0 * shareRight / std::max(firstRight, 1));
     qInfo("fixes offered: %d; without their preconditions in the trace: %d", fixesOffered, falseFixes);
+    qInfo("fixes whose conditions the trace holds, on a listed cause: offered %d of %d", fixesAllowedOffered,
+          fixesAllowed);
     qInfo("set-up claimed in a step of a trace built with none: %d", falseSetup);
     qInfo("periodic work: found %d of %d built; claimed where none was built: %d", periodicFound, periodicBuilt,
           periodicFalse);
     for (const auto& [k, n] : missByFirst) qInfo("  missed first cause %s: %d", k.c_str(), n);
     for (const QString& m : misses) qInfo("  %s", qPrintable(m));
+    for (const QString& m : shareMisses) qInfo("  share off: %s", qPrintable(m));
     for (const auto& [k, n] : falseByCode) qInfo("  false fix %s: %d", k.c_str(), n);
     for (const QString& m : falseFixList) qInfo("  false fix: %s", qPrintable(m));
     for (const QString& m : periodicMisses) qInfo("  periodic missed: %s", qPrintable(m));
-    Q_UNUSED(fixesAllowed);
+
     QVERIFY2(firstRight * 100 >= kCases * 95, "the first cause is right on fewer than 95% of the generated traces");
     QVERIFY2(shareRight * 100 >= kCases * 95, "the first cause's share is off by more than 0.05 too often");
     QCOMPARE(falseFixes, 0);
