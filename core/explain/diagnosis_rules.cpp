@@ -42,7 +42,69 @@ bool isDataLoader(std::string_view n) {
 namespace {
 
 constexpr int64_t kLongCallNs = 1'000'000;
+// By correlation id: its calls' earliest start and earliest end, and whether GPU work carries it. Dense
+// ids (CUPTI counts them from 1) live in flat arrays; others (a hostile trace's) in hash maps.
+class CorrTable {
+ public:
+  explicit CorrTable(const EventStore& s) {
+    int64_t maxId = 0;
+    for (const Event& e : s.events()) maxId = std::max(maxId, e.correlation);
+    dense_ = maxId > 0 && maxId <= 4 * static_cast<int64_t>(s.events().size()) + 1024;
+    if (dense_) {
+      start_.assign(static_cast<size_t>(maxId) + 1, INT64_MAX);
+      end_.assign(static_cast<size_t>(maxId) + 1, INT64_MAX);
+      work_.assign(static_cast<size_t>(maxId) + 1, false);
+    }
+    for (const Event& e : s.events()) {
+      if (e.correlation == kNoId) continue;
+      if (e.family == Family::CudaRuntime || e.family == Family::CudaDriver) {
+        int64_t& a = slot(start_, startMap_, e.correlation);
+        int64_t& b = slot(end_, endMap_, e.correlation);
+        a = std::min(a, e.start);
+        b = std::min(b, e.end());
+      } else if (isGpuWork(e.family)) {
+        if (inDense(e.correlation))
+          work_[static_cast<size_t>(e.correlation)] = true;
+        else
+          workMap_[e.correlation] = true;
+      }
+    }
+  }
+  // The correlation's calls' earliest start and end; false when no call carries it.
+  bool call(int64_t c, int64_t* start, int64_t* end) const {
+    if (c == kNoId) return false;
+    if (inDense(c)) {
+      if (start_[static_cast<size_t>(c)] == INT64_MAX) return false;
+      *start = start_[static_cast<size_t>(c)];
+      *end = end_[static_cast<size_t>(c)];
+      return true;
+    }
+    const auto a = startMap_.find(c);
+    if (a == startMap_.end()) return false;
+    *start = a->second;
+    *end = endMap_.at(c);
+    return true;
+  }
+  bool hasWork(int64_t c) const {
+    if (c == kNoId) return false;
+    return inDense(c) ? static_cast<bool>(work_[static_cast<size_t>(c)]) : workMap_.count(c) > 0;
+  }
+
+ private:
+  bool inDense(int64_t c) const { return dense_ && c > 0 && static_cast<size_t>(c) < start_.size(); }
+  int64_t& slot(std::vector<int64_t>& flat, std::unordered_map<int64_t, int64_t>& map, int64_t c) {
+    if (inDense(c)) return flat[static_cast<size_t>(c)];
+    return map.try_emplace(c, INT64_MAX).first->second;
+  }
+  bool dense_ = false;
+  std::vector<int64_t> start_, end_;
+  std::vector<bool> work_;
+  std::unordered_map<int64_t, int64_t> startMap_, endMap_;
+  std::unordered_map<int64_t, bool> workMap_;
+};
+
 // The rule a blocking call of each kind feeds (CallKind order; Other is dispatch or host work, by length).
+
 constexpr Rule kCallRule[] = {kAlloc, kCopy, kSync, kCapture};
 
 struct Builder {
@@ -105,19 +167,8 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w) 
   // and the end of each correlation's first call, for queued work.
   std::unordered_map<uint32_t, std::vector<int64_t>> launchesByLane, eventSyncsByLane;
   Intervals linkedCompute;
-  std::unordered_map<int64_t, int64_t> callEnd, callStart;
-  std::unordered_map<int64_t, bool> correlationHasWork;
-  for (const Event& e : events) {
-    if (e.correlation == kNoId) continue;
-    if (e.family == Family::CudaRuntime || e.family == Family::CudaDriver) {
-      auto [st0, freshStart] = callStart.emplace(e.correlation, e.start);
-      if (!freshStart) st0->second = std::min(st0->second, e.start);
-      auto [it, fresh] = callEnd.emplace(e.correlation, e.end());
-      if (!fresh) it->second = std::min(it->second, e.end());
-    } else if (isGpuWork(e.family)) {
-      correlationHasWork[e.correlation] = true;
-    }
-  }
+  const CorrTable corr(s);
+
   struct NameFacts {
     WorkKind kind = WorkKind::Kernel;
     bool matrix = false;  // a GEMM or convolution kernel, by its name
@@ -171,8 +222,9 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w) 
       // Work launched before the first step (a warm-up's, whose launch the profiler left out)
       // that runs inside the steps: the first step's backlog.
       if (!w.list.empty() && e.dur > 0 && isGpuWork(e.family)) {
-        const auto launched = e.correlation == kNoId ? callStart.end() : callStart.find(e.correlation);
-        if (launched == callStart.end() || launched->second < firstStart) out.backlog.emplace_back(e.start, e.end());
+        int64_t launched = 0, unused = 0;
+        if (!corr.call(e.correlation, &launched, &unused) || launched < firstStart)
+          out.backlog.emplace_back(e.start, e.end());
       }
       if (!isGpuWork(e.family)) {  // an accelerator's work (MTIA): compute, its DMA transfers copies
         b.add(isAcceleratorCopy(s.name(e)) ? kDeviceOther : kCompute, e.start, e.end(), id);
@@ -197,11 +249,12 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w) 
         if (e.family == Family::GpuMemcpy) b.add(kCopyWaited, e.start, e.end(), id);  // intersected below
       }
       if (e.correlation != kNoId) {
-        const auto it = callEnd.find(e.correlation);
-        if (it != callEnd.end() && it->second < e.start)
-          b.add(f.kind == WorkKind::Communication ? kQueuedComm : kQueued, it->second, e.start, id);
+        int64_t unused = 0, callEnd = 0;
+        const bool called = corr.call(e.correlation, &unused, &callEnd);
+        if (called && callEnd < e.start)
+          b.add(f.kind == WorkKind::Communication ? kQueuedComm : kQueued, callEnd, e.start, id);
         // Only work whose launch is in the trace can tell a starved device (nothing queued) from a busy one.
-        if (it != callEnd.end() && e.family == Family::Kernel && f.kind == WorkKind::Kernel)
+        if (called && e.family == Family::Kernel && f.kind == WorkKind::Kernel)
           linkedCompute.emplace_back(e.start, e.end());
       }
       continue;
@@ -223,7 +276,7 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w) 
       } else if (hn.beginCapture) {
         const auto prologue = lastSync.find(e.lane);
         openCapture.try_emplace(e.lane, prologue != lastSync.end() ? prologue->second : e.start);
-      } else if (e.correlation != kNoId && correlationHasWork.count(e.correlation)) {
+      } else if (corr.hasWork(e.correlation)) {
         lastSync.erase(e.lane);
       }
       if (hn.endCapture) {
@@ -233,7 +286,7 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w) 
         }
       }
       // (A first-use launch still launches: the op around it dispatches device work.)
-      if (e.correlation != kNoId && correlationHasWork.count(e.correlation)) launchesByLane[e.lane].push_back(e.start);
+      if (corr.hasWork(e.correlation)) launchesByLane[e.lane].push_back(e.start);
       if (out.setup[id] != SetupKind::None) {
         b.add(kSetup, e.start, e.end(), id);
         continue;
