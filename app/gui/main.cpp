@@ -101,7 +101,7 @@ struct Options {
   QCommandLineOption view{
       QStringLiteral("view"),
       QStringLiteral("Open on a view: steps (the default for a trace with steps), operators (for one without), "
-                     "overview, kernels, memory, modules, run or plots; "
+                     "overview, kernels, memory, modules, run, plots or explanation; "
                      "with --screenshot, shoot once it is filled. With --compare B, 'compare' "
                      "shows the Compare dock instead of the two timelines."),
       QStringLiteral("VIEW")};
@@ -333,11 +333,24 @@ int main(int argc, char* argv[]) {
   }
   // --view plots: the Plots panel in front (an engine run's steps by timing method).
   const bool plotsDock = parser.value(viewOpt) == QLatin1String("plots");
-  const int viewIndex = parser.isSet(viewOpt) && !compareDock && !runDock && !plotsDock
+  // --view explanation: the Explanation dock given most of the window's height (as a user drags it up
+  // to read the diagnosis, its evidence and fixes).
+  const bool explanationDock = parser.value(viewOpt) == QLatin1String("explanation");
+  if (explanationDock)
+    QObject::connect(
+        &window, &attnscope::ui::MainWindow::traceShown, &app,
+        [&window] {
+          QDockWidget* d = window.dock(QStringLiteral("explainDock"));
+          d->show();
+          d->raise();
+          window.resizeDocks({d}, {window.height() * 2 / 3}, Qt::Vertical);
+        },
+        Qt::SingleShotConnection);
+  const int viewIndex = parser.isSet(viewOpt) && !compareDock && !runDock && !plotsDock && !explanationDock
                             ? static_cast<int>(views.indexOf(parser.value(viewOpt)))
                             : -2;
   if (viewIndex == -1 || (compareDock && compareWith.isEmpty())) {
-    fail(QStringLiteral("--view takes one of %1, run, plots or compare, got '%2'")
+    fail(QStringLiteral("--view takes one of %1, run, plots, explanation or compare, got '%2'")
              .arg(views.join(QStringLiteral(", ")), parser.value(viewOpt)));
     return 1;
   }

@@ -219,6 +219,10 @@ std::vector<StepReport> findSteps(const EventStore& store, const std::vector<Eng
 void fillStepFigures(const EventStore& store, const ActivityIndex& index, StepReport& step,
                      int64_t scanEndNs = INT64_MAX);
 std::vector<SyncWait> findSyncWaits(const EventStore& store, const ActivityIndex& index);
+// The device copy a memcpy call queued (same correlation), or kNoEvent; a call's name with its copy's
+// direction and memory ("cudaMemcpyAsync (Pageable -> Device)"; other calls: their name).
+EventId copyOfCall(const EventStore& store, EventId call);
+std::string callLabel(const EventStore& store, EventId call);
 // What torch's sums say against what the GPU did; `engine` (may be null) gives the dropped-record count.
 Ledger computeLedger(const EventStore& store, const ActivityIndex& index, const KeyAverages& torchByName,
                      const KeyAverages& correctedByName, const EngineRun* engine);
@@ -229,8 +233,9 @@ std::vector<Verdict> findVerdicts(const EventStore& store, const ActivityIndex& 
 // Output bounds: by default the text has at most kMaxTextLines lines of at
 // most kMaxLineChars characters, and at most kMaxFindingsPerStep findings
 // per step and kMaxTraceFindings for the whole trace; the JSON keeps every
-// step, launch and sync wait but at most kMaxJsonVerdicts verdicts of at
-// most kMaxVerdictChars characters. `all` lifts every bound.
+// step and sync wait, the first kMaxJsonLaunchesPerStep launches of each step
+// (and their count) and at most kMaxJsonVerdicts verdicts of at most
+// kMaxVerdictChars characters. `all` lifts every bound.
 struct ExplainOutputOptions {
   bool all = false;
   // The attention block's answer table (core/snapshot/answer_table.h), built by the caller from the
@@ -249,6 +254,7 @@ inline constexpr size_t kMaxFindingsPerStep = 10;
 inline constexpr size_t kMaxTraceFindings = 20;
 inline constexpr size_t kMaxJsonVerdicts = 100;
 inline constexpr size_t kMaxVerdictChars = 1000;
+inline constexpr size_t kMaxJsonLaunchesPerStep = 50;
 
 std::string explainText(const EventStore& store, const Explanation& a, const ExplainOutputOptions& opt = {});
 std::string explainJson(const EventStore& store, const Explanation& a, const ExplainOutputOptions& opt = {});

@@ -39,6 +39,15 @@ class ActivityIndex {
     return busyEnd_.empty() ? 0 : busyBefore_.back() + busyEnd_.back() - busyStart_.back();
   }
 
+  // Device activity (core/store/device_activity.h: GPU work and other accelerators' work), by start:
+  // the GPU work alone unless the trace has an accelerator's lanes (MTIA).
+  const std::vector<EventId>& deviceWorkByStart() const { return accelerator_ ? device_ : gpu_; }
+  // The length of the union of device activity inside [t0, t1), and of all of it. Overview, Kernels
+  // and the diagnosis count a device's busy time by this one definition.
+  int64_t deviceBusyWithin(int64_t t0, int64_t t1) const;
+  int64_t deviceBusyTotal() const { return deviceBusyWithin(INT64_MIN / 2, INT64_MAX / 2); }
+  bool hasAccelerator() const { return accelerator_; }
+
  private:
   std::vector<EventId> calls_;      // by start
   std::vector<int64_t> callStart_;  // their starts
@@ -48,6 +57,10 @@ class ActivityIndex {
   // The union of GPU activity intervals: disjoint, sorted, with the busy
   // time before each one.
   std::vector<int64_t> busyStart_, busyEnd_, busyBefore_;
+  // With an accelerator's lanes: every device activity by start, and its union.
+  bool accelerator_ = false;
+  std::vector<EventId> device_;
+  std::vector<int64_t> devStart_, devEnd_, devBefore_;
 };
 
 }  // namespace attnscope

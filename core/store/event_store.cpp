@@ -243,6 +243,7 @@ std::vector<uint32_t> EventStoreBuilder::merge(EventStoreBuilder&& o, IdRemap re
     store_.events_.push_back(e);
   }
   for (int k = 0; k < kFamilyCount; ++k) store_.familyCounts_[k] += o.store_.familyCounts_[k];
+  store_.profilerRangeEvents_ += o.store_.profilerRangeEvents_;
   growFor(flows_, o.flows_.size());
   for (RawFlow f : o.flows_) {
     f.pid = remapId(f.pid, sr);

@@ -253,6 +253,9 @@ class EventStore {
   std::pair<EventId, EventId> visibleRange(uint32_t lane, int64_t t0, int64_t t1) const;
 
   uint64_t familyCount(Family f) const { return familyCounts_[static_cast<int>(f)]; }
+  // Events of cat cuda_profiler_range: a counter-profiling trace (CUPTI's range profiler replays each
+  // kernel to read its counters, and writes the ranges with times split evenly over the span).
+  uint64_t profilerRangeEvents() const { return profilerRangeEvents_; }
   const BadCount& bad(BadKind k) const { return bad_[static_cast<int>(k)]; }
   // Events that could not be loaded (malformed). Unpaired flow ends and
   // unmodelled phases are counted too, but are not errors: Kineto writes a
@@ -304,6 +307,7 @@ class EventStore {
   std::vector<std::pair<int64_t, EventId>> callByCorr_;  // one per correlation, sorted
   std::vector<std::pair<int64_t, EventId>> opByExt_;     // one per External id, sorted
   uint64_t familyCounts_[kFamilyCount] = {};
+  uint64_t profilerRangeEvents_ = 0;
   BadCount bad_[kBadKindCount];
   int64_t minTime_ = 0;
   int64_t maxTime_ = 0;
@@ -338,6 +342,7 @@ class EventStoreBuilder {
   uint32_t addComm(const CommArgs& c);
   void addEvent(const Event& e);  // e.lane must come from lane()
   void addFlow(const RawFlow& f) { flows_.push_back(f); }
+  void countProfilerRange() { ++store_.profilerRangeEvents_; }
   // `n` bad events of kind k; the first one (offset, detail) is kept if none was before.
   void countBad(BadKind k, uint64_t offset, std::string_view detail, uint64_t n = 1);
   size_t eventCount() const { return store_.events_.size(); }
