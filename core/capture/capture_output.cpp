@@ -1,0 +1,228 @@
+#include "core/capture/capture_output.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/read/trace_reader.h"
+#include "core/text/json_out.h"
+#include "core/write/atomic_file.h"
+
+namespace attnscope::capture {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool readFile(const std::string& p, std::string* out) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) return false;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  *out = ss.str();
+  return !f.bad();
+}
+
+std::string stampOf(int64_t unixMs) {
+  const std::time_t t = static_cast<std::time_t>(unixMs / 1000);
+  std::tm tm{};
+  ::localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  return buf;
+}
+
+// The script's name from a command line: "python3 -u train.py --lr 1" -> "train".
+std::string scriptStem(const std::string& command) {
+  std::istringstream in(command);
+  std::string w;
+  while (in >> w)
+    if (w.size() > 3 && w.ends_with(".py")) {
+      const std::string s = fs::path(w).stem().string();
+      return s.empty() ? "python" : s;
+    }
+  return "python";
+}
+
+// Optimizer.step# spans: their count, the first's end on the host's clock, the median step.
+void stepsOf(const std::string& json, PlacedTrace* t) {
+  const LoadResult r = parseTrace(json, t->path);
+  if (!r.ok()) return;
+  const EventStore& s = *r.store;
+  std::vector<int64_t> ends;
+  for (const Event& e : s.events())
+    if (e.dur > 0 && s.name(e).starts_with("Optimizer.step#")) ends.push_back(e.end());
+  std::sort(ends.begin(), ends.end());
+  ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+  t->steps = static_cast<int>(ends.size());
+  if (ends.empty()) return;
+  t->firstStepEndUnixNs = s.meta().baseTimeNanoseconds + ends.front();
+  std::vector<int64_t> gaps;
+  for (size_t i = 1; i < ends.size(); ++i) gaps.push_back(ends[i] - ends[i - 1]);
+  if (!gaps.empty()) {
+    std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2), gaps.end());
+    t->medianStepNs = gaps[gaps.size() / 2];
+  }
+}
+
+std::string captureObject(const CaptureOutcome& o, const TargetStatus& t, const CaptureSpec& spec, int rank,
+                          bool partial, const std::vector<int>& missing, const std::string& command) {
+  std::string j = "{\"route\": " + jsonString(o.route == Route::Daemon ? "dynolog daemon" : "attnscope endpoint");
+  j += ", \"pid\": " + std::to_string(t.process.pid);
+  j += ", \"process_command\": " + jsonString(t.process.commandLine);
+  j += ", \"asked\": " + jsonString(specSummary(spec));
+  j += ", \"iterations\": " + std::to_string(spec.iterations);
+  j += ", \"duration_ms\": " + std::to_string(spec.durationMs);
+  j += ", \"start_roundup\": " + std::to_string(spec.roundup);
+  j += ", \"asked_unix_ms\": " + std::to_string(t.askedUnixMs);
+  if (rank >= 0) j += ", \"rank\": " + std::to_string(rank);
+  j += ", \"partial\": " + std::string(partial ? "true" : "false");
+  std::string m;
+  for (int r : missing) m += (m.empty() ? "" : ", ") + std::to_string(r);
+  j += ", \"missing_ranks\": [" + m + "]";
+  j += ", \"command\": " + jsonString(command) + "}";
+  return j;
+}
+
+// Kineto's JSON with our objects first: after the opening brace, so the file stays one object.
+bool withObjects(std::string& json, const std::string& objects) {
+  const size_t brace = json.find('{');
+  if (brace == std::string::npos) return false;
+  json.insert(brace + 1, "\n  " + objects + ",");
+  return true;
+}
+
+}  // namespace
+
+std::string defaultCaptureOut(const std::vector<ProcessInfo>& targets, const std::string& here, int64_t unixMs) {
+  const std::string stem = targets.empty() ? "python" : scriptStem(targets.front().commandLine);
+  std::string name = "attnscope-capture-" + stem + "-" + stampOf(unixMs);
+  if (targets.size() == 1) name += "-" + std::to_string(targets.front().pid) + ".json";
+  return (fs::path(here) / name).string();
+}
+
+Placement placeTraces(const CaptureOutcome& o, const CaptureSpec& spec, const std::string& out,
+                      const std::string& command) {
+  Placement p;
+  const bool several = o.targets.size() > 1;
+  std::error_code ec;
+  p.folder = several;
+  p.out = out;
+  if (!several && fs::is_directory(out, ec) && !o.targets.empty())
+    p.out = (fs::path(out) / ("capture-" + std::to_string(o.targets.front().process.pid) + ".json")).string();
+  // Ranks: torchrun's RANK when every process has one and none twice; else in the order given.
+  std::vector<int> ranks;
+  std::set<int> seen;
+  bool envRanks = true;
+  for (const TargetStatus& t : o.targets) {
+    if (t.process.rank < 0 || !seen.insert(t.process.rank).second) envRanks = false;
+    ranks.push_back(t.process.rank);
+  }
+  if (!envRanks)
+    for (size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<int>(i);
+  std::vector<int> missing;
+  for (size_t i = 0; i < o.targets.size(); ++i)
+    if (o.targets[i].phase != TargetPhase::Written) missing.push_back(ranks[i]);
+  p.partial = !missing.empty() && o.written() > 0;
+  if (o.written() == 0) return p;
+  if (several) {
+    fs::create_directories(p.out, ec);
+    if (!fs::is_directory(p.out, ec)) {
+      p.error = p.out + ": cannot make this folder (" + ec.message() + ")";
+      return p;
+    }
+  }
+  for (size_t i = 0; i < o.targets.size(); ++i) {
+    const TargetStatus& t = o.targets[i];
+    if (t.phase != TargetPhase::Written) continue;
+    std::string json;
+    if (!readFile(t.kinetoFile, &json)) {
+      p.error = t.kinetoFile + ": cannot read the trace Kineto wrote";
+      return p;
+    }
+    const int rank = several ? ranks[i] : t.process.rank;
+    std::string objects = "\"attnscope_capture\": " + captureObject(o, t, spec, rank, p.partial, missing, command);
+    const int world =
+        t.process.worldSize > 0 ? t.process.worldSize : (several ? static_cast<int>(o.targets.size()) : -1);
+    if (rank >= 0 && world > 0 && json.find("\"distributedInfo\"") == std::string::npos)
+      objects += ",\n  \"distributedInfo\": {\"rank\": " + std::to_string(rank) +
+                 ", \"world_size\": " + std::to_string(world) + "}";
+    if (!withObjects(json, objects)) {
+      p.error = t.kinetoFile + ": Kineto's trace is not a JSON object";
+      return p;
+    }
+    PlacedTrace pt;
+    pt.pid = t.process.pid;
+    pt.rank = rank;
+    pt.path = several ? (fs::path(p.out) / ("rank-" + std::to_string(rank) + ".json")).string() : p.out;
+    std::string why;
+    if (!writeFileAtomic(pt.path, json, &why)) {
+      p.error = why;
+      return p;
+    }
+    stepsOf(json, &pt);
+    fs::remove(t.kinetoFile, ec);
+    p.traces.push_back(pt);
+  }
+  if (p.partial) {
+    std::string m;
+    for (int r : missing) m += (m.empty() ? "" : ", ") + std::to_string(r);
+    p.notes.push_back("partial: " + std::to_string(missing.size()) + " of " + std::to_string(o.targets.size()) +
+                      " processes wrote no trace (rank " + m + "); the folder holds the others, each marked partial");
+  }
+  return p;
+}
+
+std::string stepAlignment(const Placement& p, bool* aligned) {
+  *aligned = true;
+  std::vector<const PlacedTrace*> withSteps;
+  for (const PlacedTrace& t : p.traces)
+    if (t.firstStepEndUnixNs > 0) withSteps.push_back(&t);
+  if (withSteps.size() < 2) return {};
+  auto [lo, hi] = std::minmax_element(
+      withSteps.begin(), withSteps.end(),
+      [](const PlacedTrace* a, const PlacedTrace* b) { return a->firstStepEndUnixNs < b->firstStepEndUnixNs; });
+  std::vector<int64_t> steps;
+  for (const PlacedTrace* t : withSteps)
+    if (t->medianStepNs > 0) steps.push_back(t->medianStepNs);
+  std::sort(steps.begin(), steps.end());
+  const int64_t step = steps.empty() ? 0 : steps[steps.size() / 2];
+  const int64_t spread = (*hi)->firstStepEndUnixNs - (*lo)->firstStepEndUnixNs;
+  auto ms = [](int64_t ns) {
+    std::ostringstream s;
+    s.precision(ns < 10000000 ? 2 : 0);
+    s << std::fixed << static_cast<double>(ns) / 1e6 << " ms";
+    return s.str();
+  };
+  if (step <= 0)
+    return "the ranks' first captured steps end within " + ms(spread) +
+           " of each other (one step each: no step time to "
+           "compare with)";
+  *aligned = spread * 2 < step;
+  if (*aligned)
+    return "all " + std::to_string(withSteps.size()) +
+           " ranks started on the same optimizer step (their first steps end within " + ms(spread) + "; a step takes " +
+           ms(step) + ")";
+  const int64_t off = (spread + step / 2) / step;
+  return "the ranks did not start on the same step: rank " + std::to_string((*hi)->rank) + " started about " +
+         std::to_string(off) + " step(s) after rank " + std::to_string((*lo)->rank) +
+         " (the request reached them on either side of a multiple of --start-roundup): capture again with a larger "
+         "--start-roundup";
+}
+
+bool removeWorkDir(const CaptureOutcome& o, const std::string& workDir) {
+  if (workDir.empty()) return false;
+  for (const TargetStatus& t : o.targets)
+    if (t.askedMs > 0 && t.phase != TargetPhase::Written && t.phase != TargetPhase::Exited) return false;
+  std::error_code ec;
+  fs::remove_all(workDir, ec);
+  return !ec;
+}
+
+}  // namespace attnscope::capture
