@@ -53,7 +53,8 @@ const char* kCaptureHelp =
     "                       process, 20 for several: their requests arrive up to a poll apart)\n"
     "  --out FILE|DIR       where the trace goes (default attnscope-capture-SCRIPT-TIME[-PID].json);\n"
     "                       a folder for several processes\n"
-    "  --record-shapes      record input shapes (torch's record_shapes)\n"
+    "  --record-shapes      record input shapes (torch's record_shapes; always with several processes:\n"
+    "                       the ranks analysis matches gloo's collectives by their sizes)\n"
     "  --with-stack         record Python stacks (torch's with_stack)\n"
     "  --with-modules       record nn.Module scopes (torch's with_modules)\n"
     "  --timeout S          wait at most S seconds for the job's first poll and for its start step\n"
@@ -184,7 +185,7 @@ int cmdCapture(Args& a) {
   spec.durationMs = intOption(a, "--duration-ms", 0);
   if (spec.iterations == 0 && spec.durationMs == 0) spec.iterations = kDefaultIterations;
   const auto roundup = a.number("--start-roundup");
-  spec.recordShapes = a.flag("--record-shapes");
+  const bool shapes = a.flag("--record-shapes");
   spec.withStack = a.flag("--with-stack");
   spec.withModules = a.flag("--with-modules");
   CaptureOptions opt;
@@ -195,6 +196,8 @@ int cmdCapture(Args& a) {
   const std::vector<ProcessInfo> targets = targetsOf(pidArgs);
   spec.roundup = roundup ? static_cast<int>(std::min<uint64_t>(*roundup, kMaxRoundup + 1))
                          : (targets.size() > 1 ? kDefaultRoundupSeveral : 1);
+  // Several ranks: the ranks analysis tells a gloo group's worker threads by the collectives' sizes.
+  spec.recordShapes = shapes || targets.size() > 1;
   if (const std::string bad = validateSpec(spec); !bad.empty()) throw UsageError("capture: " + bad);
 
   const std::string here = currentDir();
@@ -211,7 +214,6 @@ int cmdCapture(Args& a) {
   if (opt.workDir.empty()) throw UsageError("capture: " + why);
   opt.spec = spec;
   if (const char* port = std::getenv("ATTNSCOPE_DYNOLOG_PORT")) opt.daemonPort = std::atoi(port);
-  if (const char* name = std::getenv("ATTNSCOPE_DYNOLOG_NAME")) opt.socketName = name;  // tests
   opt.cancel = &gCancel;
   std::string lastLine;
   opt.onProgress = [&](const CaptureProgress& p) {
