@@ -4,6 +4,7 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/prctl.h>
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -48,6 +49,8 @@ class Job {
     for (const auto& [k, v] : env) e.insert(k, v);
     p_.setProcessEnvironment(e);
     p_.setProcessChannelMode(QProcess::MergedChannels);
+    // A test that dies leaves no job behind (torchrun passes SIGTERM on to its ranks).
+    p_.setChildProcessModifier([] { ::prctl(PR_SET_PDEATHSIG, SIGTERM); });
     p_.start(program, args);
   }
   ~Job() { stop(); }

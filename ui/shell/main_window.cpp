@@ -227,6 +227,7 @@ void MainWindow::buildActions() {
   sampleAct_->setStatusTip(tr("The H200 multi-head attention capture compiled into attnscope"));
   connect(sampleAct_, &QAction::triggered, this, &MainWindow::openBundledSample);
   buildJobActions();
+  buildCaptureActions();
   runAct_ = new QAction(tr("&Start Run"), this);
   runAct_->setShortcuts({QKeySequence(Qt::Key_F5), QKeySequence(Qt::CTRL | Qt::Key_R)});
   runAct_->setToolTip(tr("Run the engine with the Run panel's settings (F5)"));
@@ -410,6 +411,7 @@ void MainWindow::buildMenus() {
   QMenu* file = bar->addMenu(tr("&File"));
   file->addAction(openAct_);
   file->addAction(openJobAct_);
+  file->addAction(captureAct_);
   file->addAction(sampleAct_);
   recentMenu_ = file->addMenu(tr("Open &Recent"));
   file->addAction(tr("&Compare With…"), this, &MainWindow::chooseCompareWith)
