@@ -11,6 +11,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "core/capture/capture_align.h"
 #include "core/capture/capture_output.h"
 #include "core/capture/capture_session.h"
 #include "core/explain/explanation.h"
@@ -231,7 +232,8 @@ int cmdCapture(Args& a) {
             << (targets.size() == 1 ? " process" : " processes") << ":";
   for (const ProcessInfo& p : targets) std::cerr << " " << p.pid;
   std::cerr << "\n";
-  const CaptureOutcome o = runCapture(targets, opt);
+  std::vector<std::string> jobNotes;
+  const CaptureOutcome o = captureJob(targets, opt, !roundup, &jobNotes);
   std::string command = "attnscope-cli capture";
   for (const std::string& s : pidArgs) command += " " + s;
 
@@ -253,7 +255,7 @@ int cmdCapture(Args& a) {
     }
     return kExitCancelled;
   }
-  const Placement placed = placeTraces(o, spec, out, command);
+  const Placement placed = placeTraces(o, out, command);
   if (!placed.error.empty()) throw UsageError("capture: " + placed.error);
   if (o.written() == 0) {
     std::cerr << "attnscope-cli: capture: nothing was captured (" << o.routeText() << ")\n";
@@ -263,22 +265,27 @@ int cmdCapture(Args& a) {
   }
   removeWorkDir(o, opt.workDir);
   std::cout << (placed.partial ? "captured (partial): " : "captured: ") << placed.out << "\n";
-  std::cout << "  " << specSummary(spec) << ", " << o.routeText() << "\n";
+  std::cout << "  " << specSummary(o.spec) << ", " << o.routeText() << "\n";
   for (const PlacedTrace& t : placed.traces) {
     std::cout << "  "
               << (placed.folder ? "rank " + std::to_string(t.rank) + " (process " + std::to_string(t.pid) + "): "
                                 : "process " + std::to_string(t.pid) + ": ")
-              << t.steps << (t.steps == 1 ? " optimizer step" : " optimizer steps") << " in the trace";
+              << t.steps() << (t.steps() == 1 ? " optimizer step" : " optimizer steps") << " in the trace";
     if (!placed.folder) std::cout << "\n  " << headlineOf(t.path);
     std::cout << "\n";
   }
+  for (const std::string& n : jobNotes) std::cout << "note: " << n << "\n";
   for (const std::string& n : o.notes) std::cout << "note: " << n << "\n";
   for (const std::string& n : placed.notes) std::cout << "note: " << n << "\n";
   sayTargets(o);
   if (placed.folder) {
-    bool aligned = true;
-    const std::string align = stepAlignment(placed, &aligned);
-    if (!align.empty()) std::cout << "  " << align << "\n";
+    const Alignment align = placedAlignment(placed);
+    if (align.known)
+      std::cout << "  " << align.text
+                << (align.aligned ? ""
+                                  : ": capture again with a larger --start-roundup (K x a step well above the 5 s "
+                                    "the requests may take to reach every rank)")
+                << "\n";
     std::vector<std::string> files;
     for (const PlacedTrace& t : placed.traces) files.push_back(t.path);
     std::string err;

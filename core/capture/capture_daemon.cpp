@@ -87,13 +87,14 @@ std::string dynologRpc(int port, const std::string& request, std::string* error)
 CaptureOutcome runDaemonCapture(std::vector<TargetStatus> ts, const CaptureOptions& o) {
   CaptureOutcome out;
   out.route = Route::Daemon;
+  out.spec = o.spec;
   const int64_t t0 = steadyMs();
   // Kineto's job id is SLURM_JOB_ID (else 0): the daemon keys its processes by it, one request per id.
   std::map<int64_t, std::vector<size_t>> byJob;
   for (size_t i = 0; i < ts.size(); ++i) byJob[ts[i].process.slurmJobId].push_back(i);
   const int64_t sendUnix = unixMs();
   const int64_t start = o.spec.durationMs > 0 ? earliestStartMs(o.spec, sendUnix + kDaemonPollMs) : 0;
-  const std::string logFile = o.workDir + "/trace.json";
+  const std::string logFile = o.workDir + "/" + o.logName + ".json";
   const std::string config = kinetoConfig(o.spec, logFile, start);
   for (const auto& [job, idx] : byJob) {
     std::string pids;

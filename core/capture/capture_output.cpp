@@ -50,25 +50,40 @@ std::string scriptStem(const std::string& command) {
   return "python";
 }
 
-// Optimizer.step# spans: their count, the first's end on the host's clock, the median step.
-void stepsOf(const std::string& json, PlacedTrace* t) {
-  const LoadResult r = parseTrace(json, t->path);
-  if (!r.ok()) return;
-  const EventStore& s = *r.store;
-  std::vector<int64_t> ends;
-  for (const Event& e : s.events())
-    if (e.dur > 0 && s.name(e).starts_with("Optimizer.step#")) ends.push_back(e.end());
-  std::sort(ends.begin(), ends.end());
-  ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
-  t->steps = static_cast<int>(ends.size());
-  if (ends.empty()) return;
-  t->firstStepEndUnixNs = s.meta().baseTimeNanoseconds + ends.front();
-  std::vector<int64_t> gaps;
-  for (size_t i = 1; i < ends.size(); ++i) gaps.push_back(ends[i] - ends[i - 1]);
-  if (!gaps.empty()) {
-    std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2), gaps.end());
-    t->medianStepNs = gaps[gaps.size() / 2];
+// Kineto's ts text for a time on the trace's clock (ns): microseconds with three decimals.
+std::string tsText(int64_t ns) {
+  std::string t = std::to_string(ns / 1000) + "." + std::to_string(1000 + ns % 1000).substr(1);
+  return t;
+}
+
+// One ProfilerStep#N per captured optimizer step on the training thread: the first from the thread's
+// first op, each next from the previous Optimizer.step#'s end, to its own Optimizer.step#'s end.
+std::string stepEvents(const StepTiming& t) {
+  std::string out;
+  int64_t from = t.firstStartNs;
+  for (size_t i = 0; i < t.ends.size(); ++i) {
+    const int64_t to = t.ends[i];
+    if (to <= from) continue;
+    out += "\n  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#" + std::to_string(i + 1) +
+           "\", \"pid\": " + std::to_string(t.lanePid) + ", \"tid\": " + std::to_string(t.laneTid) +
+           ", \"ts\": " + tsText(from) + ", \"dur\": " + tsText(to - from) +
+           ", \"args\": {\"attnscope\": \"one optimizer step of the capture, marked by attnscope-cli capture\"}},";
+    from = to;
   }
+  return out;
+}
+
+// The step spans go first in traceEvents.
+bool withStepEvents(std::string& json, const std::string& events) {
+  if (events.empty()) return true;
+  const size_t key = json.find("\"traceEvents\"");
+  const size_t open = key == std::string::npos ? key : json.find('[', key);
+  if (open == std::string::npos) return false;
+  // An empty array takes the events without their last comma.
+  const size_t next = json.find_first_not_of(" \t\r\n", open + 1);
+  const bool empty = next != std::string::npos && json[next] == ']';
+  json.insert(open + 1, empty ? events.substr(0, events.size() - 1) : events);
+  return true;
 }
 
 std::string captureObject(const CaptureOutcome& o, const TargetStatus& t, const CaptureSpec& spec, int rank,
@@ -107,8 +122,8 @@ std::string defaultCaptureOut(const std::vector<ProcessInfo>& targets, const std
   return (fs::path(here) / name).string();
 }
 
-Placement placeTraces(const CaptureOutcome& o, const CaptureSpec& spec, const std::string& out,
-                      const std::string& command) {
+Placement placeTraces(const CaptureOutcome& o, const std::string& out, const std::string& command) {
+  const CaptureSpec& spec = o.spec;
   Placement p;
   const bool several = o.targets.size() > 1;
   std::error_code ec;
@@ -153,20 +168,22 @@ Placement placeTraces(const CaptureOutcome& o, const CaptureSpec& spec, const st
     if (rank >= 0 && world > 0 && json.find("\"distributedInfo\"") == std::string::npos)
       objects += ",\n  \"distributedInfo\": {\"rank\": " + std::to_string(rank) +
                  ", \"world_size\": " + std::to_string(world) + "}";
-    if (!withObjects(json, objects)) {
-      p.error = t.kinetoFile + ": Kineto's trace is not a JSON object";
-      return p;
-    }
     PlacedTrace pt;
     pt.pid = t.process.pid;
     pt.rank = rank;
     pt.path = several ? (fs::path(p.out) / ("rank-" + std::to_string(rank) + ".json")).string() : p.out;
+    if (const LoadResult r = parseTrace(json, t.kinetoFile); r.ok()) pt.timing = stepTiming(*r.store);
+    const bool marked =
+        spec.iterations > 0 && !pt.timing.ends.empty() && json.find("\"ProfilerStep#") == std::string::npos;
+    if (!withObjects(json, objects) || (marked && !withStepEvents(json, stepEvents(pt.timing)))) {
+      p.error = t.kinetoFile + ": Kineto's trace is not a JSON object with traceEvents";
+      return p;
+    }
     std::string why;
     if (!writeFileAtomic(pt.path, json, &why)) {
       p.error = why;
       return p;
     }
-    stepsOf(json, &pt);
     fs::remove(t.kinetoFile, ec);
     p.traces.push_back(pt);
   }
@@ -179,41 +196,14 @@ Placement placeTraces(const CaptureOutcome& o, const CaptureSpec& spec, const st
   return p;
 }
 
-std::string stepAlignment(const Placement& p, bool* aligned) {
-  *aligned = true;
-  std::vector<const PlacedTrace*> withSteps;
-  for (const PlacedTrace& t : p.traces)
-    if (t.firstStepEndUnixNs > 0) withSteps.push_back(&t);
-  if (withSteps.size() < 2) return {};
-  auto [lo, hi] = std::minmax_element(
-      withSteps.begin(), withSteps.end(),
-      [](const PlacedTrace* a, const PlacedTrace* b) { return a->firstStepEndUnixNs < b->firstStepEndUnixNs; });
-  std::vector<int64_t> steps;
-  for (const PlacedTrace* t : withSteps)
-    if (t->medianStepNs > 0) steps.push_back(t->medianStepNs);
-  std::sort(steps.begin(), steps.end());
-  const int64_t step = steps.empty() ? 0 : steps[steps.size() / 2];
-  const int64_t spread = (*hi)->firstStepEndUnixNs - (*lo)->firstStepEndUnixNs;
-  auto ms = [](int64_t ns) {
-    std::ostringstream s;
-    s.precision(ns < 10000000 ? 2 : 0);
-    s << std::fixed << static_cast<double>(ns) / 1e6 << " ms";
-    return s.str();
-  };
-  if (step <= 0)
-    return "the ranks' first captured steps end within " + ms(spread) +
-           " of each other (one step each: no step time to "
-           "compare with)";
-  *aligned = spread * 2 < step;
-  if (*aligned)
-    return "all " + std::to_string(withSteps.size()) +
-           " ranks started on the same optimizer step (their first steps end within " + ms(spread) + "; a step takes " +
-           ms(step) + ")";
-  const int64_t off = (spread + step / 2) / step;
-  return "the ranks did not start on the same step: rank " + std::to_string((*hi)->rank) + " started about " +
-         std::to_string(off) + " step(s) after rank " + std::to_string((*lo)->rank) +
-         " (the request reached them on either side of a multiple of --start-roundup): capture again with a larger "
-         "--start-roundup";
+Alignment placedAlignment(const Placement& p) {
+  std::vector<StepTiming> timings;
+  std::vector<int> ranks;
+  for (const PlacedTrace& t : p.traces) {
+    timings.push_back(t.timing);
+    ranks.push_back(t.rank);
+  }
+  return alignmentOf(timings, ranks);
 }
 
 bool removeWorkDir(const CaptureOutcome& o, const std::string& workDir) {

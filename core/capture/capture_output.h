@@ -3,14 +3,17 @@
 // trace is Kineto's file with two objects put in front: "attnscope_capture" (how it was taken, from
 // which process, and whether the job's set is partial) and, when Kineto left it out (on-demand traces
 // have none: dynolog#155), "distributedInfo" with the rank and world size from the process's
-// environment. Every file is written atomically; Kineto's own files and the work folder are removed
-// once placed.
+// environment. A capture by steps also gets a ProfilerStep#N span per optimizer step on the training
+// thread (what torch.profiler's schedule writes; on-demand traces have none), so that explain's steps
+// and the ranks' step names are the iterations (each marked as attnscope's in its args). Every file
+// is written atomically; Kineto's own files and the work folder are removed once placed.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "core/capture/capture_align.h"
 #include "core/capture/capture_session.h"
 
 namespace attnscope::capture {
@@ -19,9 +22,8 @@ struct PlacedTrace {
   int pid = 0;
   int rank = -1;
   std::string path;
-  int steps = 0;                   // Optimizer.step# spans in it
-  int64_t firstStepEndUnixNs = 0;  // the first one's end, on the host's clock (0: none)
-  int64_t medianStepNs = 0;        // between consecutive ends
+  StepTiming timing;  // its optimizer steps
+  int steps() const { return static_cast<int>(timing.ends.size()); }
 };
 
 struct Placement {
@@ -38,12 +40,10 @@ std::string defaultCaptureOut(const std::vector<ProcessInfo>& targets, const std
 
 // Places the written traces at `out` (a file, an existing folder for one trace, or the job's folder).
 // `command` is the command line that asked for the capture (recorded in each trace).
-Placement placeTraces(const CaptureOutcome& outcome, const CaptureSpec& spec, const std::string& out,
-                      const std::string& command);
+Placement placeTraces(const CaptureOutcome& outcome, const std::string& out, const std::string& command);
 
-// Several ranks: whether they started on the same optimizer step (their first steps end within half
-// a step of each other on this host's clock), in words; empty with fewer than two ranks with steps.
-std::string stepAlignment(const Placement& p, bool* aligned);
+// Several ranks: whether they started on the same optimizer step (capture_align.h).
+Alignment placedAlignment(const Placement& p);
 
 // Removes the work folder when nothing is left in it for anyone (an asked process that may still
 // write keeps it). True when removed.

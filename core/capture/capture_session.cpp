@@ -55,11 +55,12 @@ struct AskPlan {
 
 AskPlan planAsks(const std::vector<TargetStatus>& ts, const CaptureSpec& spec, int64_t now) {
   AskPlan plan;
-  std::vector<int64_t> next;
+  std::vector<int64_t> next, periods;
   for (const TargetStatus& t : ts) {
     if (finalPhase(t.phase)) continue;
     if (t.polls < 2) return plan;  // someone has not polled freshly yet
     const int64_t period = t.periodMs > 0 ? t.periodMs : kDefaultPollPeriodMs;
+    periods.push_back(period);
     int64_t n = t.lastPollMs + period;
     while (n < now) n += period;
     next.push_back(n);
@@ -69,25 +70,29 @@ AskPlan planAsks(const std::vector<TargetStatus>& ts, const CaptureSpec& spec, i
   if (next.size() == 1) {
     plan.firstAskMs = now;  // the single target: at this very poll
   } else {
+    std::sort(periods.begin(), periods.end());
+    const int64_t period = periods[periods.size() / 2];
+    // The polls' phases on a circle of one period: start after the widest gap between them, so that
+    // the asks fall in the rest of the circle, as close together as they can be.
     std::sort(next.begin(), next.end());
     int64_t widest = -1;
     size_t after = 0;
     for (size_t i = 0; i < next.size(); ++i) {
-      const int64_t gap = i + 1 < next.size() ? next[i + 1] - next[i] : next.front() + kDefaultPollPeriodMs - next[i];
+      const int64_t gap = i + 1 < next.size() ? next[i + 1] - next[i] : next.front() + period - next[i];
       if (gap > widest) {
         widest = gap;
         after = (i + 1) % next.size();
       }
     }
     plan.firstAskMs = next[after];
-    plan.windowMs = std::max<int64_t>(0, kDefaultPollPeriodMs - widest);
+    plan.windowMs = std::max<int64_t>(0, period - widest);
   }
   const int64_t askUnix = unixMs() + (plan.firstAskMs - now);
   plan.startUnixMs = earliestStartMs(spec, askUnix + plan.windowMs + kAskToleranceMs);
   return plan;
 }
 
-std::string logFileOf(const CaptureOptions& o) { return o.workDir + "/trace.json"; }
+std::string logFileOf(const CaptureOptions& o) { return o.workDir + "/" + o.logName + ".json"; }
 
 void say(const CaptureOptions& o, const std::vector<TargetStatus>& ts, int64_t t0, const std::string& msg) {
   if (!o.onProgress) return;
@@ -265,6 +270,7 @@ bool settleTargets(std::vector<TargetStatus>& ts, const CaptureOptions& o, int64
 
 CaptureOutcome runCapture(const std::vector<ProcessInfo>& processes, const CaptureOptions& o) {
   CaptureOutcome out;
+  out.spec = o.spec;
   const int64_t t0 = steadyMs();
   std::vector<TargetStatus> ts;
   for (const ProcessInfo& p : processes) {
@@ -328,7 +334,7 @@ CaptureOutcome runCapture(const std::vector<ProcessInfo>& processes, const Captu
                      poll->pids.front(), poll->configType, it == byPid.end() ? " (not a target)" : "");
       if (it != byPid.end() && !(o.cancel && o.cancel->load())) {
         TargetStatus& t = ts[it->second];
-        if (t.polls >= 1 && now - t.lastPollMs > 1000) t.periodMs = now - t.lastPollMs;
+        if (t.polls >= 1 && now - t.lastPollMs > 250) t.periodMs = now - t.lastPollMs;
         ++t.polls;
         t.lastPollMs = now;
         const bool fresh = t.polls >= 2;  // the first may be a retry of a poll made before our bind

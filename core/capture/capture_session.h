@@ -67,13 +67,15 @@ struct CaptureOptions {
   std::string workDir;  // where Kineto writes (prepareWorkDir)
   int timeoutSec = 60;  // for the first poll, and for a capture by steps to start
   int daemonPort = 1778;
-  std::string socketName = "dynolog";  // tests serve another name
+  std::string socketName = "dynolog";
+  std::string logName = "trace";  // Kineto writes WORKDIR/NAME_PID.json
   std::function<void(const CaptureProgress&)> onProgress;
   const std::atomic<int>* cancel = nullptr;  // non-zero: stop now
 };
 
 struct CaptureOutcome {
   Route route = Route::OwnEndpoint;
+  CaptureSpec spec;  // what was asked (the roundup of the last attempt)
   std::vector<TargetStatus> targets;
   bool cancelled = false;
   std::string failure;  // when it could not run at all (the endpoint held, the daemon unreachable)

@@ -91,7 +91,8 @@ class CaptureUiTest : public QObject {
   QTemporaryDir dir_;
   QString sockets_;
   std::map<QString, QString> ready() const {
-    return {{QStringLiteral("KINETO_USE_DAEMON"), QStringLiteral("1")}, {QStringLiteral("KINETO_IPC_SOCKET_DIR"), sockets_}};
+    return {{QStringLiteral("KINETO_USE_DAEMON"), QStringLiteral("1")},
+            {QStringLiteral("KINETO_IPC_SOCKET_DIR"), sockets_}};
   }
 
  private slots:
@@ -108,8 +109,10 @@ class CaptureUiTest : public QObject {
   void capturesAScriptAndOpensItExplained() {
     const QString log = dir_.filePath(QStringLiteral("ui.steps"));
     const QString other = dir_.filePath(QStringLiteral("unready.steps"));
-    Job job(QStringLiteral("python3"), {kScripts + QStringLiteral("train_loop.py"), QStringLiteral("--log"), log}, ready());
-    Job unready(QStringLiteral("python3"), {kScripts + QStringLiteral("train_loop.py"), QStringLiteral("--log"), other}, {});
+    Job job(QStringLiteral("python3"), {kScripts + QStringLiteral("train_loop.py"), QStringLiteral("--log"), log},
+            ready());
+    Job unready(QStringLiteral("python3"), {kScripts + QStringLiteral("train_loop.py"), QStringLiteral("--log"), other},
+                {});
     QVERIFY(waitForSteps(log, 3) && waitForSteps(other, 1));
 
     App app;
@@ -138,7 +141,9 @@ class CaptureUiTest : public QObject {
     // Progress while it runs (the dialog closes itself once the trace is placed).
     QVERIFY(dialog->findChild<QProgressBar*>(QStringLiteral("captureProgress"))->isVisible());
     QVERIFY(dialog->findChild<QPushButton*>(QStringLiteral("captureCancel"))->isVisible());
-    auto status = [&] { return dialog ? dialog->findChild<QLabel*>(QStringLiteral("captureStatus"))->text() : QString(); };
+    auto status = [&] {
+      return dialog ? dialog->findChild<QLabel*>(QStringLiteral("captureStatus"))->text() : QString();
+    };
     QVERIFY(waitFor([&] { return !dialog || status().contains(QStringLiteral("waiting for the job")); }, 20000));
     if (dialog) shot(dialog, QStringLiteral("capture-dialog.png"));
     QString last;
@@ -170,8 +175,8 @@ class CaptureUiTest : public QObject {
     env[QStringLiteral("OMP_NUM_THREADS")] = QStringLiteral("1");
     const int port = 29100 + static_cast<int>(QCoreApplication::applicationPid() % 400);
     Job job(QStringLiteral("torchrun"),
-            {QStringLiteral("--nproc-per-node"), QStringLiteral("2"), QStringLiteral("--master-port"), QString::number(port),
-             kScripts + QStringLiteral("ddp_loop.py"), QStringLiteral("0"), prefix},
+            {QStringLiteral("--nproc-per-node"), QStringLiteral("2"), QStringLiteral("--master-port"),
+             QString::number(port), kScripts + QStringLiteral("ddp_loop.py"), QStringLiteral("0"), prefix},
             env);
     QVERIFY(waitForSteps(prefix + QStringLiteral("-0.txt"), 3) && waitForSteps(prefix + QStringLiteral("-1.txt"), 3));
     App app;

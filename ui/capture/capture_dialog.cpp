@@ -21,6 +21,7 @@
 #include <mutex>
 #include <set>
 
+#include "core/capture/capture_align.h"
 #include "core/capture/capture_output.h"
 #include "core/capture/capture_session.h"
 #include "ui/common/background.h"
@@ -52,17 +53,22 @@ struct Finished {
   Placement placed;
   std::string workDir;
   bool workDirKept = false;
+  std::vector<std::string> notes;
 };
 
 int phaseWeight(TargetPhase p) {
   switch (p) {
-    case TargetPhase::Asked: return 1;
-    case TargetPhase::Capturing: return 2;
+    case TargetPhase::Asked:
+      return 1;
+    case TargetPhase::Capturing:
+      return 2;
     case TargetPhase::Written:
     case TargetPhase::Exited:
     case TargetPhase::TimedOut:
-    case TargetPhase::Unmatched: return 3;
-    default: return 0;
+    case TargetPhase::Unmatched:
+      return 3;
+    default:
+      return 0;
   }
 }
 
@@ -114,8 +120,9 @@ CaptureDialog::CaptureDialog(const QString& outDir, QWidget* parent)
   roundup_->setObjectName(QStringLiteral("captureRoundup"));
   roundup_->setRange(0, kMaxRoundup);
   roundup_->setSpecialValueText(tr("automatic"));
-  roundup_->setToolTip(tr("Start on an optimizer step that is a multiple of this (automatic: the next step for "
-                          "one process, a multiple of 20 for several, so that all ranks start on the same step)"));
+  roundup_->setToolTip(
+      tr("Start on an optimizer step that is a multiple of this (automatic: the next step for "
+         "one process, a multiple of 20 for several, so that all ranks start on the same step)"));
   shapes_ = new QCheckBox(tr("Record input &shapes"), what);
   shapes_->setObjectName(QStringLiteral("captureShapes"));
   stack_ = new QCheckBox(tr("Record Python s&tacks"), what);
@@ -208,7 +215,7 @@ void CaptureDialog::refresh() {
           const bool pickable = p.ready && !launcher;
           pid->setFlags(pickable ? Qt::ItemIsEnabled | Qt::ItemIsUserCheckable : Qt::NoItemFlags);
           if (pickable) pid->setCheckState(Qt::Unchecked);
-          const QString state = launcher ? tr("launcher (pick its ranks)")
+          const QString state = launcher  ? tr("launcher (pick its ranks)")
                                 : p.ready ? tr("ready")
                                           : tr("not ready: no KINETO_USE_DAEMON");
           auto* st = new QTableWidgetItem(state);
@@ -229,7 +236,8 @@ void CaptureDialog::refresh() {
         }
         fix_->setVisible(unready);
         if (unready && !listing_->processes.empty())
-          fix_->setText(tr("Not ready: started without KINETO_USE_DAEMON=1. ") + qs(readinessFix(listing_->processes.front())));
+          fix_->setText(tr("Not ready: started without KINETO_USE_DAEMON=1. ") +
+                        qs(readinessFix(listing_->processes.front())));
         status_->setText(listing_->processes.empty()
                              ? tr("No Python process with torch loaded runs on this host (among those this user may "
                                   "read). Start your job with KINETO_USE_DAEMON=1, then Refresh.")
@@ -263,14 +271,16 @@ void CaptureDialog::updateButtons() {
 void CaptureDialog::startCapture() {
   std::vector<ProcessInfo> targets;
   for (int r = 0; r < table_->rowCount(); ++r)
-    if (table_->item(r, kPid)->checkState() == Qt::Checked) targets.push_back(listing_->processes[static_cast<size_t>(r)]);
+    if (table_->item(r, kPid)->checkState() == Qt::Checked)
+      targets.push_back(listing_->processes[static_cast<size_t>(r)]);
   if (targets.empty() || running_) return;
   CaptureSpec spec;
   if (bySteps_->isChecked())
     spec.iterations = steps_->value();
   else
     spec.durationMs = duration_->value();
-  spec.roundup = roundup_->value() > 0 ? roundup_->value() : (targets.size() > 1 ? 20 : 1);
+  const bool automatic = roundup_->value() == 0;
+  spec.roundup = !automatic ? roundup_->value() : (targets.size() > 1 ? 20 : 1);
   spec.recordShapes = shapes_->isChecked() || targets.size() > 1;
   spec.withStack = stack_->isChecked();
   const std::string outDir = outDir_->text().toStdString();
@@ -297,7 +307,7 @@ void CaptureDialog::startCapture() {
   timer_->start();
   runInBackground(
       this,
-      [shared, targets, spec, outDir] {
+      [shared, targets, spec, outDir, automatic] {
         Finished f;
         std::string why;
         f.workDir = prepareWorkDir(targets, &why);
@@ -315,9 +325,9 @@ void CaptureDialog::startCapture() {
           shared->phases.clear();
           for (const TargetStatus& t : *p.targets) shared->phases.emplace_back(t.process.pid, t.phase);
         };
-        f.outcome = runCapture(targets, o);
+        f.outcome = captureJob(targets, o, automatic, &f.notes);
         if (!f.outcome.cancelled && f.outcome.failure.empty() && f.outcome.written() > 0)
-          f.placed = placeTraces(f.outcome, spec, defaultCaptureOut(targets, outDir, unixMs()),
+          f.placed = placeTraces(f.outcome, defaultCaptureOut(targets, outDir, unixMs()),
                                  "attnscope (File > Capture Running Job)");
         f.workDirKept = !removeWorkDir(f.outcome, f.workDir);
         return f;
@@ -380,7 +390,9 @@ void CaptureDialog::showProgress() {
     each << tr("%1: %2").arg(pid).arg(qs(phaseText(phase)));
   }
   progress_->setValue(done);
-  if (!message.empty()) status_->setText(qs(message) + (each.size() > 1 ? QStringLiteral("\n") + each.join(QStringLiteral(" · ")) : QString()));
+  if (!message.empty())
+    status_->setText(qs(message) +
+                     (each.size() > 1 ? QStringLiteral("\n") + each.join(QStringLiteral(" · ")) : QString()));
 }
 
 void CaptureDialog::cancelCapture() {
