@@ -34,7 +34,7 @@ inline std::vector<Step> readSteps(const QString& path) {
   if (!f.open(QIODevice::ReadOnly)) return out;
   for (const QByteArray& line : f.readAll().split('\n')) {
     const QList<QByteArray> w = line.split(' ');
-    if (w.size() != 3) continue;
+    if (w.size() < 3) continue;
     out.push_back({w[0].toInt(), w[1].toLongLong(), w[2].toLongLong()});
   }
   return out;

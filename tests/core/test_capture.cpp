@@ -233,10 +233,24 @@ class TestCapture : public QObject {
     QVERIFY(b->running());
   }
 
+  // The job started by `record --on-demand` (ready, unprofiled, the same pid), then Ctrl-C.
   void ctrlCLeavesTheJobRunning() {
     const QString log = path(QStringLiteral("ctrlc.steps"));
-    std::unique_ptr<Job> job(loop(log, {}, ready()));
+    std::unique_ptr<Job> job(
+        new Job(QStringLiteral(ATTNSCOPE_BIN_DIR "/attnscope-cli"),
+                {QStringLiteral("record"), QStringLiteral("--on-demand"), QStringLiteral("--"),
+                 QStringLiteral("python3"), kScripts + QStringLiteral("train_loop.py"), QStringLiteral("--log"), log},
+                {{QStringLiteral("KINETO_IPC_SOCKET_DIR"), sockets_}}));
     QVERIFY(waitForSteps(log, 3));
+    QFile environ(QStringLiteral("/proc/%1/environ").arg(job->pid()));
+    QVERIFY(environ.open(QIODevice::ReadOnly));
+    const QList<QByteArray> vars = environ.readAll().split('\0');
+    QVERIFY(vars.contains("KINETO_USE_DAEMON=1"));
+    QFile cmdline(QStringLiteral("/proc/%1/cmdline").arg(job->pid()));
+    QVERIFY(cmdline.open(QIODevice::ReadOnly) && cmdline.readAll().contains("train_loop.py"));  // the same pid
+    const Run list = cli({QStringLiteral("capture"), QStringLiteral("--list")});
+    QVERIFY2(list.out.contains(QRegularExpression(QStringLiteral("%1\\s+ready").arg(job->pid()))),
+             qPrintable(list.out));
     // Before the request: the job is told nothing.
     CliRun r = capture({QString::number(job->pid()), QStringLiteral("--out"), path(QStringLiteral("c1.json"))}, {},
                        60000, QStringLiteral("capturing"));
