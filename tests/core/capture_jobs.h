@@ -58,6 +58,12 @@ class Job {
   Job& operator=(const Job&) = delete;
 
   qint64 pid() const { return p_.processId(); }
+  // What it printed so far (stdout and stderr), for a failure's message.
+  QString output() {
+    p_.waitForReadyRead(0);
+    out_ += QString::fromUtf8(p_.readAll());
+    return out_;
+  }
   // Alive and not a zombie (QProcess's own state needs the event loop to notice an exit).
   bool running() const {
     QFile f(QStringLiteral("/proc/%1/stat").arg(p_.processId()));
@@ -78,10 +84,11 @@ class Job {
 
  private:
   QProcess p_;
+  QString out_;
 };
 
 // Waits until `log` holds at least `n` steps (the job imported torch and steps), up to `ms`.
-inline bool waitForSteps(const QString& log, size_t n, int ms = 120000) {
+inline bool waitForSteps(const QString& log, size_t n, int ms = 240000) {
   QElapsedTimer t;
   t.start();
   while (t.elapsed() < ms) {

@@ -113,7 +113,8 @@ class CaptureUiTest : public QObject {
             ready());
     Job unready(QStringLiteral("python3"), {kScripts + QStringLiteral("train_loop.py"), QStringLiteral("--log"), other},
                 {});
-    QVERIFY(waitForSteps(log, 3) && waitForSteps(other, 1));
+    QVERIFY2(waitForSteps(log, 3), qPrintable(job.output()));
+    QVERIFY2(waitForSteps(other, 1), qPrintable(unready.output()));
 
     App app;
     QPointer<CaptureDialog> dialog = openCaptureDialog(app.w);
