@@ -178,7 +178,8 @@ class TestCapture : public QObject {
     int roundup = 0;
     for (int rank = 0; rank < 2; ++rank) {
       const TraceFile t = readTraceFile(out + QStringLiteral("/rank-%1.json").arg(rank));
-      roundup = t.root.value(QStringLiteral("attnscope_capture")).toObject().value(QStringLiteral("start_roundup")).toInt();
+      roundup =
+          t.root.value(QStringLiteral("attnscope_capture")).toObject().value(QStringLiteral("start_roundup")).toInt();
       const auto opt = spans(t, QStringLiteral("Optimizer.step#"), true);
       QCOMPARE(opt.size(), size_t{3});
       const std::vector<int> held = stepsHolding(opt, readSteps(prefix + QStringLiteral("-%1.txt").arg(rank)));

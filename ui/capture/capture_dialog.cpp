@@ -56,6 +56,15 @@ struct Finished {
   std::vector<std::string> notes;
 };
 
+// "python3 train.py --lr 1" from "/venv/bin/python3 /home/me/proj/train.py --lr 1": the interpreter's
+// and the script's folders left out (the tooltip has the whole line).
+QString shortCommand(const std::string& command) {
+  QStringList words = qs(command).split(QLatin1Char(' '), Qt::SkipEmptyParts);
+  for (int i = 0; i < words.size() && i < 3; ++i)
+    if (i == 0 || words[i].endsWith(QStringLiteral(".py"))) words[i] = words[i].section(QLatin1Char('/'), -1);
+  return words.join(QLatin1Char(' '));
+}
+
 int phaseWeight(TargetPhase p) {
   switch (p) {
     case TargetPhase::Asked:
@@ -226,7 +235,7 @@ void CaptureDialog::refresh() {
             unready = true;
           }
           auto* rank = new QTableWidgetItem(p.rank >= 0 ? QString::number(p.rank) : QString());
-          auto* cmd = new QTableWidgetItem(qs(p.commandLine));
+          auto* cmd = new QTableWidgetItem(shortCommand(p.commandLine));
           cmd->setToolTip(qs(p.commandLine));
           for (QTableWidgetItem* it : {rank, cmd}) it->setFlags(pickable ? Qt::ItemIsEnabled : Qt::NoItemFlags);
           table_->setItem(row, kPid, pid);
@@ -299,8 +308,7 @@ void CaptureDialog::startCapture() {
   auto shared = std::make_shared<CaptureShared>();
   shared_ = shared;
   running_ = true;
-  progress_->setRange(0, static_cast<int>(targets.size()) * 3);
-  progress_->setValue(0);
+  progress_->setRange(0, 0);
   progress_->show();
   status_->setText(tr("Capturing %1 of %2…").arg(qs(specSummary(spec)), selectionText()));
   updateButtons();
@@ -360,8 +368,13 @@ void CaptureDialog::startCapture() {
           status_->setText(lines.join(QLatin1Char('\n')));
           return;
         }
-        status_->setText(tr("Captured: %1").arg(qs(f.placed.out)));
-        emit captured(qs(f.placed.out), f.placed.folder);
+        QStringList said{tr("Captured: %1").arg(qs(f.placed.out))};
+        for (const std::string& n : f.notes) said << qs(n);
+        for (const std::string& n : f.placed.notes) said << qs(n);
+        if (f.placed.folder)
+          if (const Alignment a = placedAlignment(f.placed); a.known) said << qs(a.text);
+        status_->setText(said.join(QLatin1Char('\n')));
+        emit captured(qs(f.placed.out), f.placed.folder, said.join(QStringLiteral("; ")));
         accept();
       },
       [this, shared](const QString& error) {
@@ -389,7 +402,13 @@ void CaptureDialog::showProgress() {
     done += phaseWeight(phase);
     each << tr("%1: %2").arg(pid).arg(qs(phaseText(phase)));
   }
-  progress_->setValue(done);
+  // Busy until a process is asked (Kineto's polls come every 5 s), then a third per process per stage.
+  if (done == 0) {
+    progress_->setRange(0, 0);
+  } else {
+    progress_->setRange(0, static_cast<int>(phases.size()) * 3);
+    progress_->setValue(done);
+  }
   if (!message.empty())
     status_->setText(qs(message) +
                      (each.size() > 1 ? QStringLiteral("\n") + each.join(QStringLiteral(" · ")) : QString()));

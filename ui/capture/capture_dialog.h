@@ -36,7 +36,8 @@ class CaptureDialog : public QDialog {
   bool capturing() const { return running_; }
 
  signals:
-  void captured(const QString& path, bool folder);
+  // `summary`: what the capture says of itself (the ranks' start step, a second attempt), one line.
+  void captured(const QString& path, bool folder, const QString& summary);
   void listed();  // the process list is shown (tests wait for it)
 
  protected:

@@ -22,8 +22,8 @@ void MainWindow::chooseCapture() {
   const QString dir = lastDir_.isEmpty() || !QDir(lastDir_).exists() ? QDir::homePath() : lastDir_;
   auto* dialog = new CaptureDialog(dir, this);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
-  connect(dialog, &CaptureDialog::captured, this, [this](const QString& path, bool folder) {
-    statusBar()->showMessage(tr("Captured: %1").arg(path), 8000);
+  connect(dialog, &CaptureDialog::captured, this, [this](const QString& path, bool folder, const QString& summary) {
+    statusBar()->showMessage(summary.isEmpty() ? tr("Captured: %1").arg(path) : summary, 15000);
     if (folder) {
       openJob({path});
     } else {
