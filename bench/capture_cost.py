@@ -51,7 +51,7 @@ def start_loop(args, log, ready):
         env["KINETO_USE_DAEMON"] = "1"
         env.setdefault("KINETO_LOG_LEVEL", "5")
     cmd = [sys.executable, LOOP, "--sleep", "0", "--hidden", str(args.hidden), "--batch", str(args.batch),
-           "--log", log]
+           "--device", args.device, "--log", log]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -72,6 +72,7 @@ def main():
     ap.add_argument("--hidden", type=int, default=1024)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--out", default="")
+    ap.add_argument("--device", default="cpu")
     args = ap.parse_args()
     out = args.out or tempfile.mkdtemp(prefix="attnscope-capture-cost-")
     os.makedirs(out, exist_ok=True)

@@ -36,6 +36,11 @@ void enter(TargetStatus& t, TargetPhase p, int64_t now) {
   t.phaseSinceMs = now;
 }
 
+bool fileExists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0;
+}
+
 bool fileWithData(const std::string& p) {
   struct stat st {};
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
@@ -368,7 +373,16 @@ CaptureOutcome runCapture(const std::vector<ProcessInfo>& processes, const Captu
             break;
           }
           case TargetPhase::Asked:
-            if (!poll->activitiesFree()) enter(t, TargetPhase::Capturing, now);
+            if (!poll->activitiesFree()) {
+              enter(t, TargetPhase::Capturing, now);
+            } else if (o.spec.iterations > 0 && !fileExists(t.kinetoFile) && !fileExists(t.kinetoFile + ".tmp")) {
+              // Asked again at each poll until the request took: Kineto drops a request by steps that
+              // reaches a process before its first optimizer step (no count yet), and one that
+              // reaches it while an earlier one waits for its start step is ignored ("another profile
+              // request is pending"), changing nothing. Once taken, Kineto opens the trace's .tmp.
+              config = kinetoConfig(o.spec, logFileOf(o), 0);
+              ++t.asks;
+            }
             break;
           default:
             break;

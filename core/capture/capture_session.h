@@ -46,6 +46,7 @@ struct TargetStatus {
   int64_t lastPollMs = 0;    // steady clock
   int64_t periodMs = 0;      // between its polls, once seen twice in a row
   int64_t askedMs = 0;       // steady clock, 0 when not asked
+  int asks = 0;              // requests sent after the first (until one took)
   int64_t askedUnixMs = 0;
   int64_t startUnixMs = 0;  // a capture by time: when it starts
   bool busySeen = false;

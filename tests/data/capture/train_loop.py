@@ -8,6 +8,8 @@
 #   --forward-only   a server: forward passes only, no optimizer (nothing for a capture by steps)
 #   --profile        run the loop under torch.profiler (another profiler in the process)
 #   --hidden H --batch B  the model's width and the batch (bench/capture_cost.py makes steps longer)
+#   --device cuda    train on the GPU (scripts/gpu-capture.sh); each step then ends with a synchronize
+#                    so that the log's times hold the step's GPU work
 import argparse
 import time
 
@@ -21,13 +23,16 @@ ap.add_argument("--forward-only", action="store_true")
 ap.add_argument("--profile", action="store_true")
 ap.add_argument("--hidden", type=int, default=128)
 ap.add_argument("--batch", type=int, default=32)
+ap.add_argument("--device", default="cpu")
 args = ap.parse_args()
 
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(64, args.hidden), torch.nn.ReLU(), torch.nn.Linear(args.hidden, 10))
+model = model.to(args.device)
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
-x = torch.randn(args.batch, 64)
-y = torch.randint(0, 10, (args.batch,))
+x = torch.randn(args.batch, 64, device=args.device)
+y = torch.randint(0, 10, (args.batch,), device=args.device)
+sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
 log = open(args.log, "a", buffering=1) if args.log else None
 
 
@@ -43,6 +48,7 @@ def loop():
             opt.zero_grad()
             torch.nn.functional.cross_entropy(model(x), y).backward()
             opt.step()
+        sync()
         t1 = time.time_ns()
         c1 = time.process_time_ns()
         if log:
