@@ -170,6 +170,33 @@ class CaptureUiTest : public QObject {
     shot(&app.w, QStringLiteral("capture-explained.png"));
   }
 
+  // Cancel while the job holds the request (a start step far away): the dialog stays, says the job
+  // keeps running and where its trace would land, and the job steps on.
+  void cancelSaysWhatItLeft() {
+    const QString log = dir_.filePath(QStringLiteral("cancel.steps"));
+    Job job(QStringLiteral("python3"), {kScripts + QStringLiteral("train_loop.py"), QStringLiteral("--log"), log}, ready());
+    QVERIFY2(waitForSteps(log, 3), qPrintable(job.output()));
+    App app;
+    QPointer<CaptureDialog> dialog = openCaptureDialog(app.w);
+    QVERIFY(dialog);
+    auto* table = dialog->findChild<QTableWidget*>(QStringLiteral("captureProcesses"));
+    QVERIFY(waitFor([&] { return rowOf(table, job.pid()) >= 0; }));
+    tick(table, rowOf(table, job.pid()));
+    typeInto(dialog->findChild<QSpinBox*>(QStringLiteral("captureRoundup")), QStringLiteral("1000000"));
+    QTest::mouseClick(dialog->findChild<QPushButton*>(QStringLiteral("captureStart")), Qt::LeftButton);
+    auto* status = dialog->findChild<QLabel*>(QStringLiteral("captureStatus"));
+    QVERIFY2(waitFor([&] { return status->text().contains(QStringLiteral("asked")); }, 90000), qPrintable(status->text()));
+    QTest::mouseClick(dialog->findChild<QPushButton*>(QStringLiteral("captureCancel")), Qt::LeftButton);
+    QVERIFY2(waitFor([&] { return status->text().startsWith(QStringLiteral("Cancelled")); }, 5000), qPrintable(status->text()));
+    QVERIFY(status->text().contains(QStringLiteral("keeps running")));
+    QVERIFY(dialog->isVisible());
+    QVERIFY(!dialog->findChild<QPushButton*>(QStringLiteral("captureCancel"))->isVisible());
+    const size_t n = readSteps(log).size();
+    QVERIFY(waitForSteps(log, n + 3, 60000));
+    QVERIFY(job.running());
+    QCOMPARE(app.shown.size(), qsizetype{0});  // nothing opened
+  }
+
   void capturesTwoRanksIntoTheRanksWindow() {
     const QString prefix = dir_.filePath(QStringLiteral("ddp"));
     auto env = ready();
