@@ -228,6 +228,7 @@ int cmdCapture(Args& a) {
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
 
+  for (const std::string& w : pendingRequestsFor(targets)) std::cerr << "[attnscope] note: " << w << "\n";
   std::cerr << "[attnscope] capturing " << specSummary(spec) << " of " << targets.size()
             << (targets.size() == 1 ? " process" : " processes") << ":";
   for (const ProcessInfo& p : targets) std::cerr << " " << p.pid;
@@ -242,6 +243,7 @@ int cmdCapture(Args& a) {
     std::cerr << "attnscope-cli: capture: " << o.failure << "\n";
     return kExitNothingCaptured;
   }
+  markPendingRequests(o, opt.workDir);
   if (o.cancelled) {
     if (o.anyAsked()) {
       std::cerr << "attnscope-cli: capture: cancelled. The job keeps running and was told nothing more; it had "

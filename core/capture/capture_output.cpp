@@ -215,4 +215,43 @@ bool removeWorkDir(const CaptureOutcome& o, const std::string& workDir) {
   return !ec;
 }
 
+void markPendingRequests(const CaptureOutcome& o, const std::string& workDir) {
+  std::string lines;
+  for (const TargetStatus& t : o.targets)
+    if (t.askedMs > 0 && t.phase != TargetPhase::Written && t.phase != TargetPhase::Exited)
+      lines += std::to_string(t.process.pid) + " " + std::to_string(t.process.startTicks) + "\n";
+  std::string why;
+  if (!lines.empty()) writeFileAtomic(workDir + "/pending", lines, &why);
+}
+
+std::vector<std::string> pendingRequestsFor(const std::vector<ProcessInfo>& targets) {
+  std::vector<std::string> out;
+  std::set<std::string> roots{"/tmp"};
+  for (const ProcessInfo& t : targets)
+    if (!t.traceDir.empty()) roots.insert(t.traceDir);
+  std::error_code ec;
+  for (const std::string& root : roots)
+    for (const auto& e : fs::directory_iterator(root, ec)) {
+      if (!e.path().filename().string().starts_with("attnscope-capture-")) continue;
+      std::string text;
+      if (!readFile((e.path() / "pending").string(), &text)) continue;
+      std::istringstream in(text);
+      int pid = 0;
+      uint64_t start = 0;
+      while (in >> pid >> start)
+        for (const ProcessInfo& t : targets) {
+          if (t.pid != pid || t.startTicks != start) continue;
+          bool written = false;
+          for (const auto& f : fs::directory_iterator(e.path(), ec))
+            if (f.path().filename().string().ends_with("_" + std::to_string(pid) + ".json")) written = true;
+          if (!written)
+            out.push_back("process " + std::to_string(pid) + " still holds the request of an earlier capture (" +
+                          e.path().string() +
+                          "): Kineto takes one at a time, so this one waits until that one has "
+                          "run at its start step (or times out)");
+        }
+    }
+  return out;
+}
+
 }  // namespace attnscope::capture

@@ -49,4 +49,10 @@ Alignment placedAlignment(const Placement& p);
 // write keeps it). True when removed.
 bool removeWorkDir(const CaptureOutcome& outcome, const std::string& workDir);
 
+// A request left in a process (cancelled, or timed out before its start step) keeps Kineto from
+// taking the next one until it has run. The folder it left is marked (WORKDIR/pending: one line per
+// process, "pid start-ticks"), and a later capture of the same process is told, up front.
+void markPendingRequests(const CaptureOutcome& outcome, const std::string& workDir);
+std::vector<std::string> pendingRequestsFor(const std::vector<ProcessInfo>& targets);
+
 }  // namespace attnscope::capture

@@ -270,6 +270,10 @@ class TestCapture : public QObject {
     QVERIFY2(r.ms < 3000, qPrintable(QString::number(r.ms)));
     QVERIFY2(r.err.contains(QStringLiteral("cannot withdraw")), qPrintable(r.err));
     QVERIFY(!QFile::exists(path(QStringLiteral("c2.json"))));
+    // The request it left is said to the next capture of that process, up front.
+    r = capture({QString::number(job->pid()), QStringLiteral("--timeout"), QStringLiteral("1")}, {}, 60000);
+    QCOMPARE(r.code, 3);
+    QVERIFY2(r.err.contains(QStringLiteral("still holds the request of an earlier capture")), qPrintable(r.err));
     const size_t n = readSteps(log).size();
     QVERIFY(waitForSteps(log, n + 3, 60000));
     QVERIFY(job->running());

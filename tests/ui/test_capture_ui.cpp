@@ -174,7 +174,8 @@ class CaptureUiTest : public QObject {
   // keeps running and where its trace would land, and the job steps on.
   void cancelSaysWhatItLeft() {
     const QString log = dir_.filePath(QStringLiteral("cancel.steps"));
-    Job job(QStringLiteral("python3"), {kScripts + QStringLiteral("train_loop.py"), QStringLiteral("--log"), log}, ready());
+    Job job(QStringLiteral("python3"), {kScripts + QStringLiteral("train_loop.py"), QStringLiteral("--log"), log},
+            ready());
     QVERIFY2(waitForSteps(log, 3), qPrintable(job.output()));
     App app;
     QPointer<CaptureDialog> dialog = openCaptureDialog(app.w);
@@ -185,9 +186,11 @@ class CaptureUiTest : public QObject {
     typeInto(dialog->findChild<QSpinBox*>(QStringLiteral("captureRoundup")), QStringLiteral("1000000"));
     QTest::mouseClick(dialog->findChild<QPushButton*>(QStringLiteral("captureStart")), Qt::LeftButton);
     auto* status = dialog->findChild<QLabel*>(QStringLiteral("captureStatus"));
-    QVERIFY2(waitFor([&] { return status->text().contains(QStringLiteral("asked")); }, 90000), qPrintable(status->text()));
+    QVERIFY2(waitFor([&] { return status->text().contains(QStringLiteral("asked")); }, 90000),
+             qPrintable(status->text()));
     QTest::mouseClick(dialog->findChild<QPushButton*>(QStringLiteral("captureCancel")), Qt::LeftButton);
-    QVERIFY2(waitFor([&] { return status->text().startsWith(QStringLiteral("Cancelled")); }, 5000), qPrintable(status->text()));
+    QVERIFY2(waitFor([&] { return status->text().startsWith(QStringLiteral("Cancelled")); }, 5000),
+             qPrintable(status->text()));
     QVERIFY(status->text().contains(QStringLiteral("keeps running")));
     QVERIFY(dialog->isVisible());
     QVERIFY(!dialog->findChild<QPushButton*>(QStringLiteral("captureCancel"))->isVisible());

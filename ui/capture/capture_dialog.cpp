@@ -310,7 +310,9 @@ void CaptureDialog::startCapture() {
   running_ = true;
   progress_->setRange(0, 0);
   progress_->show();
-  status_->setText(tr("Capturing %1 of %2…").arg(qs(specSummary(spec)), selectionText()));
+  QString starting = tr("Capturing %1 of %2…").arg(qs(specSummary(spec)), selectionText());
+  for (const std::string& w : pendingRequestsFor(targets)) starting += QStringLiteral("\n") + qs(w);
+  status_->setText(starting);
   updateButtons();
   timer_->start();
   runInBackground(
@@ -337,6 +339,7 @@ void CaptureDialog::startCapture() {
         if (!f.outcome.cancelled && f.outcome.failure.empty() && f.outcome.written() > 0)
           f.placed = placeTraces(f.outcome, defaultCaptureOut(targets, outDir, unixMs()),
                                  "attnscope (File > Capture Running Job)");
+        markPendingRequests(f.outcome, f.workDir);
         f.workDirKept = !removeWorkDir(f.outcome, f.workDir);
         return f;
       },
