@@ -14,6 +14,7 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <set>
 
 #include "capture_jobs.h"
 #include "cli_run.h"
@@ -27,6 +28,11 @@ struct CliRun {
   QString out, err;
   qint64 ms = 0;
 };
+
+std::set<QString>& leftFolders() {
+  static std::set<QString> folders;
+  return folders;
+}
 
 // attnscope-cli with extra environment; `interruptWhen`, when set, sends SIGINT once stderr matches.
 CliRun capture(const QStringList& args, const std::map<QString, QString>& env = {}, int timeoutMs = 180000,
@@ -59,6 +65,9 @@ CliRun capture(const QStringList& args, const std::map<QString, QString>& env = 
   r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
   r.out = QString::fromUtf8(p.readAllStandardOutput());
   r.err = err + QString::fromUtf8(p.readAllStandardError());
+  // The work folders a capture leaves for a request still out: removed when the test ends.
+  static const QRegularExpression kept(QStringLiteral("/tmp/attnscope-capture-[A-Za-z0-9]+"));
+  for (auto m = kept.globalMatch(r.err); m.hasNext();) leftFolders().insert(m.next().captured());
   return r;
 }
 
@@ -86,6 +95,10 @@ class TestCapture : public QObject {
   }
 
  private slots:
+  void cleanupTestCase() {
+    for (const QString& f : leftFolders()) QDir(f).removeRecursively();
+  }
+
   void initTestCase() {
     QVERIFY(dir_.isValid());
     sockets_ = path(QStringLiteral("sockets"));

@@ -192,6 +192,10 @@ class CaptureUiTest : public QObject {
     QVERIFY2(waitFor([&] { return status->text().startsWith(QStringLiteral("Cancelled")); }, 5000),
              qPrintable(status->text()));
     QVERIFY(status->text().contains(QStringLiteral("keeps running")));
+    const QRegularExpression folder(QStringLiteral("/tmp/attnscope-capture-[A-Za-z0-9]+"));
+    const QString left = folder.match(status->text()).captured();
+    QVERIFY2(!left.isEmpty() && QFileInfo(left).isDir(), qPrintable(status->text()));
+    auto removeLeft = qScopeGuard([left] { QDir(left).removeRecursively(); });
     QVERIFY(dialog->isVisible());
     QVERIFY(!dialog->findChild<QPushButton*>(QStringLiteral("captureCancel"))->isVisible());
     const size_t n = readSteps(log).size();
