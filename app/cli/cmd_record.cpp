@@ -102,10 +102,11 @@ int cmdRecord(const std::vector<std::string>& args) {
   for (const auto& a : args) {
     if (a == "--") break;
     if (a == "--help" || a == "-h") {
-      std::cout << recordHelp();
+      std::cout << recordHelp() << kRecordOnDemandHelp;
       return kExitOk;
     }
   }
+  if (wantsOnDemand(args)) return cmdRecordOnDemand(args);  // cmd_record_on_demand.cpp
   RecordConfig cfg;
   if (auto err = parseRecordArgs(args, &cfg)) throw UsageError(*err);
   const std::string here = currentDir();

@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
     if (cmd == "overview" || cmd == "kernels" || cmd == "memory" || cmd == "modules") return cmdView(cmd, a);
     if (cmd == "compare") return cmdCompare(a);
     if (cmd == "ranks") return cmdRanks(a);
+    if (cmd == "capture") return cmdCapture(a);
     std::cerr << "attnscope-cli: unknown command '" << cmd << "'\n\n" << kUsage;
     return kExitBadInput;
   } catch (const UsageError& e) {

@@ -247,6 +247,7 @@ void MainWindow::buildActions() {
   sampleAct_->setStatusTip(tr("The H200 multi-head attention capture compiled into attnscope"));
   connect(sampleAct_, &QAction::triggered, this, &MainWindow::openBundledSample);
   buildJobActions();
+  buildCaptureActions();
   // Starting a run takes a deliberate chord (Ctrl+Shift+R); Ctrl+R only opens the Run panel.
   runAct_ = new QAction(tr("&Start Run"), this);
   runAct_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
@@ -451,6 +452,7 @@ void MainWindow::buildMenus() {
   QMenu* file = bar->addMenu(tr("&File"));
   file->addAction(openAct_);
   file->addAction(openJobAct_);
+  file->addAction(captureAct_);
   file->addAction(sampleAct_);
   recentMenu_ = file->addMenu(tr("Open &Recent"));
   file->addAction(tr("&Compare With…"), this, &MainWindow::chooseCompareWith)

@@ -158,6 +158,9 @@ class MainWindow : public QMainWindow {
   // File > Open Job…: a folder (the dialog's "Open Whole Folder") or several files (main_window_job.cpp).
   void chooseJob();
   void buildJobActions();
+  // File > Capture Running Job…: a running torch job captured now (main_window_capture.cpp).
+  void buildCaptureActions();
+  void chooseCapture();
   void chooseExportTable();
   void chooseCompareWith();
   void chooseExportTrace();
@@ -215,6 +218,7 @@ class MainWindow : public QMainWindow {
   QAction* openAct_ = nullptr;
   QAction* sampleAct_ = nullptr;
   QAction* openJobAct_ = nullptr;
+  QAction* captureAct_ = nullptr;
   QAction* showRanksAct_ = nullptr;
   QAction* saveRunAct_ = nullptr;
   QAction* exportTableAct_ = nullptr;
