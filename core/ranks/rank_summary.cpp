@@ -28,6 +28,15 @@ int64_t rankFromFileName(const std::string& path) {
   return -1;
 }
 
+std::string hostFromFileName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  static const std::regex re(R"(^(.+)_[0-9]{3,10}\.[0-9]{10,}\.pt\.trace\.json(\.gz)?$)");
+  std::smatch m;
+  if (std::regex_match(base, m, re)) return m[1].str();
+  return {};
+}
+
 namespace {
 
 bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
@@ -346,6 +355,13 @@ RankSummary summarizeRank(const TraceSnapshot& snap, const std::string& file) {
   } else if ((r.rank = rankFromFileName(file)) >= 0) {
     r.rankFrom = "file name";
   }
+  if (!s.meta().hostName.empty()) {
+    r.host = s.meta().hostName;
+    r.hostFrom = "trace";
+  } else if (!(r.host = hostFromFileName(file)).empty()) {
+    r.hostFrom = "file name";
+  }
+  r.truncated = s.meta().partial;
   r.hasDevice = !snap.index.gpuWorkByStart().empty();
   r.traceStartNs = s.minTime();
   r.traceEndNs = s.maxTime();

@@ -70,6 +70,11 @@ struct RankSummary {
   std::string file;
   int64_t rank = -1;
   std::string rankFrom;  // "distributedInfo", "file name", "" (unknown)
+  // The host it ran on: the trace's "hostname", else its file name's when torch's tensorboard_trace_handler
+  // named it (HOST_PID.MILLISECONDS.pt.trace.json); "" unknown.
+  std::string host;
+  std::string hostFrom;   // "trace", "file name", ""
+  std::string truncated;  // the file was cut and only its start read: the reader's words ("" complete)
   DistributedInfo dist;
   bool hasDevice = false;  // any GPU work
   int64_t traceStartNs = 0, traceEndNs = 0;
@@ -80,6 +85,9 @@ struct RankSummary {
 
 // The rank a file name gives ("rank-3", "rank3", "rank_3", "worker3"), or -1.
 int64_t rankFromFileName(const std::string& path);
+// The host torch's tensorboard_trace_handler put in a file name ("gpu-a17_48211.1700000000123.pt.trace.json"
+// -> "gpu-a17"; the process id has 3 digits or more), or "".
+std::string hostFromFileName(const std::string& path);
 
 // Summarises one rank's trace. `file` is the path shown in findings.
 RankSummary summarizeRank(const TraceSnapshot& snap, const std::string& file);

@@ -153,7 +153,7 @@ Job generate(uint64_t seed, const Options& o) {
   for (int s = 0; s < steps; ++s) j.stepNames.push_back("ProfilerStep#" + std::to_string(firstStep + s));
   j.jitterNs = o.jitterNs > 0
                    ? o.jitterNs
-                   : static_cast<int64_t>(nccl ? rng.logUni(10 * kUs, 150 * kUs) : rng.logUni(30 * kUs, 150 * kUs));
+                   : static_cast<int64_t>(nccl ? rng.logUni(10 * kUs, 100 * kUs) : rng.logUni(30 * kUs, 120 * kUs));
   const double sigma = static_cast<double>(j.jitterNs);
 
   // The schedule of a step: work segments each ending in a collective.
@@ -269,7 +269,7 @@ Job generate(uint64_t seed, const Options& o) {
   for (double& v : speed) v = 1 + 0.0005 * rng.normal();
   auto jitter = [&]() {
     double x = sigma * rng.normal();
-    if (rng.chance(0.005)) x += -std::log(std::max(rng.uni(), 1e-12)) * 2 * sigma;  // a rare hiccup
+    if (rng.chance(0.002)) x += -std::log(std::max(rng.uni(), 1e-12)) * sigma;  // a rare hiccup
     return x;
   };
   // The extra each rank gets on step s where it place: (region, ns).
@@ -293,7 +293,7 @@ Job generate(uint64_t seed, const Options& o) {
       StepRec& sr = rec[static_cast<size_t>(r)][static_cast<size_t>(s)];
       double& c = cursor[static_cast<size_t>(r)];
       sr.start = c;
-      c += std::max(50 * kUs, loadBase * (1 + 0.01 * rng.normal()) + jitter() + injected(r, s, "data_loading"));
+      c += std::max(50 * kUs, loadBase * (1 + 0.003 * rng.normal()) + jitter() + injected(r, s, "data_loading"));
       sr.loadEnd = c;
       for (double& w : workerFree[static_cast<size_t>(r)]) w = std::max(w, c);
       sr.segs.resize(sched.size());
