@@ -37,8 +37,9 @@ std::string fileList(const std::vector<RankSummary>& all, const std::vector<size
   return s;
 }
 
-// Two files whose time windows lie this far apart are not of one run (hosts' clocks differ by far less).
-constexpr int64_t kSameRunSlackNs = 60'000'000'000;
+// Two files whose time windows lie this far apart are not of one run (the hosts of one job keep their
+// clocks far closer; two runs of a job are seconds apart at the least).
+constexpr int64_t kSameRunSlackNs = 2'000'000'000;
 
 bool overlaps(const RankSummary& a, int64_t lo, int64_t hi) {
   return a.traceStartNs <= hi + kSameRunSlackNs && a.traceEndNs + kSameRunSlackNs >= lo;

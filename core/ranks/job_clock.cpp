@@ -104,15 +104,20 @@ void estimateClock(JobReport& r) {
     for (const Part& p : m.parts) ok = ok && !collectiveOf(r, p).cut;
     if (ok) use.push_back(&m);
   }
-  const std::vector<int64_t> off = solveOffsets(r, use, n);
-  // Each rank's ends against its collectives' median end on the aligned clock: the spread gives the
-  // uncertainty.
+  // From there, each rank's offset is the median of its ends against its collectives' median end (robust
+  // to a collective whose ends disagree); the spread of those differences gives the uncertainty.
+  std::vector<int64_t> off = solveOffsets(r, use, n);
   std::vector<std::vector<int64_t>> diffs(n);
-  for (const MatchedCollective* m : use) {
-    std::vector<int64_t> ends;
-    for (const Part& p : m->parts) ends.push_back(collectiveOf(r, p).endNs - off[p.first]);
-    const int64_t med = medianOf(ends);
-    for (const Part& p : m->parts) diffs[p.first].push_back(collectiveOf(r, p).endNs - med);
+  for (int pass = 0; pass < 3; ++pass) {
+    for (auto& d : diffs) d.clear();
+    for (const MatchedCollective* m : use) {
+      std::vector<int64_t> ends;
+      for (const Part& p : m->parts) ends.push_back(collectiveOf(r, p).endNs - off[p.first]);
+      const int64_t med = medianOf(ends);
+      for (const Part& p : m->parts) diffs[p.first].push_back(collectiveOf(r, p).endNs - med);
+    }
+    for (size_t i = 0; i < n; ++i)
+      if (!diffs[i].empty()) off[i] = medianOf(diffs[i]);
   }
   std::vector<double> se(n, 0);
   for (size_t i = 0; i < n; ++i) {
@@ -160,7 +165,8 @@ void estimateClock(JobReport& r) {
   }
   r.clock.method = "the offsets that make the ends of " + std::to_string(use.size()) +
                    " matched collectives agree best (least squares over every collective, ends far off the rest "
-                   "weighted down), relative to rank " +
+                   "weighted down; then each rank's median end against its collectives' median end), relative to "
+                   "rank " +
                    std::to_string(r.clock.referenceRank) + " (the lowest rank on the clock most ranks share)" +
                    "; an offset is applied only where it exceeds 3x its uncertainty (the standard error of the "
                    "rank's ends against its collectives' median end) and 10 us";

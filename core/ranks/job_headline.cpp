@@ -46,7 +46,7 @@ std::string offsetsSentence(const JobReport& r) {
     const int64_t v = medianOf(est);
     s += (s.empty() ? " Clocks: " : "; ") +
          (ranks.size() == 1 ? "rank " + std::to_string(ranks.front()) + "'s clock is "
-                            : "ranks " + rankRuns(ranks) + "' clocks are ") +
+                            : "the clocks of ranks " + rankRuns(ranks) + " are ") +
          ms(std::llabs(v)) + " +- " + ms(unc) + (v > 0 ? " ahead of" : " behind");
     i = j + 1;
   }
@@ -116,11 +116,19 @@ std::string noStraggler(JobReport& r) {
     lead += rest + ". ";
     r.fix = fixes[k];
   }
-  std::string out = lead + "No straggler: no rank or set of ranks made the others wait beyond the job's jitter (" +
-                    ms(r.jitterNs) + "). At the " + std::to_string(late.size()) +
-                    " matched collectives the last rank arrived a median " + ms(medianOf(late)) + " [p90 " +
-                    ms(percentile(late, 0.9)) + "] after the others' median and " + ms(medianOf(gaps)) +
-                    " after the rank before it; the last to arrive: " + who + ".";
+  std::string oneStep;
+  for (const JobFinding& f : r.findings)
+    if (f.kind == "late_ranks") oneStep += (oneStep.empty() ? "" : "; ") + f.text.substr(0, f.text.find(" ("));
+  std::string out =
+      lead +
+      (oneStep.empty() ? "No straggler: no rank or set of ranks made the others wait beyond the job's jitter (" +
+                             ms(r.jitterNs) + ")."
+                       : "No straggler is named: with one step traced, a rank late there cannot be told from its "
+                         "share of the work (" +
+                             oneStep + ").") +
+      " At the " + std::to_string(late.size()) + " matched collectives the last rank arrived a median " +
+      ms(medianOf(late)) + " [p90 " + ms(percentile(late, 0.9)) + "] after the others' median and " +
+      ms(medianOf(gaps)) + " after the rank before it; the last to arrive: " + who + ".";
   if (!r.fix.empty()) out += " Fix: " + r.fix + ".";
   return out;
 }

@@ -194,9 +194,76 @@ void findStragglers(JobReport& r, const std::vector<LateSet>& sets) {
         if (f.step == r.steps[static_cast<size_t>(k)]) dur.push_back(f.stepNs);
     jobNs += medianOf(dur);
   }
-  std::map<std::vector<size_t>, std::vector<const LateSet*>> byMembers;
+  std::map<std::vector<size_t>, std::vector<LateSet>> byMembers;
   for (const LateSet& s : sets)
-    if (s.imposedNs >= material) byMembers[s.members].push_back(&s);
+    if (s.imposedNs >= material) byMembers[s.members].push_back(s);
+  // One step only: a rank late there cannot be told from a rank whose share of the work is larger by
+  // design (or from the step's jitter): said, not named a straggler.
+  if (withCollectives.size() < 2) {
+    for (const auto& [members, list] : byMembers) {
+      std::vector<int64_t> ranks;
+      for (size_t i : members) ranks.push_back(r.ranks[i].rank);
+      for (const LateSet& s : list) {
+        const MatchedCollective& m = r.matched[s.origin];
+        r.findings.push_back({"late_ranks",
+                              (ranks.size() == 1 ? "rank " : "ranks ") + rankRuns(ranks) + " arrived " + ms(s.lateNs) +
+                                  " after the others at " + m.name + " #" + std::to_string(m.index) +
+                                  " on process group '" + m.pg + "' (" + r.steps[static_cast<size_t>(s.step)] +
+                                  "), and the others waited " + ms(s.imposedNs) +
+                                  " for them in the step; with one step traced this cannot be told from the "
+                                  "ranks' share of the work, so no straggler is named",
+                              ranks});
+      }
+    }
+    byMembers.clear();
+  }
+  // Sets that never met in a collective (groups with no collective in common, as the data-parallel groups
+  // of a host's tensor-parallel ranks when only those run) but were late on the same steps by alike
+  // amounts were late together: one set.
+  auto sameSteps = [](const std::vector<LateSet>& a, const std::vector<LateSet>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t k = 0; k < a.size(); ++k) {
+      const double hi = static_cast<double>(std::max(a[k].imposedNs, b[k].imposedNs));
+      const double lo = static_cast<double>(std::min(a[k].imposedNs, b[k].imposedNs));
+      if (a[k].step != b[k].step || hi > 1.25 * lo) return false;
+    }
+    return true;
+  };
+  auto met = [&](const std::vector<size_t>& a, const std::vector<size_t>& b) {
+    for (const MatchedCollective& m : r.matched) {
+      bool inA = false, inB = false;
+      for (const Part& p : m.parts) {
+        inA = inA || std::binary_search(a.begin(), a.end(), p.first);
+        inB = inB || std::binary_search(b.begin(), b.end(), p.first);
+      }
+      if (inA && inB) return true;
+    }
+    return false;
+  };
+  for (auto& [members, list] : byMembers)
+    std::sort(list.begin(), list.end(), [](const LateSet& a, const LateSet& b) { return a.step < b.step; });
+  for (bool joined = true; joined;) {
+    joined = false;
+    for (auto a = byMembers.begin(); a != byMembers.end() && !joined; ++a)
+      for (auto b = std::next(a); b != byMembers.end() && !joined; ++b) {
+        if (!sameSteps(a->second, b->second) || met(a->first, b->first)) continue;
+        std::vector<size_t> all = a->first;
+        all.insert(all.end(), b->first.begin(), b->first.end());
+        std::sort(all.begin(), all.end());
+        std::vector<LateSet> list = a->second;
+        for (size_t k = 0; k < list.size(); ++k) {
+          list[k].members = all;
+          list[k].imposedNs = std::max(list[k].imposedNs, b->second[k].imposedNs);
+          list[k].lateNs = std::max(list[k].lateNs, b->second[k].lateNs);
+          list[k].collectives.insert(list[k].collectives.end(), b->second[k].collectives.begin(),
+                                     b->second[k].collectives.end());
+        }
+        byMembers.erase(b);
+        byMembers.erase(a);
+        byMembers[all] = std::move(list);
+        joined = true;
+      }
+  }
   // Hosts, for naming a set.
   std::map<std::string, std::vector<size_t>> byHost;
   for (size_t i = 0; i < r.ranks.size(); ++i)
@@ -205,8 +272,8 @@ void findStragglers(JobReport& r, const std::vector<LateSet>& sets) {
     Straggler st;
     for (size_t i : members) st.ranks.push_back(r.ranks[i].rank);
     st.rank = st.ranks.front();
-    std::vector<const LateSet*> ordered = list;
-    std::sort(ordered.begin(), ordered.end(), [](const LateSet* a, const LateSet* b) { return a->step < b->step; });
+    std::vector<const LateSet*> ordered;
+    for (const LateSet& x : list) ordered.push_back(&x);
     std::vector<int64_t> late;
     for (const LateSet* s : ordered) {
       st.steps.push_back(r.steps[static_cast<size_t>(s->step)]);

@@ -35,18 +35,19 @@ namespace attnscope::ranks {
 namespace {
 
 constexpr double kCutSigmas = 8;
+constexpr double kWeakSigmas = 2;    // a gap standing out of its own collective's on-time ranks, and this
+constexpr double kLocalSpreads = 5;  // many times their spread
 constexpr int64_t kCutFloorNs = 20'000;
 constexpr double kSplitRatio = 1.5;  // clusters of late ranks this far apart in lateness are separate sets
 constexpr double kQ25 = 0.3186;      // the 25th percentile of |N(0, 1)|
 constexpr double kQ50 = 0.6745;      // its median
 
-// The median of sorted `v` without its element at `p` (the lower of the two middle ones when `lower`, else
-// their midpoint): a value against the others, with no zero made by the value itself.
-int64_t medianWithout(const std::vector<int64_t>& v, size_t p, bool lower) {
-  const size_t m = v.size() - 1;
-  auto at = [&](size_t j) { return v[j < p ? j : j + 1]; };
-  if (m % 2 || lower) return at((m - 1) / 2);
-  return at(m / 2 - 1) + (at(m / 2) - at(m / 2 - 1)) / 2;
+// The lower quartile of sorted `v` without its element at `p`: where the others are, read from their early
+// side (ranks late together are at most half of them, so it is an on-time rank's), with no zero made by
+// the value itself.
+int64_t lowerQuartileWithout(const std::vector<int64_t>& v, size_t p) {
+  const size_t j = (v.size() - 2) / 4;
+  return v[j < p ? j : j + 1];
 }
 
 // The middle of the tightest half of `v` (the shortest interval holding half its values, rounded up):
@@ -100,6 +101,13 @@ int64_t scaleOf(std::vector<int64_t> v, std::pair<double, double> q) {
   const size_t kept = static_cast<size_t>(end - v.begin());
   if (kept < 4) return static_cast<int64_t>(first);
   return static_cast<int64_t>(static_cast<double>(v[kept / 2]) / q.second);
+}
+
+// The expected range of `n` standard normal values (d2, as quality control tables give it).
+double rangeFactor(size_t n) {
+  static const double d2[] = {0, 0, 1.128, 1.693, 2.059, 2.326, 2.534, 2.704, 2.847, 2.970, 3.078};
+  if (n < std::size(d2)) return d2[n];
+  return 2 * std::sqrt(2 * std::log(static_cast<double>(n))) - 0.5;  // close enough past 10
 }
 
 struct Dsu {
@@ -236,7 +244,7 @@ std::vector<LateSet> modelWaits(JobReport& r) {
     for (const auto& [t, i] : rdy[k]) a.push_back(t);
     std::reverse(a.begin(), a.end());  // ascending
     for (size_t q = 0; q < a.size(); ++q)
-      dev[roleOf[k]][rdy[k][a.size() - 1 - q].second].push_back(a[q] - medianWithout(a, q, false));
+      dev[roleOf[k]][rdy[k][a.size() - 1 - q].second].push_back(a[q] - lowerQuartileWithout(a, q));
   }
   std::map<std::string, int64_t> sigma;
   std::map<std::string, size_t> independent;  // values a role's scale rests on (two ranks mirror each other)
@@ -272,10 +280,20 @@ std::vector<LateSet> modelWaits(JobReport& r) {
   std::sort(lengths.begin(), lengths.end());
   r.jitterNs =
       allE.size() >= 8 ? scaleOf(allE, centredQuantiles(lengths[lengths.size() / 2])) : scaleOf(allX, {kQ25, kQ50});
-  // A role seen on few values (two ranks, few steps) is too uncertain to be read alone: at least the
-  // job's jitter over every role.
-  for (auto& [role, sg] : sigma)
-    if (sg < 0 || independent[role] < 24) sg = std::max(sg, r.jitterNs);
+  size_t allIndependent = 0;
+  for (const auto& [role, m] : independent) allIndependent += m;
+  // A scale read from few values is uncertain: it is taken at the top of its likely range (the robust
+  // median's standard error is about 1.17 / sqrt(values): one above), and a role seen on few values (two ranks, few
+  // steps) at least at the job's scale over every role.
+  auto upper = [](int64_t sg, size_t m) {
+    return static_cast<int64_t>(static_cast<double>(sg) *
+                                (1 + 1.17 / std::sqrt(static_cast<double>(std::max<size_t>(m, 1)))));
+  };
+  const int64_t jobScale = upper(r.jitterNs, allIndependent);
+  for (auto& [role, sg] : sigma) {
+    sg = upper(sg, independent[role]);
+    if (sg < 0 || independent[role] < 24) sg = std::max(sg, jobScale);
+  }
   r.thresholdNs = 0;
   for (const auto& [role, sg] : sigma) {
     const int64_t t = std::max<int64_t>(static_cast<int64_t>(kCutSigmas * static_cast<double>(sg)), kCutFloorNs);
@@ -324,21 +342,52 @@ std::vector<LateSet> modelWaits(JobReport& r) {
     std::vector<size_t> collectives;
   };
   std::vector<Cluster> clusters;
+  // Each virtual collective's arrivals (latest first) and its cuts: a gap stands out of the jitter (8
+  // times the role's scale), or it stands out of this collective's own on-time ranks (5 times their
+  // spread, with 3 of them or more) while 2 times the role's scale; the second kind counts only where the
+  // same ranks are late so at another collective of the step too (a rank whose lateness carries through
+  // its step), so that one calm collective is not read as a straggler.
+  std::vector<std::vector<std::tuple<int64_t, size_t, size_t>>> arrivalsOf(order.size());  // (ready, rank, matched)
+  std::vector<std::vector<size_t>> strongCuts(order.size()), weakCuts(order.size());
+  for (size_t vi = 0; vi < order.size(); ++vi) {
+    auto& a = arrivalsOf[vi];
+    for (size_t k : *order[vi].second)
+      for (const auto& [at, i] : rdy[k]) a.emplace_back(at, i, k);
+    std::sort(a.begin(), a.end(), std::greater<>());
+    const double sg = static_cast<double>(sigma[roleOf[order[vi].second->front()]]);
+    const int64_t thr = std::max<int64_t>(static_cast<int64_t>(kCutSigmas * sg), kCutFloorNs);
+    const int64_t thrWeak = std::max<int64_t>(static_cast<int64_t>(kWeakSigmas * sg), kCutFloorNs);
+    for (size_t q = 1; q <= std::max<size_t>(1, a.size() / 2) && q < a.size(); ++q) {
+      const int64_t gap = std::get<0>(a[q - 1]) - std::get<0>(a[q]);
+      if (gap >= thr) {
+        strongCuts[vi].push_back(q);
+      } else if (gap >= thrWeak && a.size() - q >= 3) {
+        const double local = static_cast<double>(std::get<0>(a[q]) - std::get<0>(a.back())) / rangeFactor(a.size() - q);
+        if (static_cast<double>(gap) >= kLocalSpreads * local) weakCuts[vi].push_back(q);
+      }
+    }
+  }
+  // Weak cuts kept: the same latest rank late (a strong or weak cut) at another collective of the step.
+  std::map<std::pair<int, size_t>, int> lateCount;  // (step, rank) -> collectives where it is above a cut
+  for (size_t vi = 0; vi < order.size(); ++vi) {
+    std::set<size_t> above;
+    for (size_t q : strongCuts[vi]) above.insert(std::get<1>(arrivalsOf[vi][0])), (void)q;
+    if (!weakCuts[vi].empty()) above.insert(std::get<1>(arrivalsOf[vi][0]));
+    for (size_t i : above) lateCount[{r.matched[order[vi].second->front()].stepIndex, i}]++;
+  }
+  std::vector<bool> takesWeak(order.size(), false);
+  for (size_t vi = 0; vi < order.size(); ++vi)
+    takesWeak[vi] = !weakCuts[vi].empty() &&
+                    lateCount[{r.matched[order[vi].second->front()].stepIndex, std::get<1>(arrivalsOf[vi][0])}] >= 2;
   std::vector<std::vector<bool>> takesPart(order.size(), std::vector<bool>(n, false));  // rank in a virtual collective
   for (size_t vi = 0; vi < order.size(); ++vi) {
     const std::vector<size_t>& ks = *order[vi].second;
     for (size_t k : ks)
       for (const auto& [at, i] : rdy[k]) takesPart[vi][i] = true;
-    std::vector<std::tuple<int64_t, size_t, size_t>> a;  // (arrival, rank, matched)
-    for (size_t k : ks)
-      for (const auto& [at, i] : rdy[k]) a.emplace_back(at, i, k);
-    std::sort(a.begin(), a.end(), std::greater<>());
-    const int64_t s = sigma[roleOf[ks.front()]];
-    const int64_t thr = std::max<int64_t>(static_cast<int64_t>(kCutSigmas * static_cast<double>(s)), kCutFloorNs);
-    const size_t kmax = std::max<size_t>(1, a.size() / 2);
-    std::vector<size_t> cuts;
-    for (size_t q = 1; q <= kmax && q < a.size(); ++q)
-      if (std::get<0>(a[q - 1]) - std::get<0>(a[q]) >= thr) cuts.push_back(q);
+    const auto& a = arrivalsOf[vi];
+    std::vector<size_t> cuts = strongCuts[vi];
+    if (takesWeak[vi]) cuts.insert(cuts.end(), weakCuts[vi].begin(), weakCuts[vi].end());
+    std::sort(cuts.begin(), cuts.end());
     if (cuts.empty()) continue;
     const size_t deep = cuts.back();
     const int64_t bulk = std::get<0>(a[deep]);
