@@ -208,7 +208,13 @@ std::vector<RankSummary> chooseRanks(std::vector<RankSummary> all, JobReport& r)
   for (const auto& [rank, idx] : byRank) doubled = doubled || idx.size() > 1;
   // Two jobs in one folder: ranks claimed twice, and the files fall into runs far apart in time.
   if (doubled) {
-    const auto runs = runsOf(all, known);
+    // Runs of two ranks or more are jobs; a lone file far from the others is a rank's stray file (below).
+    std::vector<std::vector<size_t>> runs;
+    for (auto& run : runsOf(all, known)) {
+      std::set<int64_t> rs;
+      for (size_t i : run) rs.insert(all[i].rank);
+      if (rs.size() >= 2) runs.push_back(std::move(run));
+    }
     if (runs.size() > 1) {
       std::vector<std::pair<std::pair<size_t, int64_t>, size_t>> score;  // ((ranks, start), run)
       for (size_t k = 0; k < runs.size(); ++k) {

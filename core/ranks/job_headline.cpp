@@ -147,10 +147,12 @@ void writeHeadline(JobReport& r) {
     std::string where;
     for (const StepFigures& f : r.figures[i])
       if (!f.beyondEnd) where = f.step;
-    pre += "Rank " + std::to_string(s.rank) + "'s trace is truncated" + (where.empty() ? "" : " after " + where) +
-           " (" + s.truncated +
-           "): it is analysed up to its last complete "
-           "event, and no hang or missing collective is read into its end. ";
+    const size_t at = s.truncated.find("before byte ");
+    const std::string cut =
+        at == std::string::npos ? s.truncated : "its file is cut at byte " + s.truncated.substr(at + 12);
+    pre += "Rank " + std::to_string(s.rank) + "'s trace is truncated (" + cut + "): it is analysed up to its last " +
+           "complete event" + (where.empty() ? "" : ", in " + where) +
+           ", and no hang or missing collective is read into its end. ";
   }
   std::string main;
   for (const JobFinding& f : r.findings)

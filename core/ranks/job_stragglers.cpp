@@ -62,40 +62,45 @@ std::vector<size_t> instancesOf(const JobReport& r, size_t k) {
   return out;
 }
 
-// The matched collective rank i issued before its part in k, and how long it ran after its last
-// member arrived, against the same on the other groups' instances.
+// Rank i's collectives of the step before its part in k: the one that ran longest after its last member
+// arrived, against the same collective on the other groups' instances; a slow link when that excess is
+// half the lateness or more.
 bool slowCollective(const JobReport& r, size_t i, size_t k, int64_t late, Reason* why) {
   const MatchedCollective& m = r.matched[k];
   size_t mine = SIZE_MAX;
   for (const Part& p : m.parts)
     if (p.first == i) mine = p.second;
   if (mine == SIZE_MAX) return false;
-  for (size_t c = mine; c-- > 0;) {
+  const std::vector<Collective>& cs = r.ranks[i].collectives;
+  auto runs = [&](const MatchedCollective& x) {
+    std::vector<int64_t> ends;
+    for (const Part& p : x.parts) ends.push_back(alignedEnd(r, p));
+    return medianOf(ends) - x.lastArrivalNs;
+  };
+  int64_t bestExcess = 0;
+  for (size_t c = mine; c-- > 0 && cs[c].step == cs[mine].step;) {
     for (size_t q = 0; q < r.matched.size(); ++q) {
       const MatchedCollective& pm = r.matched[q];
       bool has = false;
       for (const Part& p : pm.parts) has = has || (p.first == i && p.second == c);
       if (!has) continue;
-      auto runs = [&](const MatchedCollective& x) {
-        std::vector<int64_t> ends;
-        for (const Part& p : x.parts) ends.push_back(alignedEnd(r, p));
-        return medianOf(ends) - x.lastArrivalNs;
-      };
-      const int64_t own = runs(pm);
       std::vector<int64_t> others;
       for (size_t o : instancesOf(r, q))
         if (o != q) others.push_back(runs(r.matched[o]));
-      if (others.empty()) return false;
-      const int64_t usual = medianOf(others);
-      if (2 * (own - usual) < late) return false;
-      why->cause = "slow_collective";
-      why->group = pm.pg;
-      why->mineNs = own;
-      why->othersNs = usual;
-      return true;
+      if (others.empty()) break;
+      const int64_t own = runs(pm), usual = medianOf(others);
+      if (own - usual > bestExcess) {
+        bestExcess = own - usual;
+        why->group = pm.pg;
+        why->mineNs = own;
+        why->othersNs = usual;
+      }
+      break;
     }
   }
-  return false;
+  if (2 * bestExcess < late) return false;
+  why->cause = "slow_collective";
+  return true;
 }
 
 Reason reasonFor(const JobReport& r, const LateSet& s, size_t i) {

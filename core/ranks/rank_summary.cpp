@@ -264,6 +264,13 @@ void glooCollectives(const EventStore& s, RankSummary& r) {
     } else {
       c.arrivalNs = main.start;
       c.endNs = main.end();
+      // A c10d op whose worker span is not in the trace (a file cut short loses a thread's events): its
+      // group is the job's only one when there is one; its end is not known (the op returns at once).
+      if (op != kNoEvent && w == kNoEvent && r.dist.pgConfig.size() == 1) {
+        c.pg = r.dist.pgConfig.front().name;
+        c.pgInferred = true;
+        c.endUnknown = true;
+      }
     }
     if (c.dims.empty())
       if (const EventArgs* a = s.argsOf(main); a && a->inputDims) c.dims = firstElement(s.str(a->inputDims));
@@ -397,7 +404,7 @@ RankSummary summarizeRank(const TraceSnapshot& snap, const std::string& file) {
   for (uint32_t l = 0; l < s.lanes().size(); ++l) laneOf.emplace(s.lanes()[l].label, l);
   for (size_t i = 0; i < r.collectives.size(); ++i) {
     Collective& c = r.collectives[i];
-    c.cut = c.endNs >= r.traceEndNs;
+    c.cut = c.endUnknown || c.endNs >= r.traceEndNs;
     for (size_t k = 0; k < r.steps.size(); ++k)
       if (c.issueNs >= r.steps[k].startNs && c.issueNs < r.steps[k].endNs) c.step = static_cast<int>(k);
     int64_t from = c.step >= 0 ? r.steps[static_cast<size_t>(c.step)].startNs : r.traceStartNs;

@@ -38,13 +38,14 @@ struct Collective {
   std::string dims;     // its tensors' Input Dims ("[[135696]]"), "" unknown
   int64_t nelems = -1;  // "In msg nelems", -1 absent
   std::string dtype;
-  int64_t issueNs = 0;    // when its thread issued it (the op's start; the kernel's launch for a GPU kernel)
-  int64_t arrivalNs = 0;  // when this rank started taking part (gloo worker start, kernel start)
-  int64_t endNs = 0;      // when it ended on this rank
-  bool cut = false;       // it was still running when the trace ended (its end is the trace's)
-  int step = -1;          // index into RankSummary::steps of the step whose window holds its issue (-1 none)
-  std::string thread;     // the thread that issued it ("thread 17763 (python3)")
-  std::string blockedIn;  // the innermost annotation around it on that thread ("metric_allreduce"), "" none
+  int64_t issueNs = 0;      // when its thread issued it (the op's start; the kernel's launch for a GPU kernel)
+  int64_t arrivalNs = 0;    // when this rank started taking part (gloo worker start, kernel start)
+  int64_t endNs = 0;        // when it ended on this rank
+  bool cut = false;         // its end is not known: it ran past the trace's end, or its end was not traced
+  bool endUnknown = false;  // the latter (a gloo op whose worker span is missing)
+  int step = -1;            // index into RankSummary::steps of the step whose window holds its issue (-1 none)
+  std::string thread;       // the thread that issued it ("thread 17763 (python3)")
+  std::string blockedIn;    // the innermost annotation around it on that thread ("metric_allreduce"), "" none
   // What the issuing thread did from this rank's previous collective end (on any group, the last that
   // ended before this one's arrival; the step's start for the first) to this arrival: the regions one
   // level below the step, largest first, and the window itself.

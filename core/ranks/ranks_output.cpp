@@ -139,7 +139,7 @@ std::string jobText(const JobReport& r) {
     if (u.reason == "outside_window" || u.reason == "truncated") {
       o += "  - unmatched: " + u.name + " " + u.dims + " #" + std::to_string(u.index) + " on process group '" + u.pg +
            "' is in the traces of ranks " + intList(u.presentRanks) + " but not of " + intList(u.missingRanks) +
-           (u.reason == "truncated" ? ", whose truncated trace ends before it\n"
+           (u.reason == "truncated" ? ", whose trace is truncated (what it did then is not in its file)\n"
                                     : ", whose trace ends before the others reached it\n");
       ++count;
     }

@@ -195,6 +195,7 @@ Job generate(uint64_t seed, const Options& o) {
     j.hosts.push_back(cluster + std::to_string(17 + r / j.ranksPerNode));
     j.clockNs.push_back(static_cast<int64_t>(std::llround(hostClock[static_cast<size_t>(r / j.ranksPerNode)])));
   }
+  if (o.shiftRank >= 0 && o.shiftRank < world) j.clockNs[static_cast<size_t>(o.shiftRank)] += o.shiftNs;
   j.hostIn = !o.hostIn.empty() ? o.hostIn : rng.pick(std::vector<std::string>{"trace", "file name", "none"});
 
   // The stragglers.

@@ -48,6 +48,8 @@ struct Options {
   int clockShift = -1;   // -1 random, 0 none, 1 one host's clock shifted
   std::string hostIn;    // "" random, else "trace", "file name", "none"
   bool commsId = false;  // NCCL: always carry Comms Id (else on half the jobs)
+  int shiftRank = -1;    // this rank's clock (alone) shifted by shiftNs more
+  int64_t shiftNs = 0;
 };
 
 struct File {

@@ -2,6 +2,7 @@
 //   make_ranks_jobs OUT_DIR [--seed N] [--count N] [--form none|one|two|node|link] [--backend nccl|gloo]
 //                   [--world N] [--collectives N] [--steps N] [--tp N] [--persistent 0|1] [--late-ms X]
 //                   [--jitter-us X] [--clock-shift 0|1] [--host-in trace|"file name"|none] [--comms-id]
+//                   [--shift-rank R --shift-ms X]
 // Job k is OUT_DIR/job-<seed+k>; the same seed and options always give the same files.
 #include <cstdio>
 #include <cstdlib>
@@ -58,6 +59,10 @@ int main(int argc, char** argv) {
       o.clockShift = std::atoi(v.c_str());
     else if (a == "--host-in")
       o.hostIn = v;
+    else if (a == "--shift-rank")
+      o.shiftRank = std::atoi(v.c_str());
+    else if (a == "--shift-ms")
+      o.shiftNs = static_cast<int64_t>(std::atof(v.c_str()) * 1e6);
     else {
       std::fprintf(stderr, "make_ranks_jobs: unknown option %s\n", a.c_str());
       return 2;
