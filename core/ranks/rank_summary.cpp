@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 #include <regex>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -402,14 +403,15 @@ RankSummary summarizeRank(const TraceSnapshot& snap, const std::string& file) {
   // Lanes by label, for the issuing thread's regions.
   std::unordered_map<std::string, uint32_t> laneOf;
   for (uint32_t l = 0; l < s.lanes().size(); ++l) laneOf.emplace(s.lanes()[l].label, l);
+  std::set<int64_t> earlierEnds;  // the ends of the collectives issued before this one
   for (size_t i = 0; i < r.collectives.size(); ++i) {
     Collective& c = r.collectives[i];
     c.cut = c.endUnknown || c.endNs >= r.traceEndNs;
     for (size_t k = 0; k < r.steps.size(); ++k)
       if (c.issueNs >= r.steps[k].startNs && c.issueNs < r.steps[k].endNs) c.step = static_cast<int>(k);
     int64_t from = c.step >= 0 ? r.steps[static_cast<size_t>(c.step)].startNs : r.traceStartNs;
-    for (size_t j = 0; j < i; ++j)
-      if (r.collectives[j].endNs <= c.arrivalNs) from = std::max(from, r.collectives[j].endNs);
+    if (auto it = earlierEnds.upper_bound(c.arrivalNs); it != earlierEnds.begin()) from = std::max(from, *--it);
+    earlierEnds.insert(c.endNs);
     c.beforeFromNs = std::min(from, c.arrivalNs);
     const auto it = laneOf.find(c.thread);
     if (it != laneOf.end()) c.before = regionsIn(s, it->second, stepEvents, c.beforeFromNs, c.arrivalNs, 6);

@@ -1,6 +1,7 @@
 // Per-rank summaries cached as Arrow IPC files (summary_cache.h).
 #include "core/ranks/summary_cache.h"
 
+#include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -367,15 +368,22 @@ bool readSummaryCache(const std::string& trace, RankSummary* out, std::string* w
 
 bool summarizeFile(const std::string& trace, const ReaderLimits& limits, RankSummary* out, std::string* error,
                    std::string* warning) {
-  LoadResult lr = loadTrace(trace, limits);
-  if (!lr.ok()) {
-    *error = lr.error->what();
-    return false;
+  {
+    LoadResult lr = loadTrace(trace, limits);
+    if (!lr.ok()) {
+      *error = lr.error->what();
+      return false;
+    }
+    if (warning && !lr.warning.empty()) *warning = trace + ": " + lr.warning;
+    const auto snap = buildSnapshot(std::make_shared<const EventStore>(std::move(*lr.store)),
+                                    {.shapeTables = false, .profilerStepsFirst = true, .stepsOnly = true});
+    *out = summarizeRank(*snap, trace);
   }
-  if (warning && !lr.warning.empty()) *warning = trace + ": " + lr.warning;
-  const auto snap = buildSnapshot(std::make_shared<const EventStore>(std::move(*lr.store)),
-                                  {.shapeTables = false, .profilerStepsFirst = true});
-  *out = summarizeRank(*snap, trace);
+#if defined(__GLIBC__)
+  // The trace's events are freed: hand their pages back, so that the next trace of a job read in this
+  // process does not add its peak to a heap left scattered by this one.
+  malloc_trim(0);
+#endif
   return true;
 }
 

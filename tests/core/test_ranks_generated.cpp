@@ -24,7 +24,7 @@ ranks::RankSummary summarize(const jobgen::File& f) {
   LoadResult lr = parseTrace(f.text, f.name);
   if (!lr.ok()) return {};
   const auto snap = buildSnapshot(std::make_shared<const EventStore>(std::move(*lr.store)),
-                                  {.shapeTables = false, .profilerStepsFirst = true});
+                                  {.shapeTables = false, .profilerStepsFirst = true, .stepsOnly = true});
   return ranks::summarizeRank(*snap, f.name);
 }
 
