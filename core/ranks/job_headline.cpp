@@ -27,9 +27,10 @@ int64_t percentile(std::vector<int64_t> v, double q) {
 // The clock offsets applied, in a sentence ("" when none was): ranks whose clocks are off by the same
 // amount (one host's) together.
 std::string offsetsSentence(const JobReport& r) {
+  // Offsets of a millisecond or more (smaller ones are applied too, and listed with the clock offsets).
   std::vector<const RankClock*> off;
   for (const RankClock& c : r.clock.ranks)
-    if (c.appliedNs) off.push_back(&c);
+    if (std::llabs(c.appliedNs) >= 1'000'000) off.push_back(&c);
   if (off.empty()) return {};
   std::sort(off.begin(), off.end(), [](const RankClock* a, const RankClock* b) { return a->appliedNs < b->appliedNs; });
   std::string s;
@@ -37,9 +38,10 @@ std::string offsetsSentence(const JobReport& r) {
     size_t j = i;
     std::vector<int64_t> ranks{off[i]->rank}, est{off[i]->appliedNs};
     int64_t unc = off[i]->uncertaintyNs;
-    while (j + 1 < off.size() &&
-           off[j + 1]->appliedNs - off[j]->appliedNs <=
-               std::max<int64_t>(3 * std::max(off[j]->uncertaintyNs, off[j + 1]->uncertaintyNs), 50'000)) {
+    // One host's ranks: the same offset within their uncertainty (or 2%).
+    while (j + 1 < off.size() && off[j + 1]->appliedNs - off[j]->appliedNs <=
+                                     std::max<int64_t>(3 * std::max(off[j]->uncertaintyNs, off[j + 1]->uncertaintyNs),
+                                                       std::llabs(off[j]->appliedNs) / 50)) {
       ++j;
       ranks.push_back(off[j]->rank), est.push_back(off[j]->appliedNs), unc = std::max(unc, off[j]->uncertaintyNs);
     }
