@@ -34,7 +34,7 @@ namespace attnscope::ranks {
 
 namespace {
 
-constexpr double kCutSigmas = 8;
+constexpr double kCutSigmas = 6;
 constexpr double kWeakSigmas = 2;    // a gap standing out of its own collective's on-time ranks, and this
 constexpr double kLocalSpreads = 5;  // many times their spread
 constexpr int64_t kCutFloorNs = 20'000;
@@ -345,8 +345,8 @@ std::vector<LateSet> modelWaits(JobReport& r) {
   // Each virtual collective's arrivals (latest first) and its cuts: a gap stands out of the jitter (8
   // times the role's scale), or it stands out of this collective's own on-time ranks (5 times their
   // spread, with 3 of them or more) while 2 times the role's scale; the second kind counts only where the
-  // same ranks are late so at another collective of the step too (a rank whose lateness carries through
-  // its step), so that one calm collective is not read as a straggler.
+  // same rank is late so at its next or previous collective of the step too (a rank whose lateness
+  // carries through its step), so that one calm collective is not read as a straggler.
   std::vector<std::vector<std::tuple<int64_t, size_t, size_t>>> arrivalsOf(order.size());  // (ready, rank, matched)
   std::vector<std::vector<size_t>> strongCuts(order.size()), weakCuts(order.size());
   for (size_t vi = 0; vi < order.size(); ++vi) {
@@ -367,18 +367,33 @@ std::vector<LateSet> modelWaits(JobReport& r) {
       }
     }
   }
-  // Weak cuts kept: the same latest rank late (a strong or weak cut) at another collective of the step.
-  std::map<std::pair<int, size_t>, int> lateCount;  // (step, rank) -> collectives where it is above a cut
-  for (size_t vi = 0; vi < order.size(); ++vi) {
-    std::set<size_t> above;
-    for (size_t q : strongCuts[vi]) above.insert(std::get<1>(arrivalsOf[vi][0])), (void)q;
-    if (!weakCuts[vi].empty()) above.insert(std::get<1>(arrivalsOf[vi][0]));
-    for (size_t i : above) lateCount[{r.matched[order[vi].second->front()].stepIndex, i}]++;
-  }
+  // Weak cuts kept: the same latest rank above a cut (strong or weak) at the next or the previous
+  // collective of the step it takes part in (lateness carried from one collective to the next).
+  auto latest = [&](size_t vi) { return std::get<1>(arrivalsOf[vi][0]); };
+  auto stepOfV = [&](size_t vi) { return r.matched[order[vi].second->front()].stepIndex; };
+  auto hasRank = [&](size_t vi, size_t i) {
+    for (const auto& x : arrivalsOf[vi])
+      if (std::get<1>(x) == i) return true;
+    return false;
+  };
+  auto aboveAt = [&](size_t vi, size_t i) {
+    return (!strongCuts[vi].empty() || !weakCuts[vi].empty()) && latest(vi) == i;
+  };
   std::vector<bool> takesWeak(order.size(), false);
-  for (size_t vi = 0; vi < order.size(); ++vi)
-    takesWeak[vi] = !weakCuts[vi].empty() &&
-                    lateCount[{r.matched[order[vi].second->front()].stepIndex, std::get<1>(arrivalsOf[vi][0])}] >= 2;
+  for (size_t vi = 0; vi < order.size(); ++vi) {
+    if (weakCuts[vi].empty()) continue;
+    const size_t i = latest(vi);
+    for (size_t w = vi + 1; w < order.size() && stepOfV(w) == stepOfV(vi) && !takesWeak[vi]; ++w)
+      if (hasRank(w, i)) {
+        takesWeak[vi] = aboveAt(w, i);
+        break;
+      }
+    for (size_t w = vi; w-- > 0 && stepOfV(w) == stepOfV(vi) && !takesWeak[vi];)
+      if (hasRank(w, i)) {
+        takesWeak[vi] = aboveAt(w, i);
+        break;
+      }
+  }
   std::vector<std::vector<bool>> takesPart(order.size(), std::vector<bool>(n, false));  // rank in a virtual collective
   for (size_t vi = 0; vi < order.size(); ++vi) {
     const std::vector<size_t>& ks = *order[vi].second;

@@ -3,7 +3,8 @@
 // analysed as `attnscope-cli ranks` does. Gates: recall >= 95% for the set of straggler ranks with their
 // steps within one, and false stragglers in <= 2% of the jobs without one. The figures, and every miss
 // and false straggler, are printed.
-//   ATTNSCOPE_GEN_JOBS=N ATTNSCOPE_GEN_SEED=S ATTNSCOPE_GEN_FORM=F test_ranks_generated  (another sweep)
+//   ATTNSCOPE_GEN_JOBS=N ATTNSCOPE_GEN_SEED=S ATTNSCOPE_GEN_FORM=F ATTNSCOPE_GEN_BACKEND=B
+//   ATTNSCOPE_GEN_LATE_US=X ATTNSCOPE_GEN_JITTER_US=Y test_ranks_generated  (another sweep; the gates still apply)
 #include <QtTest>
 #include <algorithm>
 #include <cstdio>
@@ -129,6 +130,9 @@ class RanksGeneratedTest : public QObject {
     const uint64_t seed = static_cast<uint64_t>(envInt("ATTNSCOPE_GEN_SEED", 42000));
     jobgen::Options o;
     if (const char* f = std::getenv("ATTNSCOPE_GEN_FORM")) o.form = f;
+    if (const char* b = std::getenv("ATTNSCOPE_GEN_BACKEND")) o.backend = b;
+    o.lateNs = static_cast<int64_t>(envInt("ATTNSCOPE_GEN_LATE_US", 0)) * 1000;
+    o.jitterNs = static_cast<int64_t>(envInt("ATTNSCOPE_GEN_JITTER_US", 0)) * 1000;
     // Two threads, each its own jobs: every job is generated, read and analysed on one.
     std::vector<Score> parts(2);
     auto run = [&](size_t part) {

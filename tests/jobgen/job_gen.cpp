@@ -273,6 +273,13 @@ Job generate(uint64_t seed, const Options& o) {
     if (rng.chance(0.002)) x += -std::log(std::max(rng.uni(), 1e-12)) * sigma;  // a rare hiccup
     return x;
   };
+  // A duration of `base` with the jitter: base + jitter while the jitter is small against it, and never
+  // below a fifth of it (a piece of work with a jitter as large as itself varies by factors, as a
+  // log-normal does, rather than piling up at a floor).
+  auto vary = [&](double base) {
+    const double d = jitter();
+    return d >= -0.5 * base ? base + d : base * (0.2 + 0.3 * std::exp((d + 0.5 * base) / (0.3 * base)));
+  };
   // The extra each rank gets on step s where it place: (region, ns).
   auto injected = [&](int r, int s, const std::string& where) {
     double extra = 0;
@@ -294,7 +301,7 @@ Job generate(uint64_t seed, const Options& o) {
       StepRec& sr = rec[static_cast<size_t>(r)][static_cast<size_t>(s)];
       double& c = cursor[static_cast<size_t>(r)];
       sr.start = c;
-      c += std::max(50 * kUs, loadBase * (1 + 0.003 * rng.normal()) + jitter() + injected(r, s, "data_loading"));
+      c += vary(loadBase * (1 + 0.003 * rng.normal())) + injected(r, s, "data_loading");
       sr.loadEnd = c;
       for (double& w : workerFree[static_cast<size_t>(r)]) w = std::max(w, c);
       sr.segs.resize(sched.size());
@@ -304,9 +311,8 @@ Job generate(uint64_t seed, const Options& o) {
       const Slot& sl = sched[k];
       for (int r = 0; r < world; ++r) {
         Seg& g = rec[static_cast<size_t>(r)][static_cast<size_t>(s)].segs[k];
-        double work = sl.workNs * speed[static_cast<size_t>(r)] + jitter();
+        double work = vary(sl.workNs * speed[static_cast<size_t>(r)]);
         if (k == 0) work += injected(r, s, "forward");
-        work = std::max(work, 80 * kUs);
         g.segStart = cursor[static_cast<size_t>(r)];
         g.ready = g.segStart + work;
         g.arrival = sl.blocking ? g.ready : std::max(g.ready, workerFree[static_cast<size_t>(r)][sl.kind]);
@@ -348,7 +354,7 @@ Job generate(uint64_t seed, const Options& o) {
       for (double w : workerFree[static_cast<size_t>(r)]) c = std::max(c, w);
       sr.fwdEnd = sched.front().blocking ? sr.segs.front().end : sr.segs.front().ready;
       sr.optStart = c;
-      c += std::max(50 * kUs, optBase + jitter());
+      c += vary(optBase);
       sr.end = c;
       c += rng.uni(5 * kUs, 20 * kUs);
     }
