@@ -20,8 +20,6 @@
 // least 20 us.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <numeric>
 #include <set>
@@ -268,14 +266,6 @@ std::vector<LateSet> modelWaits(JobReport& r) {
     independent[role] = byRank.size() == 2 ? e.size() / 2 : e.size();
     sigma[role] =
         e.size() >= 8 ? scaleOf(e, centredQuantiles(typical)) : (x.size() >= 4 ? scaleOf(x, {kQ25, kQ50}) : -1);
-    if (std::getenv("DBGW")) {
-      std::fprintf(stderr, "role %s sigma %lld typical %zu\n", role.c_str(), (long long)sigma[role], typical);
-      for (const auto& [i, v] : byRank) {
-        std::fprintf(stderr, "  rank %zu:", i);
-        for (int64_t d : v) std::fprintf(stderr, " %lld", (long long)d);
-        std::fprintf(stderr, " centre %lld\n", (long long)(v.size() >= 3 ? tightestHalfCentre(v) : 0));
-      }
-    }
   }
   std::sort(lengths.begin(), lengths.end());
   r.jitterNs =
