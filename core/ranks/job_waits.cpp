@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <set>
 
@@ -61,29 +62,31 @@ T tightestHalfCentre(std::vector<T> v) {
 }
 
 // For standard normal series of `len` values centred by tightestHalfCentre (a small series' tightest half
-// is tighter than its spread): the 25th and 50th percentiles of |x - centre|, by simulation, once.
+// is tighter than its spread): the 25th and 50th percentiles of |x - centre|.
 std::pair<double, double> centredQuantiles(size_t len) {
-  static const std::vector<std::pair<double, double>> table = [] {
-    std::vector<std::pair<double, double>> t(65, {kQ25, kQ50});
-    uint64_t state = 0x243f6a8885a308d3ULL;
-    auto uni = [&state] {
-      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-      return (static_cast<double>(state >> 11) + 0.5) * 0x1.0p-53;
-    };
-    for (size_t n = 3; n < t.size(); ++n) {
-      std::vector<double> all;
-      for (size_t k = 0, trials = 24000 / n + 200; k < trials; ++k) {
-        std::vector<double> v(n);
-        for (double& x : v) x = std::sqrt(-2 * std::log(uni())) * std::cos(6.283185307179586 * uni());
-        const double c = tightestHalfCentre(v);
-        for (double x : v) all.push_back(std::fabs(x - c));
-      }
-      std::sort(all.begin(), all.end());
-      t[n] = {all[all.size() / 4], all[all.size() / 2]};
-    }
-    return t;
-  }();
-  return len < 3 ? std::make_pair(kQ25, kQ50) : table[std::min(len, table.size() - 1)];
+  if (len < 3) return {kQ25, kQ50};
+  len = std::min<size_t>(len, 64);  // past that the tightest half hardly differs from the spread
+  // By simulation, per length when first asked (a job uses one or two), from a fixed seed; kept.
+  static std::mutex lock;
+  static std::map<size_t, std::pair<double, double>> known;
+  const std::lock_guard<std::mutex> hold(lock);
+  if (const auto it = known.find(len); it != known.end()) return it->second;
+  uint64_t state = 0x243f6a8885a308d3ULL + len;
+  auto uni = [&state] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (static_cast<double>(state >> 11) + 0.5) * 0x1.0p-53;
+  };
+  std::vector<double> all;
+  for (size_t k = 0, trials = 12000 / len + 100; k < trials; ++k) {
+    std::vector<double> v(len);
+    for (double& x : v) x = std::sqrt(-2 * std::log(uni())) * std::cos(6.283185307179586 * uni());
+    const double c = tightestHalfCentre(v);
+    for (double x : v) all.push_back(std::fabs(x - c));
+  }
+  std::nth_element(all.begin(), all.begin() + static_cast<long>(all.size() / 4), all.end());
+  const double q25 = all[all.size() / 4];
+  std::nth_element(all.begin(), all.begin() + static_cast<long>(all.size() / 2), all.end());
+  return known[len] = {q25, all[all.size() / 2]};
 }
 
 // A robust standard deviation of residuals centred as `q` says (the 25th and 50th percentiles of |x| for
