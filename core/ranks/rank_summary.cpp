@@ -282,11 +282,25 @@ void glooCollectives(const EventStore& s, RankSummary& r) {
   }
 }
 
-void gpuCollectives(const TraceSnapshot& snap, RankSummary& r) {
+// Whether a GPU event is communication (an NCCL/RCCL kernel), its name read once per name.
+struct CommNames {
+  const EventStore& s;
+  std::vector<int8_t> known;  // per interned name: -1 not read yet, 0 no, 1 yes
+  bool operator()(EventId id) {
+    const Event& e = s.event(id);
+    if (e.family == Family::GpuMemcpy || e.family == Family::GpuMemset) return false;
+    if (known.size() <= e.name) known.resize(e.name + 1, -1);
+    int8_t& k = known[e.name];
+    if (k < 0) k = workKind(s, id) == WorkKind::Communication;
+    return k == 1;
+  }
+};
+
+void gpuCollectives(const TraceSnapshot& snap, RankSummary& r, CommNames& isComm) {
   const EventStore& s = *snap.store;
   for (EventId id : snap.index.gpuWorkByStart()) {
     const Event& k = s.event(id);
-    if (k.family != Family::Kernel || workKind(s, id) != WorkKind::Communication) continue;
+    if (k.family != Family::Kernel || !isComm(id)) continue;
     const std::string_view kn = s.name(k);
     const EventId op = enqueuingOp(s, k);
     // all_to_all runs as SendRecv kernels: a kernel is point-to-point only when its op says so (or,
@@ -390,11 +404,15 @@ RankSummary summarizeRank(const TraceSnapshot& snap, const std::string& file) {
       r.steps.push_back(std::move(rs));
     }
 
+  CommNames isComm{s, {}};
   bool gpuComm = false;
   for (EventId id : snap.index.gpuWorkByStart())
-    if (workKind(s, id) == WorkKind::Communication) gpuComm = true;
+    if (isComm(id)) {
+      gpuComm = true;
+      break;
+    }
   if (gpuComm)
-    gpuCollectives(snap, r);
+    gpuCollectives(snap, r, isComm);
   else
     glooCollectives(s, r);
   std::stable_sort(r.collectives.begin(), r.collectives.end(),
@@ -423,7 +441,7 @@ RankSummary summarizeRank(const TraceSnapshot& snap, const std::string& file) {
   comm = merged(std::move(comm));
   if (r.hasDevice) {
     for (EventId id : snap.index.gpuWorkByStart())
-      if (workKind(s, id) != WorkKind::Communication) compute.emplace_back(s.event(id).start, s.event(id).end());
+      if (!isComm(id)) compute.emplace_back(s.event(id).start, s.event(id).end());
   } else if (stepLane != UINT32_MAX) {
     for (const Event& e : s.laneEvents(stepLane)) {
       if (e.family != Family::CpuOp) continue;
