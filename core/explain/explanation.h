@@ -207,8 +207,10 @@ struct TraceSnapshot;
 // annotation, the top-level ops that no annotation covers).
 // `profilerStepsFirst`: a trace of our engine that also carries ProfilerStep#N (a multi-rank run's) is
 // explained by those, one per iteration, instead of the engine's four steps per iteration (the job view's).
+// `stepsOnly`: the steps with their figures and the diagnosis, nothing else (no regions, sync waits,
+// ledger or findings): what a rank's summary reads (core/ranks).
 Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep>* steps = nullptr,
-                         bool profilerStepsFirst = false);
+                         bool profilerStepsFirst = false, bool stepsOnly = false);
 
 // Pieces, for callers that need only one.
 std::vector<StepReport> findSteps(const EventStore& store, const std::vector<EngineStep>* steps, std::string* source);

@@ -429,7 +429,8 @@ std::vector<SyncGroup> groupSyncWaits(const EventStore& s, std::vector<SyncWait>
 
 }  // namespace
 
-Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep>* steps, bool profilerStepsFirst) {
+Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep>* steps, bool profilerStepsFirst,
+                         bool stepsOnly) {
   workCounters().explanations++;
   const EventStore& s = *snap.store;
   Explanation a;
@@ -495,8 +496,13 @@ Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep
     StepReport& st = a.steps[i];
     const int64_t next = i + 1 < a.steps.size() ? a.steps[i + 1].hostStartNs : INT64_MAX;
     fillStepFigures(s, snap.index, st, next);
+    if (stepsOnly) continue;
     st.regions = regionsOf(s, st);
     for (Region& r : st.regions) fillRegionFigures(s, snap.index, r);
+  }
+  if (stepsOnly) {
+    a.diagnosis = diagnose(s, a);
+    return a;
   }
   fillSpillIn(s, snap.index, a.steps);
   a.syncWaits = findSyncWaits(s, snap.index);

@@ -16,6 +16,12 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
   snap->engine = readEngineRun(s);
   snap->record = readScriptRun(s);
   snap->index = ActivityIndex(s);
+  if (options.stepsOnly) {
+    if (options.explain)
+      snap->explanation = std::make_shared<const Explanation>(
+          explainTrace(*snap, options.steps, options.profilerStepsFirst, /*stepsOnly=*/true));
+    return snap;
+  }
   if (options.shapeTables) {
     // Each attribution once, both groupings from it.
     KeyAveragesBothGroupings torch = computeKeyAveragesBothGroupings(s, Attribution::Torch);

@@ -39,6 +39,9 @@ struct SnapshotOptions {
   bool shapeTables = true;                         // false: no input-shape tables (they stay null)
   const std::vector<EngineStep>* steps = nullptr;  // steps to explain instead of the trace's own
   bool profilerStepsFirst = false;                 // an engine trace's ProfilerStep#N over its four steps
+  // The steps and the diagnosis only: no key_averages table (they stay null), an explanation with steps,
+  // their figures and the diagnosis and nothing else. What a rank's summary reads (core/ranks).
+  bool stepsOnly = false;
 };
 
 std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventStore> store,

@@ -285,6 +285,7 @@ class EventStore {
     std::string recordJson;  // raw text of an "attnscope_record" object (a script recorded by attnscope-cli record)
     DistributedInfo distributed;  // "distributedInfo"
     std::string partial;          // non-empty: the reader kept only the start of a cut file (what it said)
+    std::string hostName;         // "hostname" (or "hostName", "host_name") where a trace writer puts it
   };
   const Meta& meta() const { return meta_; }
   // The reader, before it hands the store over: the file was cut and salvaged.
