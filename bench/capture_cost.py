@@ -9,6 +9,7 @@ found in the job's log by the trace's Optimizer.step# spans (host clock, Unix ns
 
   python3 bench/capture_cost.py [--cli build-release/bin/attnscope-cli] [--iterations 20]
                                 [--seconds 8] [--hidden 1024] [--batch 256] [--out DIR]
+  python3 bench/capture_cost.py --reanalyze DIR     # the figures again from a run's --out folder
 
 The last line is key=value pairs: medians (ms) with p10/p90, and the ratios during/before,
 after/before (the capture's cost) and ready/plain (the variable's cost while nobody captures).
@@ -73,7 +74,13 @@ def main():
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--out", default="")
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--reanalyze", default="", metavar="DIR",
+                    help="the figures again from an earlier run's --out folder (capture.json, ready.steps, plain.steps)")
     args = ap.parse_args()
+    if args.reanalyze:
+        d = args.reanalyze
+        return report(args, os.path.join(d, "capture.json"), os.path.join(d, "ready.steps"),
+                      steps_of(os.path.join(d, "plain.steps"))[20:], float("nan"))
     out = args.out or tempfile.mkdtemp(prefix="attnscope-capture-cost-")
     os.makedirs(out, exist_ok=True)
 
@@ -104,11 +111,18 @@ def main():
         job.terminate()
         job.wait()
 
+    return report(args, trace, log, plain_steps, took)
+
+
+def report(args, trace, log, plain_steps, took):
+    """The figures from a run's files: the trace, the ready job's step log and the plain loop's steps."""
     with open(trace) as f:
         d = json.load(f)
     base = d["baseTimeNanoseconds"]
+    # The CPU ranges only: on a GPU torch also writes each range as a device-side span (gpu_user_annotation).
     spans = sorted((base + int(e["ts"] * 1000), base + int((e["ts"] + e["dur"]) * 1000)) for e in d["traceEvents"]
-                   if e.get("ph") == "X" and e.get("name", "").startswith("Optimizer.step#"))
+                   if e.get("ph") == "X" and e.get("cat") == "user_annotation"
+                   and e.get("name", "").startswith("Optimizer.step#"))
     steps = steps_of(log)
     # Each span in the step whose window holds its middle (steps follow each other without a gap).
     held = [s[0] for a, b in spans for s in steps if s[1] <= (a + b) // 2 <= s[2]]

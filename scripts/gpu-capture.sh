@@ -36,7 +36,8 @@ ev = d["traceEvents"]
 base = d["baseTimeNanoseconds"]
 cats = collections.Counter(e.get("cat") for e in ev if e.get("ph") == "X")
 print("events by cat:", dict(cats))
-opt = [e for e in ev if e.get("name", "").startswith("Optimizer.step#") and e.get("ph") == "X"]
+# The CPU ranges only: on a GPU torch also writes each range as a device-side span (gpu_user_annotation).
+opt = [e for e in ev if e.get("name", "").startswith("Optimizer.step#") and e.get("cat") == "user_annotation"]
 steps = [tuple(map(int, l.split()[:3])) for l in open(sys.argv[2])]
 held = [s[0] for e in opt for s in steps if s[1] <= base + int((e["ts"] + e["dur"] / 2) * 1000) <= s[2]]
 print("optimizer steps in the trace:", len(opt), "-> the job's steps", held)
