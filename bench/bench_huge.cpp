@@ -129,7 +129,8 @@ int benchHuge(const std::vector<std::string>& args) {
 // command, then run 2...) so that the machine's state is shared; prints each one's wall time and peak
 // RSS (median [min-max]) and their ratios to the first file's first command. Two ways to use it: one
 // trace in several layouts (minified, the top-level array, .gz), or one trace under several commands
-// (`--cmd info --cmd explain`: what explain costs over info).
+// (`--cmd info --cmd explain`: what explain costs over info; a command with options is quoted:
+// `--cmd "explain --format json"`).
 int benchLayouts(const std::vector<std::string>& args) {
   std::string cli = bench::selfDir() + "/attnscope-cli";
   std::vector<std::string> cmds;
@@ -160,7 +161,15 @@ int benchLayouts(const std::vector<std::string>& args) {
     for (const std::string& c : cmds) rows.push_back({f, c, {}, {}});
   for (int r = 0; r < runs; ++r) {
     for (Row& row : rows) {
-      const bench::ChildRun c = bench::runChild({cli, row.cmd, row.file}, "/dev/null");
+      // A command with options ("explain --format json") is split at its spaces; the file goes last.
+      std::vector<std::string> argv{cli};
+      for (size_t a = 0, b = 0; a <= row.cmd.size(); a = b + 1) {
+        b = row.cmd.find(' ', a);
+        if (b == std::string::npos) b = row.cmd.size();
+        if (b > a) argv.push_back(row.cmd.substr(a, b - a));
+      }
+      argv.push_back(row.file);
+      const bench::ChildRun c = bench::runChild(argv, "/dev/null");
       if (c.status != 0) {
         std::cerr << "attnscope-bench layouts: " << cli << " " << row.cmd << " " << row.file << " exited " << c.status
                   << "\n";

@@ -1,5 +1,7 @@
 #include "bench_util.h"
 
+#include "core/text/shell_quote.h"
+
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -37,18 +39,10 @@ bool parseFileArgs(const std::vector<std::string>& args, const char* bench, cons
   return !out->path.empty();
 }
 
-namespace {
-std::string shellQuote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-}  // namespace
-
 std::string runPython(const std::string& script, const std::vector<std::string>& args) {
   const char* py = std::getenv("ATTNSCOPE_PYTHON");
-  std::string cmd = std::string(py && *py ? py : "python3") + " " + shellQuote(script);
-  for (const auto& a : args) cmd += " " + shellQuote(a);
+  std::string cmd = std::string(py && *py ? py : "python3") + " " + attnscope::shellQuote(script);
+  for (const auto& a : args) cmd += " " + attnscope::shellQuote(a);
   FILE* f = popen(cmd.c_str(), "r");
   if (!f) return {};
   std::string out;

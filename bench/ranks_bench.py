@@ -10,7 +10,14 @@
 Every measurement is a fresh child process: wall time, and peak resident memory from GNU time (the
 largest single process of its tree: attnscope's parent or one worker; HTA's parent or one of its parser pool).
 
-usage: ranks_bench.py ATTNSCOPE_CLI [--shared DIR] [--ranks 64] [--jobs N] [--no-hta]
+(c) issue 42's goals, side by side: the first open (no cache) of an 8-rank job of 151k events a rank
+    (make_ranks_job.py --ranks 8 --kernels 6290) against 1.6 s and 75 MB peak; the 16-rank job
+    (make_ranks_job.py --ranks 16) cold with the default workers against --jobs 1, alternated, best of 5
+    each, and their ratio (goal: the default no slower). --baseline OTHER_CLI runs the same on another
+    build beside it (main's, before the change).
+
+usage: ranks_bench.py ATTNSCOPE_CLI [--shared DIR] [--ranks 64] [--jobs N] [--no-hta] [--only c]
+                      [--baseline OTHER_CLI]
 """
 import argparse
 import glob
@@ -40,13 +47,15 @@ def measure(cmd):
     high-water mark across exec)."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
         t0 = time.perf_counter()
-        p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", tf.name, *cmd], stdout=subprocess.DEVNULL,
+        p = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", tf.name, *cmd], stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE)
         dt = time.perf_counter() - t0
-        lines = [x for x in open(tf.name).read().splitlines() if x.strip().isdigit()]
+        lines = [x.split() for x in open(tf.name).read().splitlines()]
+        lines = [x for x in lines if len(x) == 3 and x[0].isdigit()]
     ok = p.returncode == 0
     notes = [x for x in p.stderr.decode(errors="replace").splitlines() if x.startswith("HTA: ")]
-    return {"notes": notes, "s": dt, "mb": int(lines[-1]) / 1024 if lines else 0, "ok": ok,
+    return {"notes": notes, "s": dt, "mb": int(lines[-1][0]) / 1024 if lines else 0, "ok": ok,
+            "cpu": float(lines[-1][1]) + float(lines[-1][2]) if lines else 0,
             "err": "" if ok else p.stderr.decode(errors="replace").strip().splitlines()[-1:]}
 
 
@@ -81,6 +90,37 @@ def ours(cli, folder, jobs):
     return cold, warm
 
 
+def issue42(cli, baseline, tmp):
+    here = os.path.dirname(os.path.abspath(__file__))
+    big = os.path.join(tmp, "job8x151k")
+    small = os.path.join(tmp, "job16")
+    subprocess.run([sys.executable, os.path.join(here, "make_ranks_job.py"), big, "--ranks", "8", "--kernels", "6290"],
+                   check=True)
+    subprocess.run([sys.executable, os.path.join(here, "make_ranks_job.py"), small, "--ranks", "16"], check=True)
+    clis = [("this build", cli)] + ([("baseline", baseline)] if baseline else [])
+    print(f"(c) issue 42 ({os.cpu_count()} cores; best of 5 runs each, alternated)")
+    print(f"{'what':52} {'build':12} {'time':>10} {'peak RSS':>11}")
+    for label, exe in clis:
+        first = min((measure([exe, "ranks", big, "--format", "json", "--no-cache"]) for _ in range(5)),
+                    key=lambda m: m["s"])
+        goal = "  goals 1.6 s, 75 MB: " + ("met" if first["ok"] and first["s"] <= 1.6 and first["mb"] <= 75 else "NOT met")
+        print(f"{'8 ranks x 151k events, first open --no-cache':52} {label:12} {fmt(first)}  "
+              f"(CPU {first['cpu']:.2f} s){goal}")
+    for label, exe in clis:
+        default, one = [], []
+        for _ in range(5):  # alternated, each from no cache
+            clear_cache(small)
+            default.append(measure([exe, "ranks", small, "--format", "json"]))
+            clear_cache(small)
+            one.append(measure([exe, "ranks", small, "--format", "json", "--jobs", "1"]))
+        d = min(default, key=lambda m: m["s"])
+        o = min(one, key=lambda m: m["s"])
+        print(f"{'16 ranks, cold, default workers':52} {label:12} {fmt(d)}  (CPU {d['cpu']:.2f} s)")
+        print(f"{'16 ranks, cold, --jobs 1':52} {label:12} {fmt(o)}  (CPU {o['cpu']:.2f} s)   default / --jobs 1: "
+              f"{d['s'] / o['s']:.2f} ({'no slower' if d['s'] <= o['s'] * 1.05 else 'SLOWER'})")
+    clear_cache(small)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("cli")
@@ -90,8 +130,14 @@ def main():
     ap.add_argument("--kernels", type=int, default=2000, help="compute kernels a step (make_ranks_job.py)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--no-hta", action="store_true")
+    ap.add_argument("--only", choices=["c"], help="run only section (c), issue 42's goals")
+    ap.add_argument("--baseline", help="another attnscope-cli (an older build) measured beside it in (c)")
     a = ap.parse_args()
     cli = os.path.abspath(a.cli)
+    if a.only == "c":
+        with tempfile.TemporaryDirectory(prefix="attnscope-ranks-bench-") as tmp:
+            issue42(cli, os.path.abspath(a.baseline) if a.baseline else None, tmp)
+        return
     hta = not a.no_hta
     if hta:
         try:

@@ -68,3 +68,6 @@ if command -v Xvfb > /dev/null; then
   DISPLAY=:93 run "$bench" start --runs 7 --platform xcb || true
   kill "$xvfb"
 fi
+
+echo "== issue 43: what a capture costs the job (needs python3 with torch)"
+run python3 bench/capture_cost.py --cli "$build/bin/attnscope-cli" --out "$out/capture-cost"

@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "core/explain/explanation.h"
 #include "core/snapshot/answer_table.h"
+#include "core/snapshot/founding_answer.h"
 #include "core/snapshot/trace_snapshot.h"
 
 namespace attnscope::cli {
@@ -47,6 +48,12 @@ int cmdExplain(Args& a) {
   if (const std::optional<AnswerTable> answer = answerTable(*snap)) {
     opt.answerLines = answerTableLines(*answer);
     opt.answerJson = answerTableJson(*answer);
+  }
+  if (snap->answer) {
+    opt.foundingJson = foundingAnswerJson(*snap->answer);
+    // An engine run on the CPU opens with what it shows (which steps torch's table has a row for),
+    // not with "CPU only", which every step of such a run is.
+    if (snap->answer->cpuRun) opt.headline = snap->answer->headline;
   }
   emit(out, json ? explainJson(store, an, opt) : explainText(store, an, opt));
   return kExitOk;

@@ -1,8 +1,11 @@
 #include <fcntl.h>
+#include <malloc.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -48,7 +51,9 @@ static const char* kRanksHelp =
     "\n"
     "  --format text|json      output format (default text)\n"
     "  -o, --output FILE       write to FILE atomically instead of stdout\n"
-    "  --jobs N                at most N worker processes summarising ranks (default: the cores)\n"
+    "  --jobs N                at most N worker processes summarising ranks (default: the cores when\n"
+    "                          that is faster here: the largest trace is summarised in this process\n"
+    "                          first and timed, and workers start only when they would finish sooner)\n"
     "  --no-cache              summarise every rank in this process, reading and writing no cache\n"
     "  --cache-only            use cached summaries only; exit 2 naming a trace whose summary is\n"
     "                          missing or stale (after summarising elsewhere, e.g. tools/ranks_dask.py)\n"
@@ -109,6 +114,34 @@ std::vector<std::string> runWorkers(const std::vector<std::string>& files, size_
   return failed;
 }
 
+int64_t fileBytes(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+}
+
+// What starting a process of ours costs here: `ranks --help` run once, timed (a worker also writes its
+// summary and this process reads it back: twice that, all told).
+double processStartSeconds() {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  std::vector<std::string> args = {"attnscope-cli", "ranks", "--help"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  pid_t pid = 0;
+  double s = 1.0;  // cannot start one: workers cost too much
+  if (posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), environ) == 0) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    s = 2 * std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  return s;
+}
+
 int summarizeOne(const std::string& trace, const ReaderLimits& limits) {
   ranks::RankSummary s;
   std::string error, warning, dir, note;
@@ -128,6 +161,11 @@ int cmdRanks(Args& a) {
     return kExitOk;
   }
   const auto t0 = std::chrono::steady_clock::now();
+#if defined(__GLIBC__)
+  // One malloc arena: the reader's threads free a trace's memory into arenas of their own, which the
+  // next trace's main-thread allocations would not reuse, so each rank read here added to the peak.
+  mallopt(M_ARENA_MAX, 1);
+#endif
   const bool json = formatOption(a, "ranks", {"text", "json"}) == "json";
   auto out = a.value("--output", "-o");
   const auto summarize = a.value("--summarize");
@@ -178,11 +216,41 @@ int cmdRanks(Args& a) {
       }
     }
     const size_t cores = std::max(1u, std::thread::hardware_concurrency());
-    const size_t jobs = std::min<size_t>(jobsOpt ? *jobsOpt : cores, missing.size());
     std::string fallbackNote;
+    // One trace summarised here (its cache written, its failure to write only said): how long it took.
+    auto here = [&](size_t i) {
+      const auto start = std::chrono::steady_clock::now();
+      std::string warning, dir, note;
+      if (!ranks::summarizeFile(files[i], limits, &summaries[i], &error, &warning)) throw UsageError(error);
+      if (!warning.empty()) warnings.push_back(warning);
+      if (!ranks::writeSummaryCache(files[i], summaries[i], &dir, &note, &error)) {
+        warnings.push_back(error + " (the summary is not cached)");
+        error.clear();
+      }
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    std::vector<size_t> rest = missing;
+    size_t jobs = std::min<size_t>(jobsOpt ? *jobsOpt : cores, rest.size());
+    if (!jobsOpt && jobs >= 2 && rest.size() >= 3) {
+      // Workers only where they are faster on this machine: the largest trace is summarised here first,
+      // timed; the others would take as long per byte here, one after the other, against that time split
+      // over the cores plus what a worker costs each trace (a process started: timed here too).
+      std::stable_sort(rest.begin(), rest.end(),
+                       [&](size_t x, size_t y) { return fileBytes(files[x]) > fileBytes(files[y]); });
+      const double firstS = here(rest.front());
+      const double perByte = firstS / std::max<double>(1, static_cast<double>(fileBytes(files[rest.front()])));
+      rest.erase(rest.begin());
+      double restBytes = 0;
+      for (size_t i : rest) restBytes += static_cast<double>(fileBytes(files[i]));
+      const double inProcess = perByte * restBytes;
+      const double startS = processStartSeconds();
+      jobs = std::min<size_t>(cores, rest.size());
+      const double inWorkers = (inProcess + startS * static_cast<double>(rest.size())) / static_cast<double>(jobs);
+      if (inWorkers >= inProcess) jobs = 1;
+    }
     if (jobs >= 2) {
       std::vector<std::string> todo;
-      for (size_t i : missing) todo.push_back(files[i]);
+      for (size_t i : rest) todo.push_back(files[i]);
       ::setenv("ATTNSCOPE_RANKS_WORKER", "1", 1);
       const std::vector<std::string> failed = runWorkers(todo, jobs, limits);
       ::unsetenv("ATTNSCOPE_RANKS_WORKER");
@@ -190,20 +258,12 @@ int cmdRanks(Args& a) {
         throw UsageError("ranks: " + failed.front() + ": its summary could not be made (" +
                          std::to_string(failed.size()) + " of " + std::to_string(todo.size()) +
                          " failed; the worker said why above)");
-      for (size_t i : missing)
+      for (size_t i : rest)
         if (!ranks::readSummaryCache(files[i], &summaries[i], &why))
           throw UsageError("ranks: " + files[i] + ": a worker summarised it, but " + why);
       workers = jobs;
     } else {
-      for (size_t i : missing) {  // one at a time, here: the cache is written, its failure only said
-        std::string warning, dir, note;
-        if (!ranks::summarizeFile(files[i], limits, &summaries[i], &error, &warning)) throw UsageError(error);
-        if (!warning.empty()) warnings.push_back(warning);
-        if (!ranks::writeSummaryCache(files[i], summaries[i], &dir, &note, &error)) {
-          warnings.push_back(error + " (the summary is not cached)");
-          error.clear();
-        }
-      }
+      for (size_t i : rest) here(i);  // one at a time, here
     }
     made = missing.size();
     for (const std::string& f : files)

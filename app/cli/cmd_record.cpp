@@ -1,8 +1,8 @@
 // `attnscope-cli record [OPTIONS] -- python train.py ARGS`: the user's own script under
 // torch.profiler, with the engine's toggles (core/run/record_config.h), one trace per rank.
-// The recorder is a Python file embedded here (resources/record/attnscope_record.py); this
-// command checks what it can before starting anything, starts the ranks (record_launch), and
-// reads back what each rank wrote: the trace, and the recorder's result file.
+// The recorder is Python embedded here (resources/record/*.py); this command checks what it can
+// before starting anything, starts the ranks (record_launch), and reads back what each rank wrote:
+// the trace, and the recorder's result file (record_report).
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -18,13 +18,13 @@
 
 #include "cli_args.h"
 #include "commands.h"
-#include "core/explain/explanation.h"
 #include "core/run/record_config.h"
 #include "core/run/script_run.h"
-#include "core/snapshot/trace_snapshot.h"
 #include "core/text/json_out.h"
+#include "core/text/shell_quote.h"
 #include "core/write/atomic_file.h"
 #include "record_launch.h"
+#include "record_report.h"
 #include "record_runner_py.h"
 
 namespace attnscope::cli {
@@ -69,13 +69,6 @@ std::string findPython(const std::string& name, const std::string& here) {
   return {};
 }
 
-std::string readFile(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 std::string stamp() {
   const std::time_t t = std::time(nullptr);
   char buf[32];
@@ -87,15 +80,6 @@ std::string stemOf(const RecordConfig& c) {
   if (!c.module.empty()) return c.module;
   std::string s = fs::path(c.script).stem().string();
   return s.empty() ? "script" : s;
-}
-
-std::string shellQuote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,=:+@%") ==
-                        std::string::npos)
-    return s;
-  std::string q = "'";
-  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return q + "'";
 }
 
 std::string signalText(int sig) {
@@ -112,45 +96,17 @@ void removeUnfinished(const std::string& out) {
     if (e.path().filename().string().starts_with(base)) fs::remove(e.path(), ec);
 }
 
-// One rank's report: where its trace is and what cost its steps most.
-struct RankReport {
-  int rank = 0;
-  std::optional<ScriptRun> run;
-  bool trace = false;
-  std::string headline;
-  std::string readError;
-};
-
-RankReport readBack(const RankLaunch& l) {
-  RankReport r;
-  r.rank = l.rank;
-  r.run = parseScriptRun(readFile(l.result));
-  std::error_code ec;
-  r.trace = fs::is_regular_file(l.out, ec);
-  if (!r.trace) return r;
-  try {
-    const EventStore store = loadOrThrow(l.out, ReaderLimits{});
-    const auto snap = snapshotOf(store);
-    const Explanation& an = *snap->explanation;
-    r.headline = an.diagnosis.headline;
-    if (r.headline.empty() && !an.diagnosis.steps.empty())
-      r.headline = "no cause stands out in the traced steps (attnscope-cli explain shows each step)";
-  } catch (const std::exception& e) {
-    r.readError = e.what();
-  }
-  return r;
-}
-
 }  // namespace
 
 int cmdRecord(const std::vector<std::string>& args) {
   for (const auto& a : args) {
     if (a == "--") break;
     if (a == "--help" || a == "-h") {
-      std::cout << recordHelp();
+      std::cout << recordHelp() << kRecordOnDemandHelp;
       return kExitOk;
     }
   }
+  if (wantsOnDemand(args)) return cmdRecordOnDemand(args);  // cmd_record_on_demand.cpp
   RecordConfig cfg;
   if (auto err = parseRecordArgs(args, &cfg)) throw UsageError(*err);
   const std::string here = currentDir();
@@ -197,13 +153,14 @@ int cmdRecord(const std::vector<std::string>& args) {
       fs::remove_all(dir, e);
     }
   } cleanup{tmp};
-  const std::string runner = tmp + "/attnscope_record.py";
   std::string why;
-  if (!writeFileAtomic(runner, kRecordRunnerPy, &why)) throw UsageError("record: " + why);
-  std::string command = "attnscope-cli record";
-  for (const auto& a : args) command += " " + shellQuote(a);
+  for (const auto& [name, text] : kRecordRunnerFiles)
+    if (!writeFileAtomic(tmp + "/" + std::string(name), text, &why)) throw UsageError("record: " + why);
+  const std::string runner = tmp + "/attnscope_record.py";
+  const std::string command = shellJoin(std::vector<std::string>{"attnscope-cli", "record"}) + " " + shellJoin(args);
 
   std::vector<RankLaunch> ranks;
+  std::vector<FileIdentity> before;
   for (int r = 0; r < cfg.nproc; ++r) {
     RankLaunch l;
     l.rank = r;
@@ -212,18 +169,42 @@ int cmdRecord(const std::vector<std::string>& args) {
     l.config = tmp + "/config-" + std::to_string(r) + ".json";
     RecordConfig c = cfg;
     c.script = script;
-    if (!writeFileAtomic(l.config, recordConfigJson(c, l.out, l.result, command), &why))
+    if (!writeFileAtomic(l.config, recordConfigJson(c, l.out, l.result, command, cfg.script), &why))
       throw UsageError("record: " + why);
+    before.push_back(identityOf(l.out));
     ranks.push_back(std::move(l));
   }
   std::ostream& report = cfg.progressJson ? std::cerr : std::cout;
+  // The script's stderr is passed through to ours: where the report goes there too, a failure's last
+  // lines are not printed again.
+  const bool reportSeesStderr = sameDestination(cfg.progressJson ? 2 : 1, 2);
   std::cerr << "[attnscope] recording " << recordSummary(cfg) << " with " << python << "\n";
 
   const LaunchResult launched = launchRanks(cfg, python, runner, cwd, ranks);
+  std::vector<RankReport> reports;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    removeUnfinished(ranks[i].out);
+    reports.push_back(readBack(ranks[i], before[i], several && !launched.cancelled));
+  }
+
   if (launched.cancelled) {
-    for (const RankLaunch& l : ranks) removeUnfinished(l.out);
-    std::cerr << "attnscope-cli: record: cancelled; no trace was written\n";
-    if (cfg.progressJson) std::cout << "{\"phase\": \"cancelled\", \"message\": \"cancelled\"}\n";
+    // Ctrl-C or SIGTERM: what is complete is kept (a trace is renamed into place whole), and said.
+    std::vector<std::string> kept;
+    for (size_t i = 0; i < reports.size(); ++i) {
+      const RankReport& r = reports[i];
+      const std::string who = several ? "rank " + std::to_string(r.rank) + ": " : "";
+      if (!r.trace) continue;
+      kept.push_back(ranks[i].out);
+      std::cerr << "attnscope-cli: record: " << who << cancelMoment(r.run) << ": " << shellQuote(kept.back()) << "\n";
+    }
+    if (kept.empty())
+      std::cerr << "attnscope-cli: record: cancelled before the trace was complete; nothing was written\n";
+    else if (kept.size() < reports.size())
+      std::cerr << "attnscope-cli: record: the other ranks were cancelled before their traces were complete\n";
+    if (cfg.progressJson)
+      std::cout << "{\"phase\": \"cancelled\", \"message\": \"cancelled\", \"traces\": " << jsonStringArray(kept)
+                << "}\n"
+                << std::flush;
     return kExitCancelled;
   }
 
@@ -232,14 +213,17 @@ int cmdRecord(const std::vector<std::string>& args) {
   for (size_t i = 0; i < ranks.size(); ++i) {
     const RankLaunch& l = ranks[i];
     const RankExit& x = launched.ranks[i];
-    removeUnfinished(l.out);
-    const RankReport r = readBack(l);
+    const RankReport& r = reports[i];
     const std::string who = several ? "rank " + std::to_string(l.rank) + ": " : "";
     auto tail = [&] {
-      if (x.stderrTail.empty()) return;
+      const std::vector<std::string> lines = stderrToShow(x.stderrTail, 12);
+      if (lines.empty()) return;
+      if (reportSeesStderr) {
+        report << "(the script's last lines are above)\n";
+        return;
+      }
       report << "its last lines on stderr:\n";
-      const size_t from = x.stderrTail.size() > 12 ? x.stderrTail.size() - 12 : 0;
-      for (size_t k = from; k < x.stderrTail.size(); ++k) report << "  " << x.stderrTail[k] << "\n";
+      for (const std::string& line : lines) report << "  " << line << "\n";
     };
     if (!r.run) {
       // The recorder never finished: the interpreter died (a signal, os._exit) or could not start.
@@ -266,6 +250,14 @@ int cmdRecord(const std::vector<std::string>& args) {
     if (s.status == "bad_step_fn") {
       report << "attnscope-cli: record: " << s.detail << "\n";
       return kExitBadInput;
+    }
+    if (s.status == "failed" && s.beforeFirstStep) {
+      // No step ran to its end: nothing to diagnose, and nothing is kept. The failure is the script's.
+      report << "attnscope-cli: record: " << who << "the script failed before its first step ended (exit code "
+             << s.exitCode << (s.detail.empty() ? "" : ": " + s.detail) << "): nothing was recorded\n";
+      tail();
+      exitCode = std::max(exitCode, kExitScriptFailed);
+      continue;
     }
     if (s.status == "own_profiler") {
       report << "attnscope-cli: record: " << who << "the script starts its own profiler at " << s.detail
@@ -305,13 +297,16 @@ int cmdRecord(const std::vector<std::string>& args) {
         report << "  " << n << "\n";
   }
   for (const std::string& n : launched.notes) report << "note: " << n << "\n";
-  if (!written.empty()) {
-    if (several)
-      report << "open the job: attnscope " << shellQuote(out) << "/rank-*.json, or attnscope-cli explain "
-             << shellQuote(written.front()) << "\n";
-    else
-      report << "open it: attnscope " << shellQuote(written.front()) << "   (or attnscope-cli explain "
-             << shellQuote(written.front()) << ")\n";
+  if (several && !written.empty()) {
+    // The job as a whole: who held it up and why (attnscope-cli ranks' headline), not only rank 0's view.
+    const std::string job = jobHeadline(reports);
+    report << "the job (" << written.size() << " of " << ranks.size() << " ranks traced): " << out << "\n";
+    if (!job.empty()) report << "  " << job << "\n";
+    report << "open the job: attnscope-cli ranks " << shellQuote(out) << "   (or attnscope --job " << shellQuote(out)
+           << "; one rank: attnscope-cli explain " << shellQuote(written.front()) << ")\n";
+  } else if (!written.empty()) {
+    report << "open it: attnscope " << shellQuote(written.front()) << "   (or attnscope-cli explain "
+           << shellQuote(written.front()) << ")\n";
   }
   if (cfg.progressJson) {
     std::string j =

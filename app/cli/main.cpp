@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
     if (cmd == "compare") return cmdCompare(a);
     if (cmd == "export") return cmdExport(a);
     if (cmd == "ranks") return cmdRanks(a);
+    if (cmd == "capture") return cmdCapture(a);
     std::cerr << "attnscope-cli: unknown command '" << cmd << "'\n\n" << kUsage;
     return kExitBadInput;
   } catch (const UsageError& e) {

@@ -16,6 +16,8 @@
 #include <deque>
 #include <iostream>
 
+#include "record_report.h"
+
 extern char** environ;
 
 namespace attnscope::cli {
@@ -176,6 +178,7 @@ LaunchResult launchRanks(const RecordConfig& cfg, const std::string& python, con
     }
     if (s.kind == Stream::Err) {
       if (line.find("MULTIPLE_SUBSCRIBERS") != std::string::npos) c.cuptiTaken = true;
+      if (isProfilerNoise(line)) return;  // our profiler's, on a machine without a GPU: not the script's
       c.tail.push_back(line);
       if (c.tail.size() > kTailLines) c.tail.pop_front();
     }

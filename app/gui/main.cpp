@@ -32,6 +32,7 @@
 
 #include "core/write/atomic_file.h"
 #include "load_probe.h"
+#include "quit_on_signal.h"
 #include "startup_probe.h"
 #include "ui/panels/compare_view.h"
 #include "ui/panels/timeline_diff.h"
@@ -99,7 +100,8 @@ struct Options {
                              QStringLiteral("B")};
   QCommandLineOption view{
       QStringLiteral("view"),
-      QStringLiteral("Open on a view: operators (default), overview, kernels, memory, modules, run or plots; "
+      QStringLiteral("Open on a view: steps (the default for a trace with steps), operators (for one without), "
+                     "overview, kernels, memory, modules, run, plots or explanation; "
                      "with --screenshot, shoot once it is filled. With --compare B, 'compare' "
                      "shows the Compare dock instead of the two timelines."),
       QStringLiteral("VIEW")};
@@ -120,11 +122,12 @@ struct Options {
                              QStringLiteral("With --load-probe and --screenshot FILE: save the window <S> seconds "
                                             "into the load."),
                              QStringLiteral("S")};
-  QCommandLineOption run{QStringLiteral("run"),
-                         QStringLiteral("Press Run (F5) once the engine has said what it can do here: the attention "
-                                        "workload with the Run panel's settings. Prints the run's file and the "
-                                        "Runs list's length when it ends; with --screenshot, shoots once the run is "
-                                        "shown. Exits 2 when the run cannot start or fails.")};
+  QCommandLineOption run{
+      QStringLiteral("run"),
+      QStringLiteral("Press Start Run (Ctrl+Shift+R) once the engine has said what it can do here: the attention "
+                     "workload with the Run panel's settings. Prints the run's file and the "
+                     "Runs list's length when it ends; with --screenshot, shoots once the run is "
+                     "shown. Exits 2 when the run cannot start or fails.")};
 
   QCommandLineOption script{QStringLiteral("script"),
                             QStringLiteral("The Run panel on \"Your script\" with this script (its arguments after it, "
@@ -241,6 +244,8 @@ int main(int argc, char* argv[]) {
   }
   QApplication app(argc, argv);
   setNames();
+  // SIGTERM and Ctrl+C end the event loop: the window closes as on File > Quit (its runs' folder goes).
+  attnscope::gui::quitOnSignals(&app);
   Options o;
   QCommandLineParser& parser = o.parser;
   const QCommandLineOption& screenshotOpt = o.screenshot;
@@ -305,8 +310,9 @@ int main(int argc, char* argv[]) {
   }
   const QString compareWith = parser.value(compareOpt);
   const QStringList jobPaths = parser.values(o.job);
-  const QStringList views{QStringLiteral("operators"), QStringLiteral("overview"), QStringLiteral("kernels"),
-                          QStringLiteral("memory"), QStringLiteral("modules")};
+  // The tabs under the timeline, in order (without --view, the window picks: Steps for a trace with steps).
+  const QStringList views{QStringLiteral("steps"),   QStringLiteral("operators"), QStringLiteral("overview"),
+                          QStringLiteral("kernels"), QStringLiteral("memory"),    QStringLiteral("modules")};
   // --view compare (with --compare B): the main window with the Compare dock, not the two timelines.
   const bool compareDock = parser.value(viewOpt) == QLatin1String("compare");
   // --view run: the Run panel in front, as it is once the engine has said what it can do here.
@@ -327,16 +333,29 @@ int main(int argc, char* argv[]) {
   }
   // --view plots: the Plots panel in front (an engine run's steps by timing method).
   const bool plotsDock = parser.value(viewOpt) == QLatin1String("plots");
-  const int viewIndex = parser.isSet(viewOpt) && !compareDock && !runDock && !plotsDock
+  // --view explanation: the Explanation dock given most of the window's height (as a user drags it up
+  // to read the diagnosis, its evidence and fixes).
+  const bool explanationDock = parser.value(viewOpt) == QLatin1String("explanation");
+  if (explanationDock)
+    QObject::connect(
+        &window, &attnscope::ui::MainWindow::traceShown, &app,
+        [&window] {
+          QDockWidget* d = window.dock(QStringLiteral("explainDock"));
+          d->show();
+          d->raise();
+          window.resizeDocks({d}, {window.height() * 2 / 3}, Qt::Vertical);
+        },
+        Qt::SingleShotConnection);
+  const int viewIndex = parser.isSet(viewOpt) && !compareDock && !runDock && !plotsDock && !explanationDock
                             ? static_cast<int>(views.indexOf(parser.value(viewOpt)))
-                            : 0;
-  if (viewIndex < 0 || (compareDock && compareWith.isEmpty())) {
-    fail(QStringLiteral("--view takes one of %1, run, plots or compare, got '%2'")
+                            : -2;
+  if (viewIndex == -1 || (compareDock && compareWith.isEmpty())) {
+    fail(QStringLiteral("--view takes one of %1, run, plots, explanation or compare, got '%2'")
              .arg(views.join(QStringLiteral(", ")), parser.value(viewOpt)));
     return 1;
   }
   attnscope::ui::ViewPanel* viewPanel = nullptr;
-  if (viewIndex > 0) {
+  if (viewIndex >= 0) {
     viewPanel = qobject_cast<attnscope::ui::ViewPanel*>(window.viewTabs()->widget(viewIndex));
     QObject::connect(
         &window, &attnscope::ui::MainWindow::traceShown, &app,
@@ -413,8 +432,6 @@ int main(int argc, char* argv[]) {
       fail(message);
       QCoreApplication::exit(2);
     });
-  } else {
-    window.resize(1280, 800);
   }
   if (pressRun) pressRunOnceProbed(&window, screenshot ? parser.value(screenshotOpt) : QString());
   window.show();

@@ -21,10 +21,10 @@ ATTNSCOPE_RECORD(DistributedInfo, 96, x.present, x.backend, x.rank, x.worldSize,
 ATTNSCOPE_RECORD(CommArgs, 56, x.collectiveName, x.pgName, x.pgDesc, x.groupRanks, x.commsId, x.dtype, x.inNelems,
                  x.outNelems, x.seq, x.groupSize)
 ATTNSCOPE_RECORD(BadCount, 48, x.count, x.firstOffset, x.firstDetail)
-ATTNSCOPE_RECORD(EventStore::Meta, 424, x.sourcePath, x.schemaVersion, x.baseTimeNanoseconds, x.traceName,
+ATTNSCOPE_RECORD(EventStore::Meta, 456, x.sourcePath, x.schemaVersion, x.baseTimeNanoseconds, x.traceName,
                  x.recordShapes, x.profileMemory, x.withStack, x.cudaRuntimeVersion, x.cudaDriverVersion,
                  x.cuptiVersion, x.devices, x.processNames, x.threadNames, x.attnscopeJson, x.recordJson, x.distributed,
-                 x.partial)
+                 x.partial, x.hostName)
 
 // torch's tables (a row's events are stored apart).
 ATTNSCOPE_RECORD(KeyAverageRow, 208, x.name, x.deviceType, x.userAnnotation, x.inputShapes, x.family, x.calls,
@@ -54,11 +54,20 @@ ATTNSCOPE_RECORD(StepSpread, 48, x.n, x.medianNs, x.minNs, x.maxNs, x.p10Ns, x.p
 ATTNSCOPE_RECORD(ProfilerInflation, 176, x.step, x.noProfiler, x.collector, x.torch)
 ATTNSCOPE_RECORD(StepWaits, 200, x.name, x.startNs, x.endNs, x.hostStartNs, x.hostEndNs, x.parts, x.deviceBusyNs,
                  x.busyByDevice, x.communicationOverlappedNs)
-ATTNSCOPE_RECORD(DiagnosedCause, 224, x.code, x.totalNs, x.share, x.perStep, x.steps, x.label, x.text, x.fix,
-                 x.evidence, x.hints)
-ATTNSCOPE_RECORD(Diagnosis, 432, x.steps, x.causes, x.minor, x.stepSource, x.wallNs, x.headline, x.moments)
-ATTNSCOPE_RECORD(Explanation, 896, x.steps, x.inflation, x.runNotes, x.syncWaits, x.syncGroups, x.ledger, x.verdicts,
+ATTNSCOPE_RECORD(EvidenceItem, 200, x.kind, x.name, x.count, x.ns, x.share, x.detail, x.inside, x.where, x.events)
+ATTNSCOPE_RECORD(Fix, 96, x.code, x.text, x.because)
+ATTNSCOPE_RECORD(PeriodicWork, 96, x.every, x.steps, x.extraNs, x.what, x.text)
+ATTNSCOPE_RECORD(DiagnosedCause, 272, x.code, x.totalNs, x.share, x.perStep, x.steps, x.label, x.text, x.fix,
+                 x.evidence, x.hints, x.items, x.fixes)
+ATTNSCOPE_RECORD(Diagnosis, 528, x.steps, x.causes, x.minor, x.stepSource, x.wallNs, x.headline, x.traceKind,
+                 x.recordStartNs, x.recordEndNs, x.notes, x.periodic, x.moments)
+ATTNSCOPE_RECORD(Explanation, 992, x.steps, x.inflation, x.runNotes, x.syncWaits, x.syncGroups, x.ledger, x.verdicts,
                  x.diagnosis, x.stepSource, x.partial)
+
+// The founding answer.
+ATTNSCOPE_RECORD(AnswerStep, 216, x.name, x.wrapped, x.steps, x.torchRowNs, x.torchRowCalls, x.torchRowTotalNs,
+                 x.torchRowSpread, x.cost, x.otherThreadsNs, x.shownUnder)
+ATTNSCOPE_RECORD(FoundingAnswer, 64, x.gpu, x.engineRun, x.cpuRun, x.iterations, x.steps, x.headline)
 
 #undef ATTNSCOPE_RECORD
 
@@ -67,14 +76,14 @@ std::string storeRecords(const EventStore& s) {
   a(s.meta(), s.lanes(), s.comms());
   for (int k = 0; k < kFamilyCount; ++k) a.put(s.familyCount(static_cast<Family>(k)));
   for (int k = 0; k < kBadKindCount; ++k) a.putItem(s.bad(static_cast<BadKind>(k)));
-  a(s.minTime(), s.maxTime());
+  a(s.minTime(), s.maxTime(), s.profilerRangeEvents());
   a.put(std::vector<int64_t>(s.laneMaxDur().begin(), s.laneMaxDur().end()));
   return std::move(a.bytes());
 }
 
 bool readStoreRecords(std::string_view bytes, EventStore::Parts* p) {
   ArchiveIn a(bytes);
-  a(p->meta, p->lanes, p->comms, p->familyCounts, p->bad, p->minTime, p->maxTime);
+  a(p->meta, p->lanes, p->comms, p->familyCounts, p->bad, p->minTime, p->maxTime, p->profilerRangeEvents);
   std::vector<int64_t> maxDur;
   a.get(maxDur);
   p->laneMaxDur = Col<int64_t>(spill::Vector<int64_t>(maxDur.begin(), maxDur.end()));
@@ -105,6 +114,26 @@ std::string explanationRecords(const Explanation& x) {
 bool readExplanationRecords(std::string_view bytes, Explanation* x) {
   ArchiveIn a(bytes);
   a.getItem(*x);
+  return !a.bad() && a.atEnd();
+}
+
+std::string answerRecords(const FoundingAnswer* x) {
+  ArchiveOut a;
+  a.put<uint8_t>(x != nullptr ? 1 : 0);
+  if (x) a.putItem(*x);
+  return std::move(a.bytes());
+}
+
+bool readAnswerRecords(std::string_view bytes, std::shared_ptr<const FoundingAnswer>* x) {
+  ArchiveIn a(bytes);
+  uint8_t present = 0;
+  a.get(present);
+  if (present > 1) return false;
+  if (present == 1) {
+    auto answer = std::make_shared<FoundingAnswer>();
+    a.getItem(*answer);
+    *x = std::move(answer);
+  }
   return !a.bad() && a.atEnd();
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/cache/archive.h"
 #include "core/explain/explanation.h"
+#include "core/snapshot/founding_answer.h"
 #include "core/store/event_store.h"
 #include "core/tables/key_averages.h"
 
@@ -25,5 +26,9 @@ bool readTableRecords(std::string_view bytes, KeyAverages* t, std::vector<uint64
 
 std::string explanationRecords(const Explanation& x);
 bool readExplanationRecords(std::string_view bytes, Explanation* x);
+
+// The founding answer (core/snapshot/founding_answer.h), or its absence (nullptr).
+std::string answerRecords(const FoundingAnswer* x);
+bool readAnswerRecords(std::string_view bytes, std::shared_ptr<const FoundingAnswer>* x);
 
 }  // namespace attnscope::cache

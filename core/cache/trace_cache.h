@@ -31,7 +31,7 @@
 namespace attnscope::cache {
 
 // 1: the first columnar cache.
-inline constexpr const char* kCacheVersion = "1";
+inline constexpr const char* kCacheVersion = "2";
 
 // Whether this build has the cache (Arrow C++ was found); kNoCache says why not.
 bool available();

@@ -243,8 +243,9 @@ std::optional<EventStore> readStore(Reader& r, const std::string& trace) {
 }
 
 std::optional<ActivityIndex> readActivity(Reader& r, size_t events) {
-  TableIn calls, gpu, busy;
-  if (!r.open("activity_calls", &calls) || !r.open("activity_gpu", &gpu) || !r.open("activity_busy", &busy))
+  TableIn calls, gpu, busy, device, deviceBusy;
+  if (!r.open("activity_calls", &calls) || !r.open("activity_gpu", &gpu) || !r.open("activity_busy", &busy) ||
+      !r.open("activity_device", &device) || !r.open("activity_device_busy", &deviceBusy))
     return std::nullopt;
   ActivityIndex::Parts p;
   p.calls = calls.column<EventId>("event", calls.rows());
@@ -255,8 +256,13 @@ std::optional<ActivityIndex> readActivity(Reader& r, size_t events) {
   p.busyStart = busy.column<int64_t>("start", busy.rows());
   p.busyEnd = busy.column<int64_t>("end", busy.rows());
   p.busyBefore = busy.column<int64_t>("before", busy.rows());
+  p.accelerator = device.meta("accelerator") == "1";
+  p.device = device.column<EventId>("event", device.rows());
+  p.devStart = deviceBusy.column<int64_t>("start", deviceBusy.rows());
+  p.devEnd = deviceBusy.column<int64_t>("end", deviceBusy.rows());
+  p.devBefore = deviceBusy.column<int64_t>("before", deviceBusy.rows());
   if (!r.error.empty()) return std::nullopt;
-  for (const Col<EventId>* c : {&p.calls, &p.gpu})
+  for (const Col<EventId>* c : {&p.calls, &p.gpu, &p.device})
     for (size_t k = 0; k < c->size(); k += std::max<size_t>(1, c->size() / kSamples))
       if ((*c)[k] >= events) return calls.fail("the activity index refers past the events"), std::nullopt;
   return ActivityIndex::fromParts(std::move(p));
@@ -338,6 +344,10 @@ std::optional<OpenedCache> open(const std::string& trace, const TraceKey& key, s
   if (!readExplanationRecords(ex.blob("records"), x.get()))
     return fail(r.error.empty() ? "explanation.arrow: damaged" : r.error);
   snap->explanation = std::move(x);
+  TableIn answer;
+  if (!r.open("answer", &answer)) return fail(r.error);
+  if (!readAnswerRecords(answer.blob("records"), &snap->answer))
+    return fail(r.error.empty() ? "answer.arrow: damaged" : r.error);
   // The trace's own metadata objects (a few KB of its JSON, kept in the store's records).
   snap->engine = readEngineRun(*shared);
   snap->record = readScriptRun(*shared);

@@ -255,6 +255,16 @@ void writeActivity(Writer& w, const ActivityIndex& x) {
   busy.addColumn("end", p.busyEnd);
   busy.addColumn("before", p.busyBefore);
   w.write(busy);
+  // Another accelerator's lanes (MTIA): every device activity by start and its union; empty without.
+  TableOut device("activity_device");
+  device.addColumn("event", p.device);
+  device.meta.emplace_back("accelerator", p.accelerator ? "1" : "0");
+  w.write(device);
+  TableOut deviceBusy("activity_device_busy");
+  deviceBusy.addColumn("start", p.devStart);
+  deviceBusy.addColumn("end", p.devEnd);
+  deviceBusy.addColumn("before", p.devBefore);
+  w.write(deviceBusy);
 }
 
 }  // namespace
@@ -294,6 +304,12 @@ WriteOutcome writeCache(const std::string& trace, const TraceKey& key, const Tra
     t.fields.push_back(::arrow::field("records", ::arrow::large_binary(), false));
     t.arrays.push_back(wrapBlob(records, &off));
     w.write(t);
+    const std::string answer = answerRecords(snap.answer.get());
+    std::vector<int64_t> answerOff;
+    TableOut a("answer");
+    a.fields.push_back(::arrow::field("records", ::arrow::large_binary(), false));
+    a.arrays.push_back(wrapBlob(answer, &answerOff));
+    w.write(a);
   };
   std::thread second;
   try {

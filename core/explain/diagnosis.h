@@ -53,17 +53,54 @@ struct StepWaits {
   int64_t spanNs() const { return endNs - startNs; }
 };
 
+// One piece of a cause's evidence: events of one kind and name that hold part of its time. Every moment
+// of a cause goes to one event at most (the innermost that the rule holding it names), so the items'
+// times add up to at most the cause's.
+struct EvidenceItem {
+  std::string kind;    // "call" (a runtime call), "copy", "allocator", "sync", "op", "region", "kernel",
+                       // "collective", "device_copy", "queued", "setup", "untraced" (the host between two
+                       // ops of a step, no event), "nothing" (no event anywhere)
+  std::string name;    // the call, op or kernel ("cudaMemcpyAsync (Pageable -> Device)"); for untraced and
+                       // nothing, what it is in words
+  uint64_t count = 0;  // events (or stretches, for untraced and nothing)
+  int64_t ns = 0;      // the cause's time they hold
+  double share = 0;    // ns over the cause's total
+  std::string detail;  // copies: direction, memory, sizes and how the call waited; set-up: what it is
+  std::vector<std::pair<std::string, uint64_t>> inside;  // allocator calls and copies: the ops they ran in
+  std::string where;            // the module or Python frame around them, when the trace records it
+  std::vector<EventId> events;  // the largest of them (at most 5)
+};
+
+// A fix the trace supports: its code (docs/explain-schema.md lists the table), what to do, and the
+// preconditions that held, with their numbers.
+struct Fix {
+  std::string code;
+  std::string text;
+  std::string because;
+};
+
+// Work that comes back every Nth step (a validation pass, a checkpoint): named, never set-up.
+struct PeriodicWork {
+  int every = 0;           // every Nth step
+  std::vector<int> steps;  // the indexes of the steps that hold it (into Diagnosis::steps)
+  int64_t extraNs = 0;     // median over them of their excess over the median of the other steps
+  std::vector<std::pair<std::string, int64_t>> what;  // what ran in them beyond the others ("evaluate()")
+  std::string text;  // "every 3rd step (iteration 3, 6, 9): evaluate() and save(), 18.3 ms more"
+};
+
 struct DiagnosedCause {
   Cause code = Cause::LittleWork;
-  int64_t totalNs = 0;             // over every step
-  double share = 0;                // of the steps' wall time, 0..1
-  StepSpread perStep;              // over the steps
-  int steps = 0;                   // steps where it holds time
-  std::string label;               // a few words: "launch-bound", "the DataLoader"
-  std::string text;                // one sentence with its numbers
-  std::string fix;                 // what to do about it ("" when nothing applies)
-  std::vector<EventId> evidence;   // the events that show it, largest first
-  std::vector<std::string> hints;  // fp32_no_tensor_cores, many_small_kernels
+  int64_t totalNs = 0;              // over every step
+  double share = 0;                 // of the steps' wall time, 0..1
+  StepSpread perStep;               // over the steps
+  int steps = 0;                    // steps where it holds time
+  std::string label;                // a few words: "launch-bound", "the DataLoader"
+  std::string text;                 // one sentence with its numbers
+  std::string fix;                  // what to do about it ("" when nothing applies)
+  std::vector<EventId> evidence;    // the events that show it, largest first
+  std::vector<std::string> hints;   // fp32_no_tensor_cores, many_small_kernels
+  std::vector<EvidenceItem> items;  // what holds its time, largest first (at most 8)
+  std::vector<Fix> fixes;           // the fixes whose preconditions hold (fixes.h); `fix` is the first's text
 };
 
 struct Diagnosis {
@@ -72,7 +109,15 @@ struct Diagnosis {
   std::vector<DiagnosedCause> minor;   // the rest with time (under 3% of the wall time), ranked
   std::string stepSource;  // where the steps came from: "profiler_steps", "engine", "optimizer_steps", "whole_trace"
   int64_t wallNs = 0;      // the steps' wall time added up
-  std::string headline;    // the first cause in one sentence with its fix ("" when no cause)
+  std::string headline;    // the first cause in one sentence, its largest evidence and its fix ("" when none)
+  // "" or "counter_profiling": CUPTI's range profiler replayed the kernels to read their counters; the
+  // trace's times are replay, not the program's.
+  std::string traceKind;
+  // The whole trace's window: the profiler's recorded span (with the events outside it, if any), not only
+  // the first to the last event (-1 when the trace has no profiler span).
+  int64_t recordStartNs = -1, recordEndNs = -1;
+  std::vector<std::string> notes;      // what the windows say of the recording (a step that outlives it)
+  std::vector<PeriodicWork> periodic;  // work that recurs every Nth step
   // The moments each cause took, by the rules (merged; before the first-step set-up correction, which
   // moves amounts, not moments): `why` says which of them a row's calls cover.
   Intervals moments[kCauseCount];

@@ -62,7 +62,8 @@ std::string syncJson(const EventStore& s, const SyncWait& w, std::set<EventId>& 
   return out + "]}";
 }
 
-std::string stepJson(const EventStore& s, const Explanation& an, const StepReport& st, std::set<EventId>& cited) {
+std::string stepJson(const EventStore& s, const Explanation& an, const StepReport& st, std::set<EventId>& cited,
+                     bool all) {
   std::string out = "{\"name\": " + jsonString(st.name) + ", \"wrapped\": " + (st.wrapped ? "true" : "false");
   out += ", \"event\": " + (st.event == kNoEvent ? std::string("null") : std::to_string(st.event));
   if (st.event != kNoEvent) cited.insert(st.event);
@@ -90,8 +91,11 @@ std::string stepJson(const EventStore& s, const Explanation& an, const StepRepor
            ", \"gpu_attributed_ns\": " + std::to_string(r.gpuAttributedNs) +
            ", \"launches\": " + std::to_string(r.launches) + "}";
   }
-  out += "], \"launches\": [";
-  for (size_t i = 0; i < st.launches.size(); ++i) {
+  // The launches themselves, the first kMaxJsonLaunchesPerStep of them (--all: every one): a step of a
+  // large model launches thousands, and their dump made explain's JSON twice as slow as `info`.
+  const size_t shown = all ? st.launches.size() : std::min(st.launches.size(), kMaxJsonLaunchesPerStep);
+  out += "], \"launches_total\": " + std::to_string(st.launches.size()) + ", \"launches\": [";
+  for (size_t i = 0; i < shown; ++i) {
     const Launch& l = st.launches[i];
     out += (i ? ", " : "") + std::string("{\"api\": ") +
            (l.launch == kNoEvent ? std::string("null") : jsonString(s.name(s.event(l.launch)))) +
@@ -159,9 +163,14 @@ std::string explainJson(const EventStore& s, const Explanation& a, const Explain
   out += ", \"partial\": " + (a.partial.empty() ? std::string("null") : jsonString(a.partial));
   out += ", \"diagnosis\": " + diagnosisJson(a.diagnosis);
   out += ", \"answer\": " + (opt.answerJson.empty() ? std::string("null") : opt.answerJson);
-  for (const DiagnosedCause& c : a.diagnosis.causes) cited.insert(c.evidence.begin(), c.evidence.end());
+  out += ", \"founding_answer\": " + (opt.foundingJson.empty() ? std::string("null") : opt.foundingJson);
+  for (const auto* list : {&a.diagnosis.causes, &a.diagnosis.minor})
+    for (const DiagnosedCause& c : *list) {
+      cited.insert(c.evidence.begin(), c.evidence.end());
+      for (const EvidenceItem& it : c.items) cited.insert(it.events.begin(), it.events.end());
+    }
   out += ", \"steps\": [";
-  for (size_t i = 0; i < a.steps.size(); ++i) out += (i ? ", " : "") + stepJson(s, a, a.steps[i], cited);
+  for (size_t i = 0; i < a.steps.size(); ++i) out += (i ? ", " : "") + stepJson(s, a, a.steps[i], cited, opt.all);
   out += "], \"sync_waits\": [";
   for (size_t i = 0; i < a.syncWaits.size(); ++i) out += (i ? ", " : "") + syncJson(s, a.syncWaits[i], cited);
   out += "], \"sync_groups\": [";
@@ -220,8 +229,9 @@ std::string explainText(const EventStore& s, const Explanation& a, const Explain
   if (!a.partial.empty())
     line("PARTIAL TRACE: " + a.partial +
          (s.meta().partial.empty() ? std::string() : " (work recorded after the cut is missing)"));
+  if (!opt.headline.empty()) line(opt.headline);
   if (!a.diagnosis.headline.empty()) {
-    line(a.diagnosis.headline);
+    if (opt.headline.empty()) line(a.diagnosis.headline);
     line("causes, ranked by the time at stake (" + std::to_string(a.diagnosis.steps.size()) + " step(s), " +
          spanDurationText(a.diagnosis.wallNs) + " of wall time):");
     for (size_t i = 0; i < a.diagnosis.causes.size() && i < (opt.all ? SIZE_MAX : 6); ++i) {

@@ -207,8 +207,10 @@ struct TraceSnapshot;
 // annotation, the top-level ops that no annotation covers).
 // `profilerStepsFirst`: a trace of our engine that also carries ProfilerStep#N (a multi-rank run's) is
 // explained by those, one per iteration, instead of the engine's four steps per iteration (the job view's).
+// `stepsOnly`: the steps with their figures and the diagnosis, nothing else (no regions, sync waits,
+// ledger or findings): what a rank's summary reads (core/ranks).
 Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep>* steps = nullptr,
-                         bool profilerStepsFirst = false);
+                         bool profilerStepsFirst = false, bool stepsOnly = false);
 
 // Pieces, for callers that need only one.
 std::vector<StepReport> findSteps(const EventStore& store, const std::vector<EngineStep>* steps, std::string* source);
@@ -219,6 +221,10 @@ std::vector<StepReport> findSteps(const EventStore& store, const std::vector<Eng
 void fillStepFigures(const EventStore& store, const ActivityIndex& index, StepReport& step,
                      int64_t scanEndNs = INT64_MAX);
 std::vector<SyncWait> findSyncWaits(const EventStore& store, const ActivityIndex& index);
+// The device copy a memcpy call queued (same correlation), or kNoEvent; a call's name with its copy's
+// direction and memory ("cudaMemcpyAsync (Pageable -> Device)"; other calls: their name).
+EventId copyOfCall(const EventStore& store, EventId call);
+std::string callLabel(const EventStore& store, EventId call);
 // What torch's sums say against what the GPU did; `engine` (may be null) gives the dropped-record count.
 Ledger computeLedger(const EventStore& store, const ActivityIndex& index, const KeyAverages& torchByName,
                      const KeyAverages& correctedByName, const EngineRun* engine);
@@ -229,14 +235,20 @@ std::vector<Verdict> findVerdicts(const EventStore& store, const ActivityIndex& 
 // Output bounds: by default the text has at most kMaxTextLines lines of at
 // most kMaxLineChars characters, and at most kMaxFindingsPerStep findings
 // per step and kMaxTraceFindings for the whole trace; the JSON keeps every
-// step, launch and sync wait but at most kMaxJsonVerdicts verdicts of at
-// most kMaxVerdictChars characters. `all` lifts every bound.
+// step and sync wait, the first kMaxJsonLaunchesPerStep launches of each step
+// (and their count) and at most kMaxJsonVerdicts verdicts of at most
+// kMaxVerdictChars characters. `all` lifts every bound.
 struct ExplainOutputOptions {
   bool all = false;
   // The attention block's answer table (core/snapshot/answer_table.h), built by the caller from the
   // snapshot: its lines follow the diagnosis in the text; its JSON is the "answer" key (null: none).
   std::vector<std::string> answerLines;
   std::string answerJson;
+  // The founding answer (core/snapshot/founding_answer.h) of any trace with steps: its JSON is the
+  // "founding_answer" key (null: none). `headline`, when set (an engine run on the CPU), opens the
+  // text in place of the diagnosis's headline, which then heads the ranked causes.
+  std::string foundingJson;
+  std::string headline;
 };
 inline constexpr size_t kMaxTextLines = 200;
 inline constexpr size_t kMaxLineChars = 400;
@@ -244,6 +256,7 @@ inline constexpr size_t kMaxFindingsPerStep = 10;
 inline constexpr size_t kMaxTraceFindings = 20;
 inline constexpr size_t kMaxJsonVerdicts = 100;
 inline constexpr size_t kMaxVerdictChars = 1000;
+inline constexpr size_t kMaxJsonLaunchesPerStep = 50;
 
 std::string explainText(const EventStore& store, const Explanation& a, const ExplainOutputOptions& opt = {});
 std::string explainJson(const EventStore& store, const Explanation& a, const ExplainOutputOptions& opt = {});

@@ -15,6 +15,7 @@
 #include "core/explain/explanation.h"
 #include "core/run/engine_run.h"
 #include "core/snapshot/trace_snapshot.h"
+#include "core/store/device_activity.h"
 #include "core/store/work_counters.h"
 #include "core/tables/attribution.h"
 
@@ -200,6 +201,8 @@ WorkKind workKind(const EventStore& s, EventId gpu) {
   if (e.family == Family::GpuMemcpy) return WorkKind::Memcpy;
   if (e.family == Family::GpuMemset) return WorkKind::Memset;
   std::string_view n = s.name(e);
+  // Another accelerator's device work (device_activity.h): its DMA transfers are copies.
+  if (e.family == Family::Other && isAcceleratorCopy(n)) return WorkKind::Memcpy;
   for (size_t i = 0; i + 4 <= n.size(); ++i) {
     const auto lower = [&](size_t k) { return static_cast<char>(n[i + k] | 0x20); };
     if ((lower(0) == 'n' || lower(0) == 'r') && lower(1) == 'c' && lower(2) == 'c' && lower(3) == 'l')
@@ -426,7 +429,8 @@ std::vector<SyncGroup> groupSyncWaits(const EventStore& s, std::vector<SyncWait>
 
 }  // namespace
 
-Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep>* steps, bool profilerStepsFirst) {
+Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep>* steps, bool profilerStepsFirst,
+                         bool stepsOnly) {
   workCounters().explanations++;
   const EventStore& s = *snap.store;
   Explanation a;
@@ -492,8 +496,13 @@ Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep
     StepReport& st = a.steps[i];
     const int64_t next = i + 1 < a.steps.size() ? a.steps[i + 1].hostStartNs : INT64_MAX;
     fillStepFigures(s, snap.index, st, next);
+    if (stepsOnly) continue;
     st.regions = regionsOf(s, st);
     for (Region& r : st.regions) fillRegionFigures(s, snap.index, r);
+  }
+  if (stepsOnly) {
+    a.diagnosis = diagnose(s, a);
+    return a;
   }
   fillSpillIn(s, snap.index, a.steps);
   a.syncWaits = findSyncWaits(s, snap.index);

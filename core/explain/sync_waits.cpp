@@ -25,38 +25,41 @@ bool isMemcpyApi(std::string_view n) {
   return n.starts_with("cudaMemcpy") || n.starts_with("cuMemcpy") || n.starts_with("hipMemcpy");
 }
 
-// The GPU copy a memcpy call queued, or kNoEvent.
-EventId copyOf(const EventStore& s, const Event& call) {
-  if (call.correlation <= 0) return kNoEvent;
-  for (EventId id : s.byCorrelation(call.correlation))
-    if (s.event(id).family == Family::GpuMemcpy) return id;
-  return kNoEvent;
-}
-
 // Synchronizing: the sync APIs, synchronous memcpy (no "Async"), and async
 // copies to pageable host memory (the runtime waits for them).
-bool isSynchronizing(const EventStore& s, const Event& e) {
+bool isSynchronizing(const EventStore& s, EventId id) {
+  const Event& e = s.event(id);
   if (e.family != Family::CudaRuntime && e.family != Family::CudaDriver) return false;
   const std::string_view n = s.name(e);
   if (isSyncApi(n)) return true;
   if (!isMemcpyApi(n)) return false;
   if (n.find("Async") == std::string_view::npos) return true;
-  const EventId c = copyOf(s, e);
+  const EventId c = copyOfCall(s, id);
   return c != kNoEvent && s.name(s.event(c)).find("-> Pageable") != std::string_view::npos;
 }
 
-// "cudaMemcpyAsync (Pageable -> Device)": a call with its copy's direction.
+}  // namespace
+
+EventId copyOfCall(const EventStore& s, EventId call) {
+  const Event& e = s.event(call);
+  if (e.correlation <= 0) return kNoEvent;
+  for (EventId id : s.byCorrelation(e.correlation))
+    if (s.event(id).family == Family::GpuMemcpy) return id;
+  return kNoEvent;
+}
+
 std::string callLabel(const EventStore& s, EventId id) {
-  const Event& e = s.event(id);
-  std::string label(s.name(e));
+  std::string label(s.name(s.event(id)));
   if (!isMemcpyApi(label)) return label;
-  const EventId c = copyOf(s, e);
+  const EventId c = copyOfCall(s, id);
   if (c == kNoEvent) return label;
   const std::string_view cn = s.name(s.event(c));
   const size_t open = cn.find('(');
   if (open != std::string_view::npos) label += " " + std::string(cn.substr(open));
   return label;
 }
+
+namespace {
 
 // The runtime call just before `id` under the same parent, if it is a copy.
 EventId precedingCopyCall(const EventStore& s, EventId id) {
@@ -117,7 +120,8 @@ std::vector<SyncWait> findSyncWaits(const EventStore& s, const ActivityIndex& in
   std::vector<SyncWait> out;
   for (EventId i = 0; i < s.events().size(); ++i) {
     const Event& e = s.event(i);
-    if (!isSynchronizing(s, e)) continue;
+    if (!isSynchronizing(s, i)) continue;
+
     SyncWait w;
     w.ev = i;
     w.api = callLabel(s, i);

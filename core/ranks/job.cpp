@@ -1,14 +1,17 @@
-// Opening a job: which files, which rank each is, what is missing, doubled or mixed; then the
-// analysis in order (job_match.cpp, job_stragglers.cpp).
+// Opening a job: which files, which rank each is, what is missing or mixed, which file to use for a
+// rank claimed twice and whether a folder holds two jobs, the process groups merged across ranks; then
+// the analysis in order (job_match.cpp, job_waits.cpp, job_stragglers.cpp, job_headline.cpp).
 #include "core/ranks/job.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "core/ranks/job_internal.h"
 #include "core/ranks/summary_cache.h"
+#include "core/text/duration.h"
 
 namespace attnscope::ranks {
 
@@ -28,13 +31,103 @@ std::string rankList(const std::vector<int64_t>& v) {
   return s;
 }
 
-std::string pgConfigText(const std::vector<ProcessGroupConfig>& pgs) {
+std::string fileList(const std::vector<RankSummary>& all, const std::vector<size_t>& idx) {
   std::string s;
-  for (const ProcessGroupConfig& p : pgs) {
-    s += (s.empty() ? "" : "; ") + std::string("'") + p.name + "' of " + std::to_string(p.size) + " ranks [" +
-         rankList(p.ranks) + "]";
+  for (size_t i : idx) s += (s.empty() ? "" : ", ") + all[i].file;
+  return s;
+}
+
+// Two files whose time windows lie this far apart are not of one run (the hosts of one job keep their
+// clocks far closer; two runs of a job are seconds apart at the least).
+constexpr int64_t kSameRunSlackNs = 2'000'000'000;
+
+bool overlaps(const RankSummary& a, int64_t lo, int64_t hi) {
+  return a.traceStartNs <= hi + kSameRunSlackNs && a.traceEndNs + kSameRunSlackNs >= lo;
+}
+
+// The files as runs: those whose windows overlap (with the slack) are one run.
+std::vector<std::vector<size_t>> runsOf(const std::vector<RankSummary>& s, const std::vector<size_t>& idx) {
+  std::vector<size_t> order = idx;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return s[a].traceStartNs < s[b].traceStartNs; });
+  std::vector<std::vector<size_t>> runs;
+  int64_t end = 0;
+  for (size_t i : order) {
+    if (runs.empty() || s[i].traceStartNs > end + kSameRunSlackNs) {
+      runs.push_back({});
+      end = s[i].traceEndNs;
+    }
+    runs.back().push_back(i);
+    end = std::max(end, s[i].traceEndNs);
   }
-  return s.empty() ? "none" : s;
+  return runs;
+}
+
+bool sameTrace(const RankSummary& a, const RankSummary& b) {
+  if (a.traceStartNs != b.traceStartNs || a.traceEndNs != b.traceEndNs) return false;
+  if (a.collectives.size() != b.collectives.size() || a.steps.size() != b.steps.size()) return false;
+  for (size_t k = 0; k < a.collectives.size(); ++k)
+    if (a.collectives[k].arrivalNs != b.collectives[k].arrivalNs || a.collectives[k].endNs != b.collectives[k].endNs)
+      return false;
+  return true;
+}
+
+std::string apart(int64_t ns) {
+  const double s = static_cast<double>(ns < 0 ? -ns : ns) / 1e9;
+  char b[64];
+  if (s >= 7200)
+    std::snprintf(b, sizeof b, "%.1f h", s / 3600);
+  else if (s >= 120)
+    std::snprintf(b, sizeof b, "%.0f min", s / 60);
+  else
+    std::snprintf(b, sizeof b, "%.0f s", s);
+  return b;
+}
+
+// A rank claimed by several files: the one to use, or none (with the reason in `why`).
+std::optional<size_t> chooseFile(const std::vector<RankSummary>& all, const std::vector<size_t>& idx,
+                                 const std::vector<size_t>& others, std::string* why) {
+  bool copies = true;
+  for (size_t i : idx) copies = copies && sameTrace(all[i], all[idx.front()]);
+  if (copies) {
+    *why = "the files are copies of one trace (the same events): " + all[idx.front()].file + " is used";
+    return idx.front();
+  }
+  // The others' run: the one whose time fits it is this job's.
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (size_t o : others) lo = std::min(lo, all[o].traceStartNs), hi = std::max(hi, all[o].traceEndNs);
+  std::vector<size_t> fit;
+  if (!others.empty())
+    for (size_t i : idx)
+      if (overlaps(all[i], lo, hi)) fit.push_back(i);
+  if (fit.size() == 1) {
+    std::string away;
+    for (size_t i : idx)
+      if (i != fit.front())
+        away += (away.empty() ? "" : "; ") + all[i].file + " ran " + apart(all[i].traceStartNs - lo) +
+                (all[i].traceStartNs < lo ? " before" : " after") + " them";
+    *why = all[fit.front()].file + " is used: its time matches the other ranks' traces (" + away + ")";
+    return fit.front();
+  }
+  // Both in the others' time: the one whose collectives match the others' count.
+  std::map<size_t, int> counts;
+  for (size_t o : others) counts[all[o].collectives.size()]++;
+  size_t usual = 0;
+  int most = 0;
+  for (const auto& [n, k] : counts)
+    if (k > most) usual = n, most = k;
+  std::vector<size_t> same;
+  for (size_t i : (fit.empty() ? idx : fit))
+    if (most > 0 && all[i].collectives.size() == usual) same.push_back(i);
+  if (same.size() == 1) {
+    *why = all[same.front()].file + " is used: it issued " + std::to_string(usual) +
+           " collectives as the other ranks did (the other file " +
+           std::to_string(all[(same.front() == idx.front() ? idx.back() : idx.front())].collectives.size()) + ")";
+    return same.front();
+  }
+  *why =
+      "the files differ and both fit the job (same time and collectives): which one is this job's rank cannot "
+      "be told, so the job is analysed without it";
+  return std::nullopt;
 }
 
 }  // namespace
@@ -94,37 +187,133 @@ JobReport openJob(const std::vector<std::string>& files, const ReaderLimits& lim
   return analyzeJob(std::move(summaries));
 }
 
-JobReport analyzeJob(std::vector<RankSummary> summaries) {
-  JobReport r;
-  // Ranks: from distributedInfo or the file name; none, or one claimed twice, is said and left out.
-  std::map<int64_t, std::vector<size_t>> byRank;
-  for (size_t i = 0; i < summaries.size(); ++i) {
-    if (summaries[i].rank < 0) {
-      r.findings.push_back({"unknown_rank",
-                            summaries[i].file +
-                                ": no rank (no distributedInfo.rank, and the file name has no rank-N, rankN or "
-                                "workerN): left out",
-                            {}});
+namespace {
+
+// Which summaries are the job: ranks known, one file per rank, one run. Fills findings.
+std::vector<RankSummary> chooseRanks(std::vector<RankSummary> all, JobReport& r) {
+  std::vector<size_t> known;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i].rank >= 0) {
+      known.push_back(i);
       continue;
     }
-    byRank[summaries[i].rank].push_back(i);
+    r.findings.push_back({"unknown_rank",
+                          all[i].file + ": no rank (no distributedInfo.rank, and the file name has no rank-N, rankN or "
+                                        "workerN): left out",
+                          {}});
   }
+  std::map<int64_t, std::vector<size_t>> byRank;
+  for (size_t i : known) byRank[all[i].rank].push_back(i);
+  bool doubled = false;
+  for (const auto& [rank, idx] : byRank) doubled = doubled || idx.size() > 1;
+  // Two jobs in one folder: ranks claimed twice, and the files fall into runs far apart in time.
+  if (doubled) {
+    // Runs of two ranks or more are jobs; a lone file far from the others is a rank's stray file (below).
+    std::vector<std::vector<size_t>> runs;
+    for (auto& run : runsOf(all, known)) {
+      std::set<int64_t> rs;
+      for (size_t i : run) rs.insert(all[i].rank);
+      if (rs.size() >= 2) runs.push_back(std::move(run));
+    }
+    if (runs.size() > 1) {
+      std::vector<std::pair<std::pair<size_t, int64_t>, size_t>> score;  // ((ranks, start), run)
+      for (size_t k = 0; k < runs.size(); ++k) {
+        std::set<int64_t> rs;
+        for (size_t i : runs[k]) rs.insert(all[i].rank);
+        score.push_back({{rs.size(), all[runs[k].front()].traceStartNs}, k});
+      }
+      std::sort(score.begin(), score.end());
+      const size_t pick = score.back().second;
+      std::string text = "these files hold " + std::to_string(runs.size()) + " runs far apart in time: ";
+      std::vector<int64_t> dropped;
+      for (size_t k = 0; k < runs.size(); ++k) {
+        std::set<int64_t> rs;
+        for (size_t i : runs[k]) rs.insert(all[i].rank);
+        text += (k ? "; " : "") + std::string(k == pick ? "analysed: " : "left out: ") + "ranks " +
+                rankRuns({rs.begin(), rs.end()}) + " (" + std::to_string(runs[k].size()) +
+                " files: " + fileList(all, runs[k]) + ")" +
+                (k == pick ? ""
+                           : ", " + apart(all[runs[k].front()].traceStartNs - all[runs[pick].front()].traceStartNs) +
+                                 (all[runs[k].front()].traceStartNs < all[runs[pick].front()].traceStartNs ? " before"
+                                                                                                           : " after"));
+        if (k != pick)
+          for (size_t i : runs[k]) dropped.push_back(all[i].rank);
+      }
+      r.findings.push_back({"two_jobs", text, dropped});
+      byRank.clear();
+      for (size_t i : runs[pick]) byRank[all[i].rank].push_back(i);
+    }
+  }
+  std::vector<size_t> singles;
+  for (const auto& [rank, idx] : byRank)
+    if (idx.size() == 1) singles.push_back(idx.front());
   std::vector<RankSummary> kept;
   for (auto& [rank, idx] : byRank) {
-    if (idx.size() > 1) {
-      std::string files;
-      for (size_t i : idx) files += (files.empty() ? "" : ", ") + summaries[i].file;
-      r.findings.push_back({"duplicate_rank",
-                            "rank " + std::to_string(rank) + " is claimed by " + std::to_string(idx.size()) +
-                                " files (" + files + "): none of them is analysed",
-                            {rank}});
+    if (idx.size() == 1) {
+      kept.push_back(std::move(all[idx.front()]));
       continue;
     }
-    kept.push_back(std::move(summaries[idx.front()]));
+    std::string why;
+    const auto use = chooseFile(all, idx, singles, &why);
+    r.findings.push_back({"duplicate_rank",
+                          "rank " + std::to_string(rank) + " is claimed by " + std::to_string(idx.size()) + " files (" +
+                              fileList(all, idx) + "): " + why,
+                          {rank}});
+    if (use) kept.push_back(std::move(all[*use]));
   }
-  r.ranks = std::move(kept);
+  return kept;
+}
 
-  // World size and process groups: they must agree.
+// The process groups over every rank's pg_config: each group once, with its members. A group listed
+// with different members on two ranks, or a default group whose size is not the world size, is said.
+void mergeGroups(JobReport& r) {
+  std::map<std::string, std::pair<GroupInfo, int64_t>> byName;  // name -> (group, the rank that listed it)
+  for (const RankSummary& s : r.ranks)
+    for (const ProcessGroupConfig& p : s.dist.pgConfig) {
+      auto it = byName.find(p.name);
+      if (it == byName.end()) {
+        byName[p.name] = {GroupInfo{p.name, p.desc, p.ranks, true}, s.rank};
+        continue;
+      }
+      if (it->second.first.ranks != p.ranks)
+        r.findings.push_back({"mixed_job",
+                              "process group '" + p.name + "' has ranks [" + rankList(it->second.first.ranks) +
+                                  "] on rank " + std::to_string(it->second.second) + " but [" + rankList(p.ranks) +
+                                  "] on rank " + std::to_string(s.rank) + " (" + s.file + ")",
+                              {it->second.second, s.rank}});
+    }
+  for (auto& [name, g] : byName) {
+    const bool isDefault = g.first.desc == "default_pg" || (g.first.desc.empty() && name == "0");
+    if (isDefault && r.worldSize > 0 && static_cast<int64_t>(g.first.ranks.size()) != r.worldSize)
+      r.findings.push_back({"mixed_job",
+                            "the default process group '" + name + "' has " + std::to_string(g.first.ranks.size()) +
+                                " ranks but the world size is " + std::to_string(r.worldSize),
+                            {}});
+    r.groups.push_back(std::move(g.first));
+  }
+}
+
+}  // namespace
+
+std::string rankRuns(std::vector<int64_t> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  std::string s;
+  for (size_t i = 0; i < v.size();) {
+    size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    s += (s.empty() ? "" : ", ") + std::to_string(v[i]);
+    if (j > i) s += (j == i + 1 ? ", " : "-") + std::to_string(v[j]);
+    i = j + 1;
+  }
+  return s;
+}
+
+JobReport analyzeJob(std::vector<RankSummary> summaries) {
+  JobReport r;
+  r.ranks = chooseRanks(std::move(summaries), r);
+  std::sort(r.ranks.begin(), r.ranks.end(), [](const RankSummary& a, const RankSummary& b) { return a.rank < b.rank; });
+  // World size: the ranks must agree.
   std::map<int64_t, std::vector<int64_t>> worlds;
   std::map<std::string, std::vector<int64_t>> backends;
   for (const RankSummary& s : r.ranks) {
@@ -143,27 +332,16 @@ JobReport analyzeJob(std::vector<RankSummary> summaries) {
   }
   if (!worlds.empty()) r.worldSize = worlds.rbegin()->first;
   if (!backends.empty()) r.backend = backends.begin()->first;
-  const RankSummary* withPg = nullptr;
-  for (const RankSummary& s : r.ranks)
-    if (s.dist.hasPgConfig) {
-      if (!withPg) {
-        withPg = &s;
-      } else if (s.dist.pgConfig != withPg->dist.pgConfig) {
-        r.findings.push_back({"mixed_job",
-                              "process groups differ: rank " + std::to_string(withPg->rank) + " (" + withPg->file +
-                                  ") has " + pgConfigText(withPg->dist.pgConfig) + ", rank " + std::to_string(s.rank) +
-                                  " (" + s.file + ") has " + pgConfigText(s.dist.pgConfig),
-                              {withPg->rank, s.rank}});
-        break;
-      }
-    }
   if (r.worldSize < 0 && !r.ranks.empty()) r.worldSize = r.ranks.back().rank + 1;
+  mergeGroups(r);
+  std::set<int64_t> present;
+  for (const RankSummary& s : r.ranks) present.insert(s.rank);
   std::vector<int64_t> missing;
   for (int64_t k = 0; k < r.worldSize && missing.size() < 1000; ++k)
-    if (!byRank.count(k)) missing.push_back(k);
+    if (!present.count(k)) missing.push_back(k);
   if (!missing.empty())
     r.findings.push_back({"missing_ranks",
-                          "rank(s) " + rankList(missing) + " of world size " + std::to_string(r.worldSize) +
+                          "rank(s) " + rankRuns(missing) + " of world size " + std::to_string(r.worldSize) +
                               " have no trace here: what they did is unknown",
                           missing});
   for (const RankSummary& s : r.ranks)
@@ -179,14 +357,14 @@ JobReport analyzeJob(std::vector<RankSummary> summaries) {
   if (r.ranks.size() >= 2) {
     matchCollectives(r);
     estimateClock(r);
-    findStragglers(r);
-    findHangs(r);
   } else {
     r.clock.method = "none: fewer than two ranks";
     for (const RankSummary& s : r.ranks) r.clock.ranks.push_back({.rank = s.rank});
     if (!r.ranks.empty()) r.clock.referenceRank = r.ranks.front().rank;
-    findStragglers(r);
   }
+  findStragglers(r, modelWaits(r));
+  findHangs(r);
+  noteTruncations(r);
   writeHeadline(r);
   return r;
 }

@@ -1,6 +1,6 @@
 // Matching every collective across ranks (by Comms Id, else process group and Seq, else the order per
-// process group checked against name and size), and the ranks' clock offsets from the matched
-// collectives' ends.
+// process group checked against name and size), each group with its members as the job's merged
+// process groups list them.
 #include <cmath>
 #include <map>
 #include <set>
@@ -229,13 +229,12 @@ void matchCollectives(JobReport& r) {
       if (std::find(g.members.begin(), g.members.end(), i) == g.members.end()) g.members.push_back(i);
     }
   for (auto& [name, g] : groups) {
-    for (const RankSummary& s : r.ranks)
-      for (const ProcessGroupConfig& pc : s.dist.pgConfig)
-        if (pc.name == name)
-          for (int64_t rank : pc.ranks)
-            for (size_t i = 0; i < r.ranks.size(); ++i)
-              if (r.ranks[i].rank == rank && std::find(g.members.begin(), g.members.end(), i) == g.members.end())
-                g.members.push_back(i);
+    for (const GroupInfo& gi : r.groups)
+      if (gi.name == name)
+        for (int64_t rank : gi.ranks)
+          for (size_t i = 0; i < r.ranks.size(); ++i)
+            if (r.ranks[i].rank == rank && std::find(g.members.begin(), g.members.end(), i) == g.members.end())
+              g.members.push_back(i);
     std::sort(g.members.begin(), g.members.end());
     g.collectives.resize(g.members.size());
     bool allIds = true, allSeq = !g.inferred;
@@ -261,69 +260,6 @@ void matchCollectives(JobReport& r) {
     }
     r.matchMethods += (r.matchMethods.empty() ? "" : "; ") + std::string("group '") + name + "': " + how;
   }
-}
-
-// Below this an offset is not applied: older Kineto traces have 1 us timestamps, and a shift of a few
-// microseconds changes no figure reported here.
-constexpr int64_t kMinShiftNs = 10'000;
-
-void estimateClock(JobReport& r) {
-  const size_t n = r.ranks.size();
-  r.clock.ranks.assign(n, {});
-  for (size_t i = 0; i < n; ++i) r.clock.ranks[i].rank = r.ranks[i].rank;
-  r.clock.referenceRank = n ? r.ranks.front().rank : -1;
-  // Collectives that ran to their end on every rank: they end together (the last participant arrives,
-  // then all finish within the time the last transfer takes).
-  std::vector<const MatchedCollective*> use;
-  for (const MatchedCollective& m : r.matched) {
-    bool ok = m.parts.size() >= 2;
-    for (const Part& p : m.parts) ok = ok && !collectiveOf(r, p).cut;
-    if (ok) use.push_back(&m);
-  }
-  std::vector<int64_t> off(n, 0);
-  std::vector<std::vector<int64_t>> diffs(n);
-  for (int pass = 0; pass < 3; ++pass) {
-    for (auto& d : diffs) d.clear();
-    for (const MatchedCollective* m : use) {
-      std::vector<int64_t> ends;
-      for (const Part& p : m->parts) ends.push_back(collectiveOf(r, p).endNs - off[p.first]);
-      const int64_t med = medianOf(ends);
-      for (const Part& p : m->parts) diffs[p.first].push_back(collectiveOf(r, p).endNs - med);
-    }
-    for (size_t i = 0; i < n; ++i) off[i] = medianOf(diffs[i]);
-  }
-  const int64_t ref = n ? off[0] : 0;
-  std::vector<double> se(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    std::vector<int64_t> dev;
-    for (int64_t d : diffs[i]) dev.push_back(std::llabs(d - off[i]));
-    const double sigma = 1.4826 * static_cast<double>(medianOf(dev));
-    const size_t k = diffs[i].size();
-    se[i] = k ? 1.2533 * sigma / std::sqrt(static_cast<double>(k)) : 0;
-    r.clock.ranks[i].spreadNs = static_cast<int64_t>(sigma);
-    r.clock.ranks[i].collectives = static_cast<int>(k);
-  }
-  for (size_t i = 0; i < n; ++i) {
-    RankClock& c = r.clock.ranks[i];
-    c.estimateNs = off[i] - ref;
-    c.uncertaintyNs = i == 0 ? 0 : static_cast<int64_t>(std::sqrt(se[i] * se[i] + se[0] * se[0]));
-    c.appliedNs =
-        (i > 0 && c.collectives > 0 && std::llabs(c.estimateNs) > std::max<int64_t>(3 * c.uncertaintyNs, kMinShiftNs))
-            ? c.estimateNs
-            : 0;
-    if (c.collectives == 0 && i > 0)
-      r.findings.push_back({"note",
-                            "rank " + std::to_string(c.rank) +
-                                ": no collective it shares with the others ran to its end, so its clock cannot be "
-                                "aligned: its times are taken as they are",
-                            {c.rank}});
-  }
-  r.clock.method = "median over " + std::to_string(use.size()) +
-                   " matched collectives of each rank's end minus the collective's median end across ranks, "
-                   "relative to rank " +
-                   std::to_string(r.clock.referenceRank) +
-                   "; an offset is applied only where it exceeds 3x its uncertainty (the standard error of that "
-                   "median) and 10 us";
 }
 
 }  // namespace attnscope::ranks

@@ -1,446 +1,406 @@
-// On the aligned clock: who arrived last at each matched collective and by how much, each rank's
-// steps with the time it waited for the last arriver, the stragglers with what they were doing
-// before they arrived, the hangs, and the headline.
+// Stragglers from the model's late sets (job_waits.cpp): a rank, or a set of ranks late together, whose
+// imposed wait stood out of the jitter in some steps, with what it was doing before it arrived that the
+// others were not (a region that took longer, its work, a collective of its own group that ran long, a
+// late start on the device), what it cost the job, and the fix that fits.
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 
 #include "core/ranks/job_internal.h"
-#include "core/store/intervals.h"
+#include "core/ranks/ranks_util.h"
 #include "core/text/duration.h"
 
 namespace attnscope::ranks {
 
 namespace {
 
-std::string rankList(const std::vector<int64_t>& v) {
-  std::string s;
-  for (int64_t x : v) s += (s.empty() ? "" : ", ") + std::to_string(x);
-  return s;
-}
-
 std::string ms(int64_t ns) { return spanDurationText(ns); }
 
-int64_t percentile(std::vector<int64_t> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double at = q * static_cast<double>(v.size() - 1);
-  const size_t lo = static_cast<size_t>(at);
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + static_cast<int64_t>((at - static_cast<double>(lo)) * static_cast<double>(v[hi] - v[lo]));
+std::string pct(double share) {
+  char b[32];
+  std::snprintf(b, sizeof b, share < 0.1 ? "%.1f%%" : "%.0f%%", 100 * share);
+  return b;
 }
 
-std::string collectiveWords(const std::string& name, const std::string& dims, int index, const std::string& pg) {
-  std::string s = name;
-  if (!dims.empty()) s += " " + dims;
-  return s + " #" + std::to_string(index) + " on process group '" + pg + "'";
-}
-
-int64_t activityNs(const std::vector<Activity>& v, const std::string& name) {
-  for (const Activity& a : v)
-    if (a.name == name) return a.ns;
-  return 0;
-}
-
-// Why rank `mine` arrived late at `m`: a region it spent longer in than the others, before arriving.
-struct Reason {
-  std::string region;
-  int64_t mineNs = 0, othersNs = 0, excessNs = 0;
-  double workRatio = 0;
-  int64_t workNs = 0, othersWorkNs = 0;
-  int64_t startDelayNs = 0, othersStartDelayNs = 0;
+// What a rank did before arriving at its collective `c`, from its step's first collective on: the
+// regions by name, the work (its own time, not waiting), and its start delay at `c`.
+struct Before {
+  std::map<std::string, int64_t> regions;
+  int64_t workNs = 0, startDelayNs = 0;
 };
 
-Reason reasonFor(const JobReport& r, const MatchedCollective& m, size_t mine) {
+Before beforeOf(const RankSummary& s, size_t c) {
+  Before b;
+  const Collective& at = s.collectives[c];
+  for (size_t k = 0; k <= c; ++k) {
+    const Collective& x = s.collectives[k];
+    if (x.step != at.step) continue;
+    for (const Activity& a : x.before) b.regions[a.name] += a.ns;
+    b.workNs += x.arrivalNs - x.beforeFromNs;
+  }
+  b.startDelayNs = at.arrivalNs - at.issueNs;
+  return b;
+}
+
+struct Reason {
+  std::string cause = "unknown", region, group;
+  int64_t mineNs = 0, othersNs = 0;
+  double ratio = 0;
+};
+
+// The parallel instances of matched collective k (itself included): same step, place, name and size.
+std::vector<size_t> instancesOf(const JobReport& r, size_t k) {
+  const MatchedCollective& m = r.matched[k];
+  std::vector<size_t> out;
+  for (size_t q = 0; q < r.matched.size(); ++q) {
+    const MatchedCollective& o = r.matched[q];
+    if (o.stepIndex == m.stepIndex && o.slot == m.slot && o.name == m.name && o.nelems == m.nelems &&
+        o.dims == m.dims && o.parts.size() == m.parts.size())
+      out.push_back(q);
+  }
+  return out;
+}
+
+// Rank i's collectives of the step before its part in k: the one that ran longest after its last member
+// arrived, against the same collective on the other groups' instances; a slow link when that excess is
+// half the lateness or more.
+bool slowCollective(const JobReport& r, size_t i, size_t k, int64_t late, Reason* why) {
+  const MatchedCollective& m = r.matched[k];
+  size_t mine = SIZE_MAX;
+  for (const Part& p : m.parts)
+    if (p.first == i) mine = p.second;
+  if (mine == SIZE_MAX) return false;
+  const std::vector<Collective>& cs = r.ranks[i].collectives;
+  auto runs = [&](const MatchedCollective& x) {
+    std::vector<int64_t> ends;
+    for (const Part& p : x.parts) ends.push_back(alignedEnd(r, p));
+    return medianOf(ends) - x.lastArrivalNs;
+  };
+  int64_t bestExcess = 0;
+  for (size_t c = mine; c-- > 0 && cs[c].step == cs[mine].step;) {
+    for (size_t q = 0; q < r.matched.size(); ++q) {
+      const MatchedCollective& pm = r.matched[q];
+      bool has = false;
+      for (const Part& p : pm.parts) has = has || (p.first == i && p.second == c);
+      if (!has) continue;
+      std::vector<int64_t> others;
+      for (size_t o : instancesOf(r, q))
+        if (o != q) others.push_back(runs(r.matched[o]));
+      if (others.empty()) break;
+      const int64_t own = runs(pm), usual = medianOf(others);
+      if (own - usual > bestExcess) {
+        bestExcess = own - usual;
+        why->group = pm.pg;
+        why->mineNs = own;
+        why->othersNs = usual;
+      }
+      break;
+    }
+  }
+  if (2 * bestExcess < late) return false;
+  why->cause = "slow_collective";
+  return true;
+}
+
+Reason reasonFor(const JobReport& r, const LateSet& s, size_t i) {
   Reason why;
-  const Collective* me = nullptr;
-  std::vector<const Collective*> others;
-  for (const Part& p : m.parts) {
-    if (p.first == mine)
-      me = &collectiveOf(r, p);
-    else
-      others.push_back(&collectiveOf(r, p));
+  // The member's first collective of the step where it was a culprit.
+  size_t k = s.origin, c = SIZE_MAX;
+  for (size_t q : s.collectives) {
+    for (const Part& p : r.matched[q].parts)
+      if (p.first == i) c = p.second;
+    if (c != SIZE_MAX) {
+      k = q;
+      break;
+    }
   }
-  if (!me) return why;
-  for (const Activity& a : me->before) {
+  if (c == SIZE_MAX) return why;
+  if (slowCollective(r, i, k, s.lateNs, &why)) return why;
+  const Before mine = beforeOf(r.ranks[i], c);
+  std::vector<Before> others;
+  for (size_t q : instancesOf(r, k))
+    for (const Part& p : r.matched[q].parts)
+      if (!std::binary_search(s.members.begin(), s.members.end(), p.first))
+        others.push_back(beforeOf(r.ranks[p.first], p.second));
+  if (others.empty()) return why;
+  int64_t best = 0;
+  for (const auto& [name, ns] : mine.regions) {
     std::vector<int64_t> o;
-    for (const Collective* c : others) o.push_back(activityNs(c->before, a.name));
+    for (const Before& b : others) {
+      const auto it = b.regions.find(name);
+      o.push_back(it == b.regions.end() ? 0 : it->second);
+    }
     const int64_t med = medianOf(o);
-    if (a.ns - med > why.excessNs) why = {a.name, a.ns, med, a.ns - med};
+    if (ns - med > best) best = ns - med, why.region = name, why.mineNs = ns, why.othersNs = med;
   }
+  if (!why.region.empty() && 2 * best >= s.lateNs) {
+    why.cause = "slow_region";
+    return why;
+  }
+  why.region.clear();
   std::vector<int64_t> work, delay;
-  for (const Collective* c : others) {
-    work.push_back(c->arrivalNs - c->beforeFromNs);
-    delay.push_back(c->arrivalNs - c->issueNs);
+  for (const Before& b : others) work.push_back(b.workNs), delay.push_back(b.startDelayNs);
+  const int64_t usualWork = medianOf(work);
+  if (usualWork > 0 && 2 * (mine.workNs - usualWork) >= s.lateNs) {
+    why.cause = "slow_work";
+    why.mineNs = mine.workNs;
+    why.othersNs = usualWork;
+    why.ratio = static_cast<double>(mine.workNs) / static_cast<double>(usualWork);
+    return why;
   }
-  why.workNs = me->arrivalNs - me->beforeFromNs;
-  why.othersWorkNs = medianOf(work);
-  why.workRatio = why.othersWorkNs > 0 ? static_cast<double>(why.workNs) / static_cast<double>(why.othersWorkNs) : 0;
-  why.startDelayNs = me->arrivalNs - me->issueNs;
-  why.othersStartDelayNs = medianOf(delay);
+  if (2 * (mine.startDelayNs - medianOf(delay)) >= s.lateNs) {
+    why.cause = "late_start";
+    why.mineNs = mine.startDelayNs;
+    why.othersNs = medianOf(delay);
+  }
   return why;
 }
 
+bool looksLikeDataLoading(const std::string& n) {
+  const std::string k = collectiveKey(n);
+  return k.find("data") != std::string::npos || k.find("loadbatch") != std::string::npos ||
+         k.find("getbatch") != std::string::npos || k.find("input") != std::string::npos;
+}
+
+std::string stepsText(const std::vector<std::string>& steps) {
+  std::string s, prefix;
+  for (const std::string& st : steps) {
+    const size_t hash = st.rfind('#');
+    const std::string p = hash == std::string::npos ? "" : st.substr(0, hash);
+    s += (s.empty() ? "" : ", ") + (p == prefix && !p.empty() ? st.substr(hash) : st);
+    prefix = p;
+  }
+  return s;
+}
+
 }  // namespace
 
-void findStragglers(JobReport& r) {
-  const size_t n = r.ranks.size();
-  std::vector<int64_t> medStep(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    std::vector<int64_t> spans;
-    for (const RankStep& st : r.ranks[i].steps) spans.push_back(st.spanNs());
-    medStep[i] = medianOf(spans);
-  }
+void findStragglers(JobReport& r, const std::vector<LateSet>& sets) {
   r.stragglerRule =
-      "a collective waited for its last rank when that rank arrived at least 2x the spread of the others' "
-      "arrivals after the one before it (and at least 100 us and 5% of its median step), and 3x the job's usual "
-      "lateness (the last rank's median at the other collectives) after the others' median, or when that rank is "
-      "last at half the collectives or more, 5% of its step late there, and either last that often by chance less "
-      "than once in 1,000 or twice as late as the others when they are last; a rank is a straggler "
-      "of a step when the step's collectives waited for it more often than not; persistent when that holds in "
-      "most steps";
-  for (MatchedCollective& m : r.matched) {
-    std::vector<std::pair<int64_t, size_t>> arr;
-    std::vector<int64_t> ends;
-    for (const Part& p : m.parts) {
-      arr.emplace_back(alignedArrival(r, p), p.first);
-      ends.push_back(alignedEnd(r, p));
-    }
-    std::sort(arr.begin(), arr.end());
-    m.firstArrivalNs = arr.front().first;
-    m.lastArrivalNs = arr.back().first;
-    m.lastRank = r.ranks[arr.back().second].rank;
-    m.medianEndNs = medianOf(ends);
-    m.endSpreadNs = *std::max_element(ends.begin(), ends.end()) - *std::min_element(ends.begin(), ends.end());
-    if (arr.size() < 2) continue;
-    std::vector<int64_t> others;
-    for (size_t k = 0; k + 1 < arr.size(); ++k) others.push_back(arr[k].first);
-    m.lateNs = m.lastArrivalNs - medianOf(others);
-    m.gapNs = m.lastArrivalNs - arr[arr.size() - 2].first;
-    const int64_t othersRange = arr[arr.size() - 2].first - arr.front().first;
-    const int64_t floorNs = std::max<int64_t>(100'000, medStep[arr.back().second] / 20);
-    m.straggled = m.gapNs >= std::max(floorNs, 2 * othersRange);
-  }
-  // The job's usual lateness (the last rank's, at the collectives where it did not stand apart): a
-  // straggled collective's must be 3x that, so ordinary scheduling noise is not called a straggler.
-  std::vector<int64_t> usual;
+      "per collective, the ranks that arrived late together above the deepest gap that stands " +
+      std::string("out of the job's arrival jitter (") + ms(r.jitterNs) +
+      ", measured over ranks and collectives against each rank's usual place) by 8 times it and at least 20 us, "
+      "with at least half the members on time; a rank late only because it waited for another at its previous "
+      "collective is that one's victim; per step, ranks late together form a set, and the wait it imposed on "
+      "each on-time rank is added over the step's collectives; a straggler is a rank or set whose imposed wait in "
+      "a step is at least 50 us and 0.1% of the median step; persistent when that holds in more than half the "
+      "steps with collectives";
+  std::set<int> withCollectives;
   for (const MatchedCollective& m : r.matched)
-    if (!m.straggled && m.parts.size() >= 2) usual.push_back(m.lateNs);
-  const int64_t noise = medianOf(usual);
-  for (MatchedCollective& m : r.matched) m.straggled = m.straggled && m.lateNs >= 3 * noise;
-  // A rank that is last at half the collectives or more (chance makes it one in n) holds the others up
-  // even where no single collective stands out from the jitter, and then "the usual lateness" above is
-  // its own. Its collectives count as straggled when it came a step's floor late there, and at least
-  // twice as late as the other ranks do when they are last.
-  std::map<int64_t, std::vector<size_t>> lastAt;
-  std::map<int64_t, size_t> indexOf;
-  size_t compared = 0;
-  for (size_t k = 0; k < r.matched.size(); ++k)
-    if (r.matched[k].parts.size() >= 2) {
-      lastAt[r.matched[k].lastRank].push_back(k);
-      ++compared;
-    }
-  for (size_t i = 0; i < n; ++i) indexOf[r.ranks[i].rank] = i;
-  for (const auto& [rank, ks] : lastAt) {
-    if (ks.size() < 3 || 2 * ks.size() < compared || n < 3) continue;
-    std::vector<int64_t> mine, others;
-    for (size_t k = 0; k < r.matched.size(); ++k)
-      if (r.matched[k].parts.size() >= 2)
-        (r.matched[k].lastRank == rank ? mine : others).push_back(r.matched[k].lateNs);
-    const int64_t floorNs = std::max<int64_t>(100'000, medStep[indexOf[rank]] / 20);
-    const int64_t lateNs = medianOf(mine);
-    // Last this often by chance (each rank last one time in n): the binomial tail.
-    const double p = 1.0 / static_cast<double>(n);
-    double chance = 0;
-    for (size_t j = ks.size(); j <= compared; ++j)
-      chance += std::exp(std::lgamma(static_cast<double>(compared) + 1) - std::lgamma(static_cast<double>(j) + 1) -
-                         std::lgamma(static_cast<double>(compared - j) + 1) + static_cast<double>(j) * std::log(p) +
-                         static_cast<double>(compared - j) * std::log1p(-p));
-    const bool rare = chance < 1e-3;
-    const bool later = others.empty() || lateNs >= 2 * medianOf(others);
-    if (lateNs < floorNs || (!rare && !later)) continue;
-    for (size_t k : ks)
-      if (r.matched[k].lateNs >= floorNs) r.matched[k].straggled = true;
+    if (m.stepIndex >= 0 && m.parts.size() >= 2) withCollectives.insert(m.stepIndex);
+  const int64_t material = std::max<int64_t>(50'000, r.medianStepNs / 1000);
+  // The job's time: each step with collectives at its median duration over the ranks.
+  int64_t jobNs = 0;
+  for (int k : withCollectives) {
+    std::vector<int64_t> dur;
+    for (const auto& fs : r.figures)
+      for (const StepFigures& f : fs)
+        if (f.step == r.steps[static_cast<size_t>(k)]) dur.push_back(f.stepNs);
+    jobNs += medianOf(dur);
   }
-
-  // Per rank and step.
-  r.figures.assign(n, {});
-  std::vector<std::vector<Intervals>> waits(n);
-  for (size_t i = 0; i < n; ++i) {
-    waits[i].resize(r.ranks[i].steps.size());
-    for (const RankStep& st : r.ranks[i].steps) {
-      StepFigures f;
-      f.step = st.name;
-      f.startNs = st.startNs - appliedOffset(r, i);
-      f.stepNs = st.spanNs();
-      f.computeNs = st.computeNs;
-      f.commNs = st.commNs;
-      f.exposedCommNs = st.exposedCommNs;
-      f.overlappedCommNs = st.overlappedCommNs;
-      f.cause = st.cause;
-      f.causeLabel = st.causeLabel;
-      f.causeNs = st.causeNs;
-      r.figures[i].push_back(std::move(f));
-    }
-  }
-  for (const MatchedCollective& m : r.matched)
-    for (const Part& p : m.parts) {
-      const int k = collectiveOf(r, p).step;
-      if (k < 0) continue;
-      StepFigures& f = r.figures[p.first][static_cast<size_t>(k)];
-      ++f.collectives;
-      if (m.straggled && r.ranks[p.first].rank == m.lastRank) ++f.arrivedLast;
-      const int64_t a = alignedArrival(r, p);
-      if (m.lastArrivalNs > a) waits[p.first][static_cast<size_t>(k)].emplace_back(a, m.lastArrivalNs);
-    }
-  for (size_t i = 0; i < n; ++i)
-    for (size_t k = 0; k < waits[i].size(); ++k)
-      for (const auto& [a, b] : merged(std::move(waits[i][k]))) r.figures[i][k].waitForLastNs += b - a;
-
-  // Stragglers.
-  for (size_t i = 0; i < n; ++i) {
-    Straggler s;
-    s.rank = r.ranks[i].rank;
-    std::set<int> stepsHit;
-    for (size_t k = 0; k < r.figures[i].size(); ++k) {
-      const StepFigures& f = r.figures[i][k];
-      if (f.collectives == 0) continue;
-      ++s.stepsWithCollectives;
-      if (2 * f.arrivedLast > f.collectives) {
-        s.steps.push_back(f.step);
-        stepsHit.insert(static_cast<int>(k));
+  std::map<std::vector<size_t>, std::vector<LateSet>> byMembers;
+  for (const LateSet& s : sets)
+    if (s.imposedNs >= material) byMembers[s.members].push_back(s);
+  // One step only: a rank late there cannot be told from a rank whose share of the work is larger by
+  // design (or from the step's jitter): said, not named a straggler.
+  if (withCollectives.size() < 2) {
+    for (const auto& [members, list] : byMembers) {
+      std::vector<int64_t> ranks;
+      for (size_t i : members) ranks.push_back(r.ranks[i].rank);
+      for (const LateSet& s : list) {
+        const MatchedCollective& m = r.matched[s.origin];
+        r.findings.push_back({"late_ranks",
+                              (ranks.size() == 1 ? "rank " : "ranks ") + rankRuns(ranks) + " arrived " + ms(s.lateNs) +
+                                  " after the others at " + m.name + " #" + std::to_string(m.index) +
+                                  " on process group '" + m.pg + "' (" + r.steps[static_cast<size_t>(s.step)] +
+                                  "), and the others waited " + ms(s.imposedNs) +
+                                  " for them in the step; with one step traced this cannot be told from the "
+                                  "ranks' share of the work, so no straggler is named",
+                              ranks});
       }
     }
-    if (s.steps.empty()) continue;
-    std::vector<int64_t> late;
-    std::map<std::string, std::vector<Reason>> regions;
-    std::vector<Reason> all;
-    std::string kind;
-    std::set<int> explained;
+    byMembers.clear();
+  }
+  // Sets that never met in a collective (groups with no collective in common, as the data-parallel groups
+  // of a host's tensor-parallel ranks when only those run) but were late on the same steps by alike
+  // amounts were late together: one set.
+  auto sameSteps = [](const std::vector<LateSet>& a, const std::vector<LateSet>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t k = 0; k < a.size(); ++k) {
+      const double hi = static_cast<double>(std::max(a[k].imposedNs, b[k].imposedNs));
+      const double lo = static_cast<double>(std::min(a[k].imposedNs, b[k].imposedNs));
+      if (a[k].step != b[k].step || hi > 1.25 * lo) return false;
+    }
+    return true;
+  };
+  auto met = [&](const std::vector<size_t>& a, const std::vector<size_t>& b) {
     for (const MatchedCollective& m : r.matched) {
-      if (!m.straggled || m.lastRank != s.rank) continue;
-      int k = -1;
-      for (const Part& p : m.parts)
-        if (p.first == i) k = collectiveOf(r, p).step;
-      if (!stepsHit.count(k)) continue;
-      late.push_back(m.lateNs);
-      if (!explained.insert(k).second) continue;  // the step's first straggled collective tells why
-      const Reason why = reasonFor(r, m, i);
-      if (all.empty()) kind = collectiveOf(r, m.parts.front()).kind;  // the kind of collective it was late to
-      all.push_back(why);
-      if (!why.region.empty() && 2 * why.excessNs >= m.lateNs) regions[why.region].push_back(why);
+      bool inA = false, inB = false;
+      for (const Part& p : m.parts) {
+        inA = inA || std::binary_search(a.begin(), a.end(), p.first);
+        inB = inB || std::binary_search(b.begin(), b.end(), p.first);
+      }
+      if (inA && inB) return true;
     }
-    s.lateNs = medianOf(late);
-    for (int64_t x : late) s.totalLateNs += x;
-    s.persistent = s.stepsWithCollectives >= 2 && 2 * static_cast<int>(s.steps.size()) > s.stepsWithCollectives;
-    std::string stepsText;
-    for (const std::string& st : s.steps) stepsText += (stepsText.empty() ? "" : ", ") + st;
-    std::string head = "rank " + std::to_string(s.rank) + " makes the others wait in " +
-                       std::to_string(s.steps.size()) + " of " + std::to_string(s.stepsWithCollectives) + " steps (" +
-                       stepsText + "): it arrives " + ms(s.lateNs) + " after the median of the others";
-    if (late.size() > 1)
-      head += " [" + ms(*std::min_element(late.begin(), late.end())) + " - " +
-              ms(*std::max_element(late.begin(), late.end())) + " over " + std::to_string(late.size()) +
-              " collectives]";
-    head += s.persistent ? " (persistent)" : " (transient)";
-    const std::string* bestRegion = nullptr;
-    for (const auto& [name, v] : regions)
-      if (!bestRegion || v.size() > regions[*bestRegion].size()) bestRegion = &name;
-    if (bestRegion) {
-      const auto& v = regions[*bestRegion];
-      std::vector<int64_t> mine, others;
-      for (const Reason& x : v) mine.push_back(x.mineNs), others.push_back(x.othersNs);
-      s.cause = "slow_region";
-      s.region = *bestRegion;
-      s.regionNs = medianOf(mine);
-      s.othersRegionNs = medianOf(others);
-      s.text = head + ", because before arriving it was in '" + s.region + "' " + ms(s.regionNs) + " (the others " +
-               ms(s.othersRegionNs) + ")" +
-               (v.size() < all.size() ? " in " + std::to_string(v.size()) + " of those steps" : "");
+    return false;
+  };
+  for (auto& [members, list] : byMembers)
+    std::sort(list.begin(), list.end(), [](const LateSet& a, const LateSet& b) { return a.step < b.step; });
+  for (bool joined = true; joined;) {
+    joined = false;
+    for (auto a = byMembers.begin(); a != byMembers.end() && !joined; ++a)
+      for (auto b = std::next(a); b != byMembers.end() && !joined; ++b) {
+        if (!sameSteps(a->second, b->second) || met(a->first, b->first)) continue;
+        std::vector<size_t> all = a->first;
+        all.insert(all.end(), b->first.begin(), b->first.end());
+        std::sort(all.begin(), all.end());
+        std::vector<LateSet> list = a->second;
+        for (size_t k = 0; k < list.size(); ++k) {
+          list[k].members = all;
+          list[k].imposedNs = std::max(list[k].imposedNs, b->second[k].imposedNs);
+          list[k].lateNs = std::max(list[k].lateNs, b->second[k].lateNs);
+          list[k].collectives.insert(list[k].collectives.end(), b->second[k].collectives.begin(),
+                                     b->second[k].collectives.end());
+        }
+        byMembers.erase(b);
+        byMembers.erase(a);
+        byMembers[all] = std::move(list);
+        joined = true;
+      }
+  }
+  // Hosts, for naming a set.
+  std::map<std::string, std::vector<size_t>> byHost;
+  for (size_t i = 0; i < r.ranks.size(); ++i)
+    if (!r.ranks[i].host.empty()) byHost[r.ranks[i].host].push_back(i);
+  for (const auto& [members, list] : byMembers) {
+    Straggler st;
+    for (size_t i : members) st.ranks.push_back(r.ranks[i].rank);
+    st.rank = st.ranks.front();
+    std::vector<const LateSet*> ordered;
+    for (const LateSet& x : list) ordered.push_back(&x);
+    std::vector<int64_t> late;
+    for (const LateSet* s : ordered) {
+      st.steps.push_back(r.steps[static_cast<size_t>(s->step)]);
+      st.stepIndexes.push_back(s->step);
+      late.push_back(s->imposedNs);
+      st.totalLateNs += s->imposedNs;
+    }
+    st.lateNs = medianOf(late);
+    st.minLateNs = *std::min_element(late.begin(), late.end());
+    st.maxLateNs = *std::max_element(late.begin(), late.end());
+    st.stepsWithCollectives = static_cast<int>(withCollectives.size());
+    st.persistent = 2 * static_cast<int>(st.steps.size()) > st.stepsWithCollectives;
+    // Its share of the steps it held up (on the others), and of the job's time (the steps with collectives).
+    std::vector<double> shares;
+    for (const LateSet* s : ordered) {
+      std::vector<int64_t> dur;
+      for (size_t i = 0; i < r.ranks.size(); ++i)
+        if (!std::binary_search(members.begin(), members.end(), i))
+          for (const StepFigures& f : r.figures[i])
+            if (f.step == r.steps[static_cast<size_t>(s->step)]) dur.push_back(f.stepNs);
+      const int64_t d = medianOf(dur);
+      if (d > 0) shares.push_back(static_cast<double>(s->imposedNs) / static_cast<double>(d));
+    }
+    std::sort(shares.begin(), shares.end());
+    if (!shares.empty()) st.stepShare = shares[(shares.size() - 1) / 2];
+    if (jobNs > 0) st.jobShare = static_cast<double>(st.totalLateNs) / static_cast<double>(jobNs);
+    // Who: one rank, a host's ranks, a process group's, or a list.
+    std::set<std::string> hosts;
+    for (size_t i : members) hosts.insert(r.ranks[i].host);
+    if (hosts.size() == 1 && !hosts.begin()->empty()) {
+      st.host = *hosts.begin();
+      st.wholeHost = members.size() >= 2 && byHost[st.host].size() == members.size();
+    }
+    std::string group;
+    for (const GroupInfo& g : r.groups)
+      if (g.ranks.size() >= 2 && g.ranks == st.ranks && static_cast<int64_t>(g.ranks.size()) != r.worldSize)
+        group = g.name;
+    if (members.size() == 1)
+      st.who = "rank " + std::to_string(st.rank) + (st.host.empty() ? "" : " (host " + st.host + ")");
+    else
+      st.who = "ranks " + rankRuns(st.ranks) +
+               (st.wholeHost       ? " (one host: " + st.host + ", all of its ranks)"
+                : !st.host.empty() ? " (host " + st.host + ")"
+                : !group.empty()   ? " (process group '" + group + "')"
+                                   : "");
+    // Why: the most common reason over its members and steps.
+    std::map<std::string, std::vector<Reason>> reasons;
+    for (const LateSet* s : ordered)
+      for (size_t i : members) {
+        Reason why = reasonFor(r, *s, i);
+        reasons[why.cause + "|" + why.region + why.group].push_back(why);
+      }
+    const std::vector<Reason>* best = nullptr;
+    for (const auto& [key, v] : reasons)
+      if (!best || v.size() > best->size() || (v.size() == best->size() && best->front().cause == "unknown")) best = &v;
+    const Reason& why = best->front();
+    std::vector<int64_t> mine, others;
+    std::vector<int64_t> ratio;
+    for (const Reason& x : *best) {
+      mine.push_back(x.mineNs);
+      others.push_back(x.othersNs);
+      ratio.push_back(static_cast<int64_t>(x.ratio * 1000));
+    }
+    st.cause = why.cause;
+    st.region = why.region;
+    st.group = why.group;
+    const std::string they = members.size() == 1 ? "it" : "they";
+    const std::string their = members.size() == 1 ? "its" : "their";
+    const std::string R = members.size() == 1 ? "rank " + std::to_string(st.rank) : "ranks " + rankRuns(st.ranks);
+    std::string because;
+    if (st.cause == "slow_region") {
+      st.regionNs = medianOf(mine), st.othersRegionNs = medianOf(others);
+      because = "before arriving " + they + " spent " + ms(st.regionNs) + " in '" + st.region + "' (the others " +
+                ms(st.othersRegionNs) + ")";
+      if (looksLikeDataLoading(st.region))
+        st.fix = "speed up " + R +
+                 "'s input pipeline: more DataLoader workers (num_workers), pin_memory and "
+                 "prefetch_factor, and check that host's storage and CPU load";
+      else
+        st.fix = "look at what '" + st.region + "' does on " + R +
+                 " that it does not on the others: more work (uneven batches or sequence lengths), a slower device "
+                 "(clocks, temperature: nvidia-smi -q -d PERFORMANCE), a sync or I/O";
+    } else if (st.cause == "slow_work") {
+      st.workRatio = static_cast<double>(medianOf(ratio)) / 1000.0;
+      char b[32];
+      std::snprintf(b, sizeof b, "%.2fx", st.workRatio);
+      because = their + std::string(" work before arriving took ") + b + " the others' (" + ms(medianOf(mine)) +
+                " against " + ms(medianOf(others)) + ")";
+      st.fix = "check " + R + "'s device (clocks and temperature: nvidia-smi -q -d PERFORMANCE) and whether " + they +
+               " get more work than the others (uneven batches or sequence lengths)";
+    } else if (st.cause == "slow_collective") {
+      st.collectiveNs = medianOf(mine), st.othersCollectiveNs = medianOf(others);
+      because = their + std::string(" collective on process group '") + st.group + "' ran " + ms(st.collectiveNs) +
+                " after its last member arrived, against " + ms(st.othersCollectiveNs) +
+                " for the same collective on the other groups: a slow link inside that group";
+      st.fix = "test the link between " + R +
+               " (nccl-tests' all_reduce_perf on those ranks alone), check NVLink and "
+               "InfiniBand (nvidia-smi nvlink -s, ibstat) and the transport NCCL picked (NCCL_DEBUG=INFO)";
+    } else if (st.cause == "late_start") {
+      because = they + std::string(" issued the collective on time, but the device started it ") +
+                ms(medianOf(mine) - medianOf(others)) + " later than the others' did";
+      st.fix = "find what runs ahead of the collective on " + R +
+               "'s device (other streams' work queued before it, another process on that GPU)";
     } else {
-      std::vector<int64_t> ratio1000, work, othersWork, delay, othersDelay;
-      for (const Reason& x : all) {
-        ratio1000.push_back(static_cast<int64_t>(x.workRatio * 1000));
-        work.push_back(x.workNs);
-        othersWork.push_back(x.othersWorkNs);
-        delay.push_back(x.startDelayNs - x.othersStartDelayNs);
-      }
-      s.workRatio = static_cast<double>(medianOf(ratio1000)) / 1000.0;
-      if (s.workRatio >= 1.5) {
-        s.cause = "slow_work";
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.1fx", s.workRatio);
-        s.text = head + ", because its work since its previous collective takes " + buf + " the others' (" +
-                 ms(medianOf(work)) + " against " + ms(medianOf(othersWork)) + ")";
-      } else if (2 * medianOf(delay) >= s.lateNs) {
-        s.cause = "late_start";
-        s.text =
-            head + ": it issued the collective on time, but its " +
-            (kind == "gpu_kernel" ? std::string("GPU started the kernel") : std::string("gloo worker started it")) +
-            " " + ms(medianOf(delay)) + " later than the others' did";
-      } else {
-        s.cause = "unknown";
-        s.text = head + "; what it did before arriving looks like the others' work (no region took longer)";
-      }
+      because = "nothing " + they + " did before arriving took longer than on the others";
+      st.fix = "look at " + R + "'s host outside the trace (other processes, CPU frequency, swapping)";
     }
-    r.stragglers.push_back(std::move(s));
+    if (st.wholeHost) st.fix = "the whole host " + st.host + " is slow: " + st.fix;
+    const std::string range = st.steps.size() > 1 && st.maxLateNs != st.minLateNs
+                                  ? " [" + ms(st.minLateNs) + " - " + ms(st.maxLateNs) + "]"
+                                  : "";
+    st.text = st.who + " held the others up on " + std::to_string(st.steps.size()) + " of " +
+              std::to_string(st.stepsWithCollectives) + " steps (" + stepsText(st.steps) + "; " +
+              (st.persistent ? "persistent" : "transient") + "): every other rank waited " + ms(st.lateNs) +
+              (st.steps.size() > 1 ? " a step" : "") + range + " for " + (members.size() == 1 ? "it" : "them") + ", " +
+              pct(st.stepShare) + " of a step (" + ms(st.totalLateNs) + " in all, " + pct(st.jobShare) +
+              " of the job's " + std::to_string(st.stepsWithCollectives) + " steps), because " + because +
+              ". Fix: " + st.fix;
+    r.stragglers.push_back(std::move(st));
   }
   std::stable_sort(r.stragglers.begin(), r.stragglers.end(),
                    [](const Straggler& a, const Straggler& b) { return a.totalLateNs > b.totalLateNs; });
-}
-
-void findHangs(JobReport& r) {
-  std::map<std::string, std::vector<int64_t>> durByPg;
-  for (const MatchedCollective& m : r.matched)
-    for (const Part& p : m.parts) durByPg[m.pg].push_back(collectiveOf(r, p).endNs - collectiveOf(r, p).arrivalNs);
-  for (UnmatchedCollective& u : r.unmatched) {
-    if (u.reason != "missing" || u.parts.empty() || u.missingRanks.empty()) continue;
-    Hang h;
-    h.pg = u.pg;
-    h.index = u.index;
-    h.collective = collectiveWords(u.name, u.dims, u.index, u.pg);
-    h.missingRanks = u.missingRanks;
-    h.waitingRanks = u.presentRanks;
-    std::vector<int64_t> arrivals, waited;
-    for (const Part& p : u.parts) {
-      arrivals.push_back(alignedArrival(r, p));
-      waited.push_back(collectiveOf(r, p).endNs - collectiveOf(r, p).arrivalNs);
-    }
-    h.waitedNs = *std::max_element(waited.begin(), waited.end());
-    const Collective& first = collectiveOf(r, u.parts.front());
-    if (first.step >= 0) h.step = r.ranks[u.parts.front().first].steps[static_cast<size_t>(first.step)].name;
-    h.blockedIn = first.blockedIn.empty() ? first.op : first.blockedIn;
-    const int64_t arrived = medianOf(arrivals);
-    int64_t pastNs = INT64_MIN;
-    for (int64_t mr : u.missingRanks)
-      for (size_t i = 0; i < r.ranks.size(); ++i)
-        if (r.ranks[i].rank == mr) pastNs = std::max(pastNs, r.ranks[i].traceEndNs - appliedOffset(r, i) - arrived);
-    h.tracedPast = pastNs >= 0;
-    const int64_t usual = medianOf(durByPg[u.pg]);
-    const bool longWait = h.waitedNs >= std::max<int64_t>(10 * usual, 1'000'000'000);
-    if (!h.tracedPast && !longWait) {
-      u.reason = "outside_window";
-      continue;
-    }
-    const std::string missingText = (h.missingRanks.size() == 1 ? "rank " : "ranks ") + rankList(h.missingRanks);
-    h.text = missingText + " never issued " + h.collective;
-    if (h.tracedPast)
-      h.text += " (its trace runs " + ms(pastNs) + " past the others' arrival and holds no such call)";
-    else
-      h.text += " (its trace ends before the others arrived, so it may have issued it later)";
-    std::vector<int64_t> sortedWaited = waited;
-    std::sort(sortedWaited.begin(), sortedWaited.end());
-    h.text += ": " + std::string(h.waitingRanks.size() == 1 ? "rank " : "ranks ") + rankList(h.waitingRanks) +
-              " entered it in '" + h.blockedIn + "'" + (h.step.empty() ? "" : " (" + h.step + ")") + " and waited " +
-              ms(sortedWaited.front()) +
-              (sortedWaited.size() > 1 && sortedWaited.back() != sortedWaited.front() ? " to " + ms(sortedWaited.back())
-                                                                                      : "") +
-              " (the group's collectives usually take " + ms(usual) + "); missing ranks: {" + rankList(h.missingRanks) +
-              "}";
-    // The waiting ranks waited from their arrival to the end (a timeout, or the trace's end).
-    for (const Part& p : u.parts) {
-      const Collective& c = collectiveOf(r, p);
-      if (c.step >= 0 && p.first < r.figures.size() && static_cast<size_t>(c.step) < r.figures[p.first].size())
-        r.figures[p.first][static_cast<size_t>(c.step)].waitForLastNs += c.endNs - c.arrivalNs;
-    }
-    r.hangs.push_back(std::move(h));
-  }
-}
-
-namespace {
-
-// The clock offsets applied, in a sentence ("" when none was).
-std::string offsetsSentence(const JobReport& r) {
-  std::string s;
-  for (const RankClock& c : r.clock.ranks)
-    if (c.appliedNs)
-      s += (s.empty() ? " Clocks: rank " : "; rank ") + std::to_string(c.rank) + " runs " +
-           (c.appliedNs > 0 ? "+" : "-") + ms(std::llabs(c.appliedNs)) + " +- " + ms(c.uncertaintyNs) + " off rank " +
-           std::to_string(r.clock.referenceRank) + "'s clock";
-  return s.empty() ? s : s + " (aligned before every figure here).";
-}
-
-}  // namespace
-
-void writeHeadline(JobReport& r) {
-  writeHeadlineText(r);
-  r.headline += offsetsSentence(r);
-}
-
-void writeHeadlineText(JobReport& r) {
-  for (const JobFinding& f : r.findings)
-    if (f.kind == "mixed_job") {
-      r.headline = "These files are not one job: " + f.text + ".";
-      return;
-    }
-  if (!r.hangs.empty()) {
-    r.headline = "What costs this job most: a hang: " + r.hangs.front().text + ".";
-    return;
-  }
-  if (!r.stragglers.empty()) {
-    r.headline = "What costs this job most: " + r.stragglers.front().text + ".";
-    return;
-  }
-  std::vector<int64_t> late;
-  for (const MatchedCollective& m : r.matched)
-    if (m.parts.size() >= 2) late.push_back(m.lateNs);
-  if (late.empty()) {
-    r.headline = r.ranks.size() < 2 ? "One rank only: nothing to compare across ranks."
-                                    : "No collective is matched across the ranks: nothing to compare.";
-    return;
-  }
-  std::map<int64_t, int> lastCount;
-  std::vector<int64_t> gaps;
-  for (const MatchedCollective& m : r.matched)
-    if (m.parts.size() >= 2) lastCount[m.lastRank]++, gaps.push_back(m.gapNs);
-  std::vector<std::pair<int, int64_t>> byCount;
-  for (const auto& [rank, k] : lastCount) byCount.emplace_back(-k, rank);
-  std::sort(byCount.begin(), byCount.end());
-  std::string who;
-  for (size_t i = 0; i < byCount.size() && i < 8; ++i)
-    who += (i ? ", rank " : "rank ") + std::to_string(byCount[i].second) + " at " + std::to_string(-byCount[i].first);
-  if (byCount.size() > 8) who += ", and " + std::to_string(byCount.size() - 8) + " more ranks";
-  // No rank stands apart: what costs the job is then the largest part of the ranks' step time, added
-  // over ranks and steps: their compute, their exposed communication (the wait for the last rank
-  // inside it), or neither (the device idle while the host launches, runs Python or loads data).
-  int64_t total = 0, sums[3] = {}, waitIn = 0;
-  std::vector<int64_t> part[3];
-  for (const auto& steps : r.figures)
-    for (const StepFigures& f : steps) {
-      if (f.stepNs <= 0) continue;
-      const int64_t rest = std::max<int64_t>(0, f.stepNs - f.computeNs - f.exposedCommNs);
-      total += f.stepNs;
-      sums[0] += f.computeNs;
-      sums[1] += f.exposedCommNs;
-      sums[2] += rest;
-      waitIn += std::min(f.waitForLastNs, f.exposedCommNs);
-      part[0].push_back(f.computeNs);
-      part[1].push_back(f.exposedCommNs);
-      part[2].push_back(rest);
-    }
-  std::string lead;
-  if (total > 0) {
-    auto pct = [&](int64_t x) { return std::to_string((x * 100 + total / 2) / total) + "%"; };
-    const std::string names[3] = {
-        "the ranks' compute",
-        "communication not hidden behind compute (" + pct(waitIn) + " of the step time waiting for the last rank)",
-        "time in neither compute nor communication (the device idle while the host launches, runs Python or "
-        "loads data)"};
-    const char* shortName[3] = {"compute", "exposed communication", "neither"};
-    const int k = static_cast<int>(std::max_element(sums, sums + 3) - sums);
-    lead = "What costs this job most: " + names[k] + ", " + pct(sums[k]) + " of the ranks' step time (a median " +
-           ms(medianOf(part[k])) + " a step [p10 " + ms(percentile(part[k], 0.1)) + " - p90 " +
-           ms(percentile(part[k], 0.9)) + "]); ";
-    std::string rest;
-    for (int q = 0; q < 3; ++q)
-      if (q != k) rest += (rest.empty() ? "" : ", ") + std::string(shortName[q]) + " " + pct(sums[q]);
-    lead += rest + ". ";
-  }
-  r.headline = lead + "No straggler: no rank stands apart from the others. At the " + std::to_string(late.size()) +
-               " matched collectives the last rank arrived a median " + ms(medianOf(late)) + " [p90 " +
-               ms(percentile(late, 0.9)) + "] after the others' median and " + ms(medianOf(gaps)) +
-               " after the rank before it; the last to arrive: " + who + ".";
 }
 
 }  // namespace attnscope::ranks

@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 #include <regex>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -26,6 +27,15 @@ int64_t rankFromFileName(const std::string& path) {
   std::smatch m;
   if (std::regex_search(base, m, re)) return std::stoll(m[1].str());
   return -1;
+}
+
+std::string hostFromFileName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  static const std::regex re(R"(^(.+)_[0-9]{3,10}\.[0-9]{10,}\.pt\.trace\.json(\.gz)?$)");
+  std::smatch m;
+  if (std::regex_match(base, m, re)) return m[1].str();
+  return {};
 }
 
 namespace {
@@ -255,6 +265,13 @@ void glooCollectives(const EventStore& s, RankSummary& r) {
     } else {
       c.arrivalNs = main.start;
       c.endNs = main.end();
+      // A c10d op whose worker span is not in the trace (a file cut short loses a thread's events): its
+      // group is the job's only one when there is one; its end is not known (the op returns at once).
+      if (op != kNoEvent && w == kNoEvent && r.dist.pgConfig.size() == 1) {
+        c.pg = r.dist.pgConfig.front().name;
+        c.pgInferred = true;
+        c.endUnknown = true;
+      }
     }
     if (c.dims.empty())
       if (const auto a = s.argsOf(main); a && a->inputDims) c.dims = firstElement(s.str(a->inputDims));
@@ -265,11 +282,25 @@ void glooCollectives(const EventStore& s, RankSummary& r) {
   }
 }
 
-void gpuCollectives(const TraceSnapshot& snap, RankSummary& r) {
+// Whether a GPU event is communication (an NCCL/RCCL kernel), its name read once per name.
+struct CommNames {
+  const EventStore& s;
+  std::vector<int8_t> known;  // per interned name: -1 not read yet, 0 no, 1 yes
+  bool operator()(EventId id) {
+    const Event& e = s.event(id);
+    if (e.family == Family::GpuMemcpy || e.family == Family::GpuMemset) return false;
+    if (known.size() <= e.name) known.resize(e.name + 1, -1);
+    int8_t& k = known[e.name];
+    if (k < 0) k = workKind(s, id) == WorkKind::Communication;
+    return k == 1;
+  }
+};
+
+void gpuCollectives(const TraceSnapshot& snap, RankSummary& r, CommNames& isComm) {
   const EventStore& s = *snap.store;
   for (EventId id : snap.index.gpuWorkByStart()) {
     const Event& k = s.event(id);
-    if (k.family != Family::Kernel || workKind(s, id) != WorkKind::Communication) continue;
+    if (k.family != Family::Kernel || !isComm(id)) continue;
     const std::string_view kn = s.name(k);
     const EventId op = enqueuingOp(s, k);
     // all_to_all runs as SendRecv kernels: a kernel is point-to-point only when its op says so (or,
@@ -346,6 +377,13 @@ RankSummary summarizeRank(const TraceSnapshot& snap, const std::string& file) {
   } else if ((r.rank = rankFromFileName(file)) >= 0) {
     r.rankFrom = "file name";
   }
+  if (!s.meta().hostName.empty()) {
+    r.host = s.meta().hostName;
+    r.hostFrom = "trace";
+  } else if (!(r.host = hostFromFileName(file)).empty()) {
+    r.hostFrom = "file name";
+  }
+  r.truncated = s.meta().partial;
   r.hasDevice = !snap.index.gpuWorkByStart().empty();
   r.traceStartNs = s.minTime();
   r.traceEndNs = s.maxTime();
@@ -366,11 +404,15 @@ RankSummary summarizeRank(const TraceSnapshot& snap, const std::string& file) {
       r.steps.push_back(std::move(rs));
     }
 
+  CommNames isComm{s, {}};
   bool gpuComm = false;
   for (EventId id : snap.index.gpuWorkByStart())
-    if (workKind(s, id) == WorkKind::Communication) gpuComm = true;
+    if (isComm(id)) {
+      gpuComm = true;
+      break;
+    }
   if (gpuComm)
-    gpuCollectives(snap, r);
+    gpuCollectives(snap, r, isComm);
   else
     glooCollectives(s, r);
   std::stable_sort(r.collectives.begin(), r.collectives.end(),
@@ -379,14 +421,15 @@ RankSummary summarizeRank(const TraceSnapshot& snap, const std::string& file) {
   // Lanes by label, for the issuing thread's regions.
   std::unordered_map<std::string, uint32_t> laneOf;
   for (uint32_t l = 0; l < s.lanes().size(); ++l) laneOf.emplace(s.lanes()[l].label, l);
+  std::set<int64_t> earlierEnds;  // the ends of the collectives issued before this one
   for (size_t i = 0; i < r.collectives.size(); ++i) {
     Collective& c = r.collectives[i];
-    c.cut = c.endNs >= r.traceEndNs;
+    c.cut = c.endUnknown || c.endNs >= r.traceEndNs;
     for (size_t k = 0; k < r.steps.size(); ++k)
       if (c.issueNs >= r.steps[k].startNs && c.issueNs < r.steps[k].endNs) c.step = static_cast<int>(k);
     int64_t from = c.step >= 0 ? r.steps[static_cast<size_t>(c.step)].startNs : r.traceStartNs;
-    for (size_t j = 0; j < i; ++j)
-      if (r.collectives[j].endNs <= c.arrivalNs) from = std::max(from, r.collectives[j].endNs);
+    if (auto it = earlierEnds.upper_bound(c.arrivalNs); it != earlierEnds.begin()) from = std::max(from, *--it);
+    earlierEnds.insert(c.endNs);
     c.beforeFromNs = std::min(from, c.arrivalNs);
     const auto it = laneOf.find(c.thread);
     if (it != laneOf.end()) c.before = regionsIn(s, it->second, stepEvents, c.beforeFromNs, c.arrivalNs, 6);
@@ -398,7 +441,7 @@ RankSummary summarizeRank(const TraceSnapshot& snap, const std::string& file) {
   comm = merged(std::move(comm));
   if (r.hasDevice) {
     for (EventId id : snap.index.gpuWorkByStart())
-      if (workKind(s, id) != WorkKind::Communication) compute.emplace_back(s.event(id).start, s.event(id).end());
+      if (!isComm(id)) compute.emplace_back(s.event(id).start, s.event(id).end());
   } else if (stepLane != UINT32_MAX) {
     for (const Event& e : s.laneEvents(stepLane)) {
       if (e.family != Family::CpuOp) continue;

@@ -38,13 +38,14 @@ struct Collective {
   std::string dims;     // its tensors' Input Dims ("[[135696]]"), "" unknown
   int64_t nelems = -1;  // "In msg nelems", -1 absent
   std::string dtype;
-  int64_t issueNs = 0;    // when its thread issued it (the op's start; the kernel's launch for a GPU kernel)
-  int64_t arrivalNs = 0;  // when this rank started taking part (gloo worker start, kernel start)
-  int64_t endNs = 0;      // when it ended on this rank
-  bool cut = false;       // it was still running when the trace ended (its end is the trace's)
-  int step = -1;          // index into RankSummary::steps of the step whose window holds its issue (-1 none)
-  std::string thread;     // the thread that issued it ("thread 17763 (python3)")
-  std::string blockedIn;  // the innermost annotation around it on that thread ("metric_allreduce"), "" none
+  int64_t issueNs = 0;      // when its thread issued it (the op's start; the kernel's launch for a GPU kernel)
+  int64_t arrivalNs = 0;    // when this rank started taking part (gloo worker start, kernel start)
+  int64_t endNs = 0;        // when it ended on this rank
+  bool cut = false;         // its end is not known: it ran past the trace's end, or its end was not traced
+  bool endUnknown = false;  // the latter (a gloo op whose worker span is missing)
+  int step = -1;            // index into RankSummary::steps of the step whose window holds its issue (-1 none)
+  std::string thread;       // the thread that issued it ("thread 17763 (python3)")
+  std::string blockedIn;    // the innermost annotation around it on that thread ("metric_allreduce"), "" none
   // What the issuing thread did from this rank's previous collective end (on any group, the last that
   // ended before this one's arrival; the step's start for the first) to this arrival: the regions one
   // level below the step, largest first, and the window itself.
@@ -70,6 +71,11 @@ struct RankSummary {
   std::string file;
   int64_t rank = -1;
   std::string rankFrom;  // "distributedInfo", "file name", "" (unknown)
+  // The host it ran on: the trace's "hostname", else its file name's when torch's tensorboard_trace_handler
+  // named it (HOST_PID.MILLISECONDS.pt.trace.json); "" unknown.
+  std::string host;
+  std::string hostFrom;   // "trace", "file name", ""
+  std::string truncated;  // the file was cut and only its start read: the reader's words ("" complete)
   DistributedInfo dist;
   bool hasDevice = false;  // any GPU work
   int64_t traceStartNs = 0, traceEndNs = 0;
@@ -80,6 +86,9 @@ struct RankSummary {
 
 // The rank a file name gives ("rank-3", "rank3", "rank_3", "worker3"), or -1.
 int64_t rankFromFileName(const std::string& path);
+// The host torch's tensorboard_trace_handler put in a file name ("gpu-a17_48211.1700000000123.pt.trace.json"
+// -> "gpu-a17"; the process id has 3 digits or more), or "".
+std::string hostFromFileName(const std::string& path);
 
 // Summarises one rank's trace. `file` is the path shown in findings.
 RankSummary summarizeRank(const TraceSnapshot& snap, const std::string& file);

@@ -70,12 +70,11 @@ std::string jobText(const JobReport& r) {
   o += "ranks (per step: median [p10 - p90] over its steps; waiting = from its arrival to the last rank's, on the "
        "aligned clock):\n";
   o += "  " + pad("rank", 6) + pad("steps", 7) + pad("step time", 34) + pad("compute", 34) + pad("exposed comm", 34) +
-       pad("overlapped comm", 34) + pad("waiting for last", 34) + pad("held others up", 16) +
+       pad("overlapped comm", 34) + pad("waiting for last", 34) + pad("made others wait", 34) +
        "top cause (steps)  file\n";
   for (size_t i = 0; i < r.ranks.size(); ++i) {
     const auto& fs = i < r.figures.size() ? r.figures[i] : std::vector<StepFigures>{};
-    std::vector<int64_t> step, comp, exp, ovl, wait;
-    int last = 0, withColl = 0;
+    std::vector<int64_t> step, comp, exp, ovl, wait, imposed;
     std::map<std::string, int> causes;
     for (const StepFigures& f : fs) {
       step.push_back(f.stepNs);
@@ -83,8 +82,7 @@ std::string jobText(const JobReport& r) {
       exp.push_back(f.exposedCommNs);
       ovl.push_back(f.overlappedCommNs);
       wait.push_back(f.waitForLastNs);
-      last += f.arrivedLast;
-      withColl += f.collectives;
+      imposed.push_back(f.imposedNs);
       causes[f.causeLabel]++;
     }
     std::string cause;
@@ -93,10 +91,13 @@ std::string jobText(const JobReport& r) {
       if (k > most) cause = c, most = k;
     o += "  " + pad(std::to_string(r.ranks[i].rank), 6) + pad(std::to_string(fs.size()), 7) +
          pad(spreadText(step), 34) + pad(spreadText(comp), 34) + pad(spreadText(exp), 34) + pad(spreadText(ovl), 34) +
-         pad(spreadText(wait), 34) + pad(std::to_string(last) + "/" + std::to_string(withColl), 16) +
+         pad(spreadText(wait), 34) + pad(spreadText(imposed), 34) +
          (cause.empty() ? "-" : cause + " (" + std::to_string(most) + "/" + std::to_string(fs.size()) + ")") + "  " +
-         r.ranks[i].file + "\n";
+         r.ranks[i].file + (r.ranks[i].host.empty() ? "" : " (host " + r.ranks[i].host + ")") +
+         (r.ranks[i].truncated.empty() ? "" : " (truncated)") + "\n";
   }
+  o += "jitter: the ranks' arrivals vary " + ms(r.jitterNs) + " (robust scale); a set of ranks stands out when it is " +
+       ms(r.thresholdNs) + " or more later than the others\n";
   o += "clock offsets (" + r.clock.method + "):\n";
   for (const RankClock& c : r.clock.ranks) {
     if (c.rank == r.clock.referenceRank) {
@@ -135,11 +136,11 @@ std::string jobText(const JobReport& r) {
   for (const Hang& h : r.hangs) o += "  - hang: " + h.text + "\n", ++count;
   for (const Straggler& s : r.stragglers) o += "  - straggler: " + s.text + "\n", ++count;
   for (const UnmatchedCollective& u : r.unmatched)
-    if (u.reason == "outside_window") {
-      std::string pr;
+    if (u.reason == "outside_window" || u.reason == "truncated") {
       o += "  - unmatched: " + u.name + " " + u.dims + " #" + std::to_string(u.index) + " on process group '" + u.pg +
            "' is in the traces of ranks " + intList(u.presentRanks) + " but not of " + intList(u.missingRanks) +
-           ", whose trace ends before the others reached it\n";
+           (u.reason == "truncated" ? ", whose trace is truncated (what it did then is not in its file)\n"
+                                    : ", whose trace ends before the others reached it\n");
       ++count;
     }
   for (const JobFinding& f : r.findings) o += "  - " + f.kind + ": " + f.text + "\n", ++count;
@@ -150,8 +151,22 @@ std::string jobText(const JobReport& r) {
 std::string jobJson(const JobReport& r) {
   std::string o = "{";
   kv(o, "headline", jsonString(r.headline), true);
+  kv(o, "fix", jsonString(r.fix));
   kv(o, "world_size", num(r.worldSize));
   kv(o, "backend", jsonString(r.backend));
+  kv(o, "steps", jsonStringArray(r.steps));
+  kv(o, "median_step_ns", num(r.medianStepNs));
+  kv(o, "jitter_ns", num(r.jitterNs));
+  kv(o, "threshold_ns", num(r.thresholdNs));
+  o += ", \"groups\": [";
+  for (size_t i = 0; i < r.groups.size(); ++i) {
+    o += i ? ", {" : "{";
+    kv(o, "name", jsonString(r.groups[i].name), true);
+    kv(o, "desc", jsonString(r.groups[i].desc));
+    kv(o, "ranks", intList(r.groups[i].ranks));
+    o += "}";
+  }
+  o += "]";
   o += ", \"ranks\": [";
   for (size_t i = 0; i < r.ranks.size(); ++i) {
     const RankSummary& s = r.ranks[i];
@@ -159,7 +174,21 @@ std::string jobJson(const JobReport& r) {
     kv(o, "rank", num(s.rank), true);
     kv(o, "file", jsonString(s.file));
     kv(o, "rank_from", jsonString(s.rankFrom));
+    kv(o, "host", jsonString(s.host));
+    kv(o, "host_from", jsonString(s.hostFrom));
     kv(o, "collectives", num(static_cast<int64_t>(s.collectives.size())));
+    if (s.truncated.empty()) {
+      kv(o, "truncated", "null");
+    } else {
+      std::string last;
+      for (const StepFigures& f : i < r.figures.size() ? r.figures[i] : std::vector<StepFigures>{})
+        if (!f.beyondEnd) last = f.step;
+      o += ", \"truncated\": {";
+      kv(o, "reader", jsonString(s.truncated), true);
+      kv(o, "last_event_ns", num(s.traceEndNs - (i < r.clock.ranks.size() ? r.clock.ranks[i].appliedNs : 0)));
+      kv(o, "last_complete_step", jsonString(last));
+      o += "}";
+    }
     o += ", \"steps\": [";
     const auto& fs = i < r.figures.size() ? r.figures[i] : std::vector<StepFigures>{};
     for (size_t k = 0; k < fs.size(); ++k) {
@@ -173,6 +202,8 @@ std::string jobJson(const JobReport& r) {
       kv(o, "exposed_comm_ns", num(f.exposedCommNs));
       kv(o, "overlapped_comm_ns", num(f.overlappedCommNs));
       kv(o, "wait_for_last_ns", num(f.waitForLastNs));
+      kv(o, "imposed_ns", num(f.imposedNs));
+      kv(o, "beyond_end", f.beyondEnd ? "true" : "false");
       kv(o, "collectives", num(f.collectives));
       kv(o, "arrived_last", num(f.arrivedLast));
       kv(o, "cause", jsonString(f.cause));
@@ -211,6 +242,7 @@ std::string jobJson(const JobReport& r) {
     kv(o, "seq", num(m.seq));
     kv(o, "comms_id", jsonString(m.commsId));
     kv(o, "step", jsonString(m.step));
+    kv(o, "slot", num(m.slot));
     std::vector<int64_t> ranks;
     for (const Part& p : m.parts) ranks.push_back(r.ranks[p.first].rank);
     kv(o, "ranks", intList(ranks));
@@ -218,6 +250,8 @@ std::string jobJson(const JobReport& r) {
     kv(o, "late_ns", num(m.lateNs));
     kv(o, "gap_ns", num(m.gapNs));
     kv(o, "straggled", m.straggled ? "true" : "false");
+    kv(o, "late_ranks", intList(m.lateRanks));
+    kv(o, "imposed_ns", num(m.imposedNs));
     kv(o, "arrival_skew_ns", num(m.lastArrivalNs - m.firstArrivalNs));
     kv(o, "end_spread_ns", num(m.endSpreadNs));
     o += "}";
@@ -249,16 +283,28 @@ std::string jobJson(const JobReport& r) {
     const Straggler& s = r.stragglers[i];
     o += i ? ", {" : "{";
     kv(o, "rank", num(s.rank), true);
+    kv(o, "ranks", intList(s.ranks));
+    kv(o, "who", jsonString(s.who));
+    kv(o, "host", jsonString(s.host));
+    kv(o, "whole_host", s.wholeHost ? "true" : "false");
     kv(o, "steps", jsonStringArray(s.steps));
     kv(o, "steps_with_collectives", num(s.stepsWithCollectives));
     kv(o, "persistent", s.persistent ? "true" : "false");
     kv(o, "late_ns", num(s.lateNs));
+    kv(o, "min_late_ns", num(s.minLateNs));
+    kv(o, "max_late_ns", num(s.maxLateNs));
     kv(o, "total_late_ns", num(s.totalLateNs));
+    kv(o, "step_share", jsonNumber(s.stepShare));
+    kv(o, "job_share", jsonNumber(s.jobShare));
     kv(o, "cause", jsonString(s.cause));
     kv(o, "region", jsonString(s.region));
     kv(o, "region_ns", num(s.regionNs));
     kv(o, "others_region_ns", num(s.othersRegionNs));
     kv(o, "work_ratio", jsonNumber(s.workRatio));
+    kv(o, "group", jsonString(s.group));
+    kv(o, "collective_ns", num(s.collectiveNs));
+    kv(o, "others_collective_ns", num(s.othersCollectiveNs));
+    kv(o, "fix", jsonString(s.fix));
     kv(o, "text", jsonString(s.text));
     o += "}";
   }

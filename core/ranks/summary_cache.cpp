@@ -1,6 +1,7 @@
 // Per-rank summaries cached as Arrow IPC files (summary_cache.h).
 #include "core/ranks/summary_cache.h"
 
+#include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -182,11 +183,13 @@ std::vector<std::pair<std::string, Table>> summaryTables(const RankSummary& s, c
     add("notes", {ipc::utf8Column("note", s.notes)});
   }
   add("rank", {ipc::utf8Column("file", {s.file}), ipc::int64Column("rank", {s.rank}),
-               ipc::utf8Column("rank_from", {s.rankFrom}), ipc::boolColumn("has_device", {s.hasDevice}),
-               ipc::int64Column("trace_start_ns", {s.traceStartNs}), ipc::int64Column("trace_end_ns", {s.traceEndNs}),
-               ipc::boolColumn("dist_present", {s.dist.present}), ipc::utf8Column("backend", {s.dist.backend}),
-               ipc::int64Column("dist_rank", {s.dist.rank}), ipc::int64Column("world_size", {s.dist.worldSize}),
-               ipc::int64Column("pg_count", {s.dist.pgCount}), ipc::boolColumn("has_pg_config", {s.dist.hasPgConfig}),
+               ipc::utf8Column("rank_from", {s.rankFrom}), ipc::utf8Column("host", {s.host}),
+               ipc::utf8Column("host_from", {s.hostFrom}), ipc::utf8Column("truncated", {s.truncated}),
+               ipc::boolColumn("has_device", {s.hasDevice}), ipc::int64Column("trace_start_ns", {s.traceStartNs}),
+               ipc::int64Column("trace_end_ns", {s.traceEndNs}), ipc::boolColumn("dist_present", {s.dist.present}),
+               ipc::utf8Column("backend", {s.dist.backend}), ipc::int64Column("dist_rank", {s.dist.rank}),
+               ipc::int64Column("world_size", {s.dist.worldSize}), ipc::int64Column("pg_count", {s.dist.pgCount}),
+               ipc::boolColumn("has_pg_config", {s.dist.hasPgConfig}),
                ipc::int64Column("steps", {static_cast<int64_t>(s.steps.size())}),
                ipc::int64Column("collectives", {static_cast<int64_t>(s.collectives.size())})});
   return out;
@@ -211,6 +214,7 @@ bool summaryFromTables(const std::vector<std::pair<std::string, Table>>& tables,
   Cols r{*rank, "rank", error};
   if (rank->rows() != 1) *error = "rank.arrow has " + std::to_string(rank->rows()) + " rows, not 1";
   s.file = r.s("file", 0), s.rank = r.i("rank", 0), s.rankFrom = r.s("rank_from", 0);
+  s.host = r.s("host", 0), s.hostFrom = r.s("host_from", 0), s.truncated = r.s("truncated", 0);
   s.hasDevice = r.b("has_device", 0), s.traceStartNs = r.i("trace_start_ns", 0), s.traceEndNs = r.i("trace_end_ns", 0);
   s.dist.present = r.b("dist_present", 0), s.dist.backend = r.s("backend", 0), s.dist.rank = r.i("dist_rank", 0);
   s.dist.worldSize = r.i("world_size", 0), s.dist.pgCount = r.i("pg_count", 0);
@@ -329,15 +333,22 @@ bool readSummaryCache(const std::string& trace, RankSummary* out, std::string* w
 
 bool summarizeFile(const std::string& trace, const ReaderLimits& limits, RankSummary* out, std::string* error,
                    std::string* warning) {
-  LoadResult lr = loadTrace(trace, limits);
-  if (!lr.ok()) {
-    *error = lr.error->what();
-    return false;
+  {
+    LoadResult lr = loadTrace(trace, limits);
+    if (!lr.ok()) {
+      *error = lr.error->what();
+      return false;
+    }
+    if (warning && !lr.warning.empty()) *warning = trace + ": " + lr.warning;
+    const auto snap = buildSnapshot(std::make_shared<const EventStore>(std::move(*lr.store)),
+                                    {.shapeTables = false, .profilerStepsFirst = true, .stepsOnly = true});
+    *out = summarizeRank(*snap, trace);
   }
-  if (warning && !lr.warning.empty()) *warning = trace + ": " + lr.warning;
-  const auto snap = buildSnapshot(std::make_shared<const EventStore>(std::move(*lr.store)),
-                                  {.shapeTables = false, .profilerStepsFirst = true});
-  *out = summarizeRank(*snap, trace);
+#if defined(__GLIBC__)
+  // The trace's events are freed: hand their pages back, so that the next trace of a job read in this
+  // process does not add its peak to a heap left scattered by this one.
+  malloc_trim(0);
+#endif
   return true;
 }
 

@@ -18,7 +18,8 @@
 
 namespace attnscope::ranks {
 
-inline constexpr const char* kSummaryCacheVersion = "2";  // 2: engine traces summarised by their ProfilerSteps
+// 2: engine traces summarised by their ProfilerSteps; 3: the rank's host and truncation
+inline constexpr const char* kSummaryCacheVersion = "3";
 
 struct SummaryCacheDir {
   std::string dir;        // the folder the summary's files are (or go) in

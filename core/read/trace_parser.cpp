@@ -552,6 +552,7 @@ bool Parser::place(Raw& r, uint64_t off) {
   }
   Family fam = Family::Other;
   const bool known = familyOf(r.cat, &fam);
+  if (r.cat == "cuda_profiler_range") b.countProfilerRange();
   if (ph != 'X') {
     fam = (r.name == "[memory]" || r.name == "[OutOfMemory]") ? Family::Memory
           : (known && fam == Family::CpuInstant)              ? Family::CpuInstant

@@ -263,6 +263,9 @@ void Parser::topMeta(std::string_view key, od::value v) {
     }
     if (depth == 0 && *q == '}')
       (key == "attnscope" ? m.attnscopeJson : m.recordJson).assign(p0, static_cast<size_t>(q - p0 + 1));
+  } else if (key == "hostname" || key == "hostName" || key == "host_name") {
+    std::string_view s;
+    if (!v.get_string().get(s)) m.hostName = std::string(s.substr(0, 256));
   } else if (key == "distributedInfo") {
     distributedInfoOf(v, m.distributed, limits.maxStringBytes);
   } else if (key == "deviceProperties") {

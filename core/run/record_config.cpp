@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "core/text/json_out.h"
+#include "core/text/shell_quote.h"
 
 namespace attnscope {
 
@@ -190,7 +191,9 @@ std::optional<std::string> parseRecordArgs(const std::vector<std::string>& args,
     } else if (opt == "--wait") {
       err = count(1, 100000, &c.wait);
     } else if (opt == "--warmup") {
-      err = count(0, 100000, &c.warmup);
+      // Kineto started without a warm-up step crashed torch 2.11 (SIGSEGV in the first recorded step's
+      // backward) in 3 of 10 runs of a small CPU training loop: one step of warm-up is the least.
+      err = count(1, 100000, &c.warmup);
     } else if (opt == "--active") {
       err = count(1, 100000, &c.active);
     } else if (opt == "--baseline") {
@@ -270,12 +273,13 @@ std::vector<std::string> toRecordArgs(const RecordConfig& c) {
 }
 
 std::string recordConfigJson(const RecordConfig& c, std::string_view out, std::string_view result,
-                             std::string_view command) {
+                             std::string_view command, std::string_view argv0) {
   std::string j = "{";
   auto str = [&](std::string_view k, std::string_view v) { j += jsonString(k) + ": " + jsonString(v) + ", "; };
   auto num = [&](std::string_view k, int v) { j += jsonString(k) + ": " + std::to_string(v) + ", "; };
   auto boolean = [&](std::string_view k, bool v) { j += jsonString(k) + ": " + (v ? "true" : "false") + ", "; };
   str("script", c.script);
+  str("argv0", argv0.empty() ? std::string_view(c.script) : argv0);
   str("module", c.module);
   j += "\"args\": " + jsonStringArray(c.args) + ", ";
   str("cwd", c.cwd);
@@ -297,8 +301,8 @@ std::string recordConfigJson(const RecordConfig& c, std::string_view out, std::s
 }
 
 std::string recordSummary(const RecordConfig& c) {
-  std::string s = c.module.empty() ? baseName(c.script) : "-m " + c.module;
-  for (const auto& a : c.args) s += " " + a;
+  std::string s = c.module.empty() ? shellQuote(baseName(c.script)) : "-m " + shellQuote(c.module);
+  for (const auto& a : c.args) s += " " + shellQuote(a);
   s += ", wrap " + c.wrapModules + ", sync " + std::string(recordSyncName(c.sync));
   const int first = c.wait + c.warmup;
   s += ", steps " + std::to_string(first) + ".." + std::to_string(first + c.active - 1);
@@ -308,10 +312,13 @@ std::string recordSummary(const RecordConfig& c) {
 
 std::string recordHelp() {
   return "usage: attnscope-cli record [OPTIONS] -- python SCRIPT [ARGS...]\n"
+         "       attnscope-cli record [OPTIONS] -- python -m MODULE [ARGS...]\n"
          "       attnscope-cli record [OPTIONS] -- torchrun --nproc-per-node N SCRIPT [ARGS...]\n"
          "\n"
          "Runs your unmodified training script under torch.profiler (torch's own collector: the\n"
-         "tables stay torch-exact), writes the trace atomically, and prints what cost your steps most.\n"
+         "tables stay torch-exact), as plain Python runs it (its __main__, __file__, __spec__, argv,\n"
+         "sys.path[0] and working folder), writes the trace atomically, and prints what cost your\n"
+         "steps most (with several ranks, what held the job up).\n"
          "Steps are your optimizer's steps (a global optimizer.step hook; the first optimizer that\n"
          "steps, when there are several), or calls of --step-fn; with neither, the whole run is one\n"
          "step. The profiler follows torch.profiler.schedule(wait, warmup, active); once the trace is\n"
@@ -321,13 +328,15 @@ std::string recordHelp() {
          "  --wrap-modules none|children|REGEX  record_function around modules, named by their\n"
          "                          qualified name (module forward hooks): none; the top-level children\n"
          "                          of each model the script calls; or those whose name matches REGEX\n"
-         "                          (Python re.search, e.g. 'attn|mlp')            default none\n"
+         "                          (Python re.search, e.g. 'attn|mlp'). A torch.compile'd model is\n"
+         "                          wrapped whole, from outside its compiled code   default none\n"
          "  --sync none|step|blocking  none; a device synchronize at each step's end (in\n"
          "                          'attnscope::step_sync'); or CUDA_LAUNCH_BLOCKING=1  default none\n"
          "  --step-fn MODULE:FUNCTION  steps are this function's calls (__main__:train_step for the\n"
          "                          script's own, or an importable module's; Class.method works too)\n"
-         "  --wait N --warmup N --active N  torch.profiler.schedule's (wait at least 1: step 0\n"
-         "                          holds the script's set-up)                  default 2, 1, 3\n"
+         "  --wait N --warmup N --active N  torch.profiler.schedule's (wait and warmup at least 1:\n"
+         "                          step 0 holds the script's set-up; without a warm-up step the\n"
+         "                          profiler can crash the script)              default 2, 1, 3\n"
          "  --baseline N            after the trace, time N steps without the profiler (host clock),\n"
          "                          then N with a device sync at each step's end, so the explanation\n"
          "                          says what the profiler added (0: off)               default 3\n"
@@ -347,8 +356,9 @@ std::string recordHelp() {
          "                          stderr)\n"
          "\n"
          "Exit codes: 0 recorded; 2 bad input (no such script, a Python without torch, an option);\n"
-         "3 the script failed (its trace, if any, is kept and marked partial); 4 the script starts\n"
-         "its own profiler; 130 cancelled (no trace is left named as complete).\n";
+         "3 the script failed (its trace, if any, is kept and marked partial; nothing before its first\n"
+         "step ended); 4 the script starts its own profiler; 130 cancelled by Ctrl-C or SIGTERM (a trace\n"
+         "written before it is kept, and said; none is left unfinished).\n";
 }
 
 }  // namespace attnscope

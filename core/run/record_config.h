@@ -51,11 +51,12 @@ std::vector<std::string> toRecordArgs(const RecordConfig& cfg);
 std::string recordPython(const RecordConfig& cfg);
 
 // What the recorder reads (resources/record/attnscope_record.py's config), less the paths the
-// CLI fills in per process. `command` is the user's command line, for the trace.
+// CLI fills in per process. `command` is the user's command line, for the trace; `argv0` the script
+// as the user typed it (the script's sys.argv[0]; cfg.script may have been made absolute).
 std::string recordConfigJson(const RecordConfig& cfg, std::string_view out, std::string_view result,
-                             std::string_view command);
+                             std::string_view command, std::string_view argv0 = {});
 
-// "train.py --epochs 1, wrap children, sync step, steps 3..5"
+// "train.py --epochs 1, wrap children, sync step, steps 3..5" (the command's words shell-quoted)
 std::string recordSummary(const RecordConfig& cfg);
 
 std::string recordHelp();

@@ -7,6 +7,7 @@
 
 #include "core/run/engine_run.h"
 #include "core/text/duration.h"
+#include "core/text/shell_quote.h"
 
 namespace attnscope {
 
@@ -95,6 +96,11 @@ std::optional<ScriptRun> parseScriptRun(std::string_view json) {
   r.rank = static_cast<int>(intOf(doc["rank"], 0));
   r.worldSize = static_cast<int>(intOf(doc["world_size"], 1));
   r.writeError = str(doc["write_error"]);
+  r.setupNs = intOf(doc["setup_ns"], -1);
+  r.cpuWaitTraceNs = intOf(doc["cpu_wait_trace_ns"], -1);
+  r.cpuWaitBaselineNs = intOf(doc["cpu_wait_baseline_ns"], -1);
+  r.cancelled = str(doc["cancelled"]);
+  r.beforeFirstStep = boolOf(doc["before_first_step"]);
   simdjson::dom::element c;
   if (!doc["config"].get(c) && c.is_object()) {
     r.script = str(c["script"]);
@@ -124,10 +130,37 @@ std::optional<ProfilerInflation> scriptInflation(const ScriptRun& r) {
   return p;
 }
 
+InflationJudgement judgeInflation(const std::vector<int64_t>& profiledNs, const std::vector<int64_t>& baselineNs,
+                                  int64_t cpuWaitTraceNs, int64_t cpuWaitBaselineNs) {
+  InflationJudgement j;
+  if (profiledNs.size() < 3 || baselineNs.size() < 3) return j;
+  const StepSpread p = spreadOf(profiledNs), b = spreadOf(baselineNs);
+  j.differenceNs = p.medianNs - b.medianNs;
+  // A few steps' min-max range is a narrow guess of their spread: twice the larger one.
+  j.spreadNs = 2 * std::max(p.maxNs - p.minNs, b.maxNs - b.minNs);
+  if (cpuWaitTraceNs >= 0 && cpuWaitBaselineNs >= 0)
+    j.extraWaitNs = static_cast<double>(cpuWaitTraceNs - cpuWaitBaselineNs);
+  if (std::abs(j.extraWaitNs) > std::max(j.spreadNs, 0.1 * std::abs(j.differenceNs)))
+    j.kind = InflationJudgement::Noisy;
+  else if (j.differenceNs > j.spreadNs && p.minNs > b.maxNs)  // beyond it, and every step apart
+    j.kind = InflationJudgement::Claimed;
+  else if (j.differenceNs < -j.spreadNs && p.maxNs < b.minNs)
+    j.kind = InflationJudgement::Faster;
+  else
+    j.kind = InflationJudgement::Inside;
+  return j;
+}
+
 std::vector<std::string> scriptRunNotes(const ScriptRun& r) {
   std::vector<std::string> n;
-  std::string what = r.module.empty() ? r.script : "-m " + r.module;
-  for (const auto& a : r.args) what += " " + a;
+  std::vector<std::string> words;
+  if (r.module.empty()) {
+    words.push_back(r.script);
+  } else {
+    words = {"-m", r.module};
+  }
+  words.insert(words.end(), r.args.begin(), r.args.end());
+  const std::string what = shellJoin(words);
   n.push_back("your script: " + what +
               (r.worldSize > 1 ? " (rank " + std::to_string(r.rank) + " of " + std::to_string(r.worldSize) + ")"
                                : std::string()) +
@@ -154,7 +187,9 @@ std::vector<std::string> scriptRunNotes(const ScriptRun& r) {
                     ? "sync: a device synchronize at each step's end ('attnscope::step_sync')"
                     : "sync: step, marked 'attnscope::step_sync' at each step's end (no GPU: nothing to wait for)");
   else if (r.sync == "blocking")
-    n.push_back("sync: CUDA_LAUNCH_BLOCKING=1 (every launch waits for its kernel)");
+    n.push_back(r.deviceSync ? "sync: CUDA_LAUNCH_BLOCKING=1 (every launch waits for its kernel)"
+                             : "sync: blocking asked (CUDA_LAUNCH_BLOCKING=1), but the script ran without a GPU: "
+                               "there are no kernel launches to wait for, so it changes nothing");
   if (r.status == "failed")
     n.push_back("the script failed (exit code " + std::to_string(r.exitCode) +
                 (r.detail.empty() ? "" : ": " + r.detail) + ")" +
@@ -164,21 +199,28 @@ std::vector<std::string> scriptRunNotes(const ScriptRun& r) {
   if (!r.openStep.empty() && r.status == "failed")
     n.push_back(r.openStep + " was cut short by the failure: it is left out of the steps here");
   if (const auto p = scriptInflation(r)) {
-    // What the profiler added, said only as far as the steps' own spread allows: a step's time without
-    // the profiler varies from step to step, and a difference inside that says nothing.
-    const double d = p->collector.medianNs - p->noProfiler.medianNs;
-    const double noise = std::max(p->noProfiler.maxNs - p->noProfiler.minNs, p->collector.maxNs - p->collector.minNs);
+    // What the profiler added, said only as far as the steps' own spread allows (a step's time without
+    // the profiler varies from step to step, and a difference inside that says nothing), and only when
+    // the machine was as busy in both windows.
+    const InflationJudgement j = judgeInflation(r.profiledNs, r.baselineHostNs, r.cpuWaitTraceNs, r.cpuWaitBaselineNs);
+    const double d = j.differenceNs, noise = j.spreadNs;
     std::string t = "the profiler's inflation: a step took " + spreadMs(p->collector) + " under torch.profiler and " +
                     spreadMs(p->noProfiler) + " without it (host clock, the next steps after the trace): ";
-    if (p->noProfiler.n < 3 || p->collector.n < 3) {
+    if (j.kind == InflationJudgement::TooFew) {
       t += "too few steps to tell (--baseline 5 or more)";
-    } else if (std::abs(d) <= noise) {
+    } else if (j.kind == InflationJudgement::Noisy) {
+      t += "the machine was too noisy to tell: your process waited " +
+           spanDurationText(std::max<int64_t>(0, r.cpuWaitTraceNs)) + " a step for a CPU under the profiler and " +
+           spanDurationText(std::max<int64_t>(0, r.cpuWaitBaselineNs)) +
+           " without it (other programs' load, measured at the same time), more than the steps' own spread (" +
+           spanDurationText(std::llround(noise)) + "); rerun on a quieter machine";
+    } else if (j.kind == InflationJudgement::Inside) {
       t += d > 0 ? signedDuration(d) + ", inside the steps' own spread (" + spanDurationText(std::llround(noise)) +
                        "): no measurable cost; more steps (--baseline 10) would narrow it"
                  : "no measurable cost (the median was " + spanDurationText(std::llround(-d)) +
                        " lower under the profiler, inside the steps' own spread of " +
                        spanDurationText(std::llround(noise)) + ")";
-    } else if (d < 0) {
+    } else if (j.kind == InflationJudgement::Faster) {
       t += "inconclusive: steps were faster under the profiler by more than their spread (something else changed "
            "between the two: warm-up, the machine's load); rerun with --baseline 10";
     } else {

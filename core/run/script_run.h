@@ -37,6 +37,12 @@ struct ScriptRun {
   std::vector<std::string> args;
   int wait = 0, warmup = 0, active = 0, baseline = 0;
   std::string writeError;
+  int64_t setupNs = -1;  // the script's start to its first step's end (-1: no step)
+  // The process's wait for a CPU (Linux run-queue time, all its threads), per step: during the
+  // traced steps and during the baseline's host steps (-1: not measured).
+  int64_t cpuWaitTraceNs = -1, cpuWaitBaselineNs = -1;
+  std::string cancelled;         // "" | before_trace | baseline | after_trace: when Ctrl-C/SIGTERM came
+  bool beforeFirstStep = false;  // it failed before any step ended: nothing was kept
   bool operator==(const ScriptRun&) const = default;
 };
 
@@ -51,5 +57,20 @@ std::vector<std::string> scriptRunNotes(const ScriptRun& r);
 // The step's host time without the profiler (host clock; host+sync when the run synced at each
 // step or times GPU work) and under it; nullopt without a baseline.
 std::optional<ProfilerInflation> scriptInflation(const ScriptRun& r);
+
+// What can be said of the profiler's cost from the steps timed under it and without it, and from
+// the time the process waited for a CPU in each window (-1: not measured). A difference is claimed
+// only beyond the steps' spread (twice the larger window's min-max range) with every step under the
+// profiler slower than every step without, and only when the machine's load was the same in both:
+// a change in the wait for a CPU beyond that spread (and beyond a tenth of the difference) means
+// something else slowed one window, and the answer is "too noisy to tell".
+struct InflationJudgement {
+  enum Kind { TooFew, Noisy, Inside, Faster, Claimed } kind = TooFew;
+  double differenceNs = 0;  // median under the profiler - median without
+  double spreadNs = 0;      // twice the larger of the two windows' min-max ranges
+  double extraWaitNs = 0;   // the wait for a CPU per step, under the profiler - without
+};
+InflationJudgement judgeInflation(const std::vector<int64_t>& profiledNs, const std::vector<int64_t>& baselineNs,
+                                  int64_t cpuWaitTraceNs, int64_t cpuWaitBaselineNs);
 
 }  // namespace attnscope

@@ -4,6 +4,7 @@
 
 #include "core/run/engine_run.h"
 #include "core/run/timing_methods.h"
+#include "core/snapshot/founding_answer.h"
 #include "core/snapshot/trace_snapshot.h"
 #include "core/text/duration.h"
 #include "core/text/json_out.h"
@@ -22,22 +23,30 @@ std::optional<AnswerTable> answerTable(const TraceSnapshot& snap) {
   }
   const EngineRun* engine = snap.engine ? &*snap.engine : nullptr;
   t.cpuRun = engine && engine->device.isCpu();
+  // The founding answer's two columns lead: what each step really cost, and what torch's table shows
+  // for it (its own row, per call; none for an unwrapped step, which reads as zero).
+  const FoundingAnswer* fa = snap.answer.get();
   const bool gpuRecords = an.ledger.timing == "cupti" || an.ledger.timing == "roctracer";
-  if (gpuRecords) {
-    AnswerColumn c;
-    c.key = "cupti_by_correlation";
-    c.title = "GPU time of the kernels it launched (CUPTI, by correlation)";
-    for (size_t k = 0; k < kStepCount; ++k) c.ns[k] = an.steps[k].gpuAttributedNs;
-    t.columns.push_back(c);
+  if (fa) t.headline = fa->headline;
+  if (fa && (gpuRecords || t.cpuRun)) {
+    AnswerColumn cost;
+    cost.key = t.cpuRun ? "own_ops_host" : "cupti_by_correlation";
+    cost.title = t.cpuRun ? "host time of the step's own ops (what it really cost on the CPU)"
+                          : "GPU time of the kernels it launched (CUPTI, by correlation)";
     AnswerColumn row;
     row.key = "torch_step_row";
-    row.title = "torch's CUDA total for the step's own row (wrapped steps only)";
-    if (snap.torchByName)
-      for (size_t k = 0; k < kStepCount; ++k)
-        for (const KeyAverageRow& r : snap.torchByName->rows)
-          if (r.name == kStepNames[k] && r.userAnnotation && r.deviceType == DeviceType::Cpu)
-            row.ns[k] = r.deviceTotalNs;
-    t.columns.push_back(row);
+    row.title = t.cpuRun ? "torch's CPU total for the step's own row, per call (wrapped steps only)"
+                         : "torch's CUDA total for the step's own row, per call (wrapped steps only)";
+    for (const AnswerStep& st : fa->steps)
+      for (size_t k = 0; k < kStepCount; ++k) {
+        if (st.name != kStepNames[k]) continue;
+        cost.ns[k] = st.cost.n ? st.costNs() : -1;
+        if (st.cost.n > 1) cost.spread[k] = st.cost;
+        cost.iterations = std::max(cost.iterations, st.cost.n > 1 ? st.cost.n : 0);
+        row.ns[k] = st.torchRowNs;
+      }
+    t.columns.push_back(std::move(cost));
+    t.columns.push_back(std::move(row));
   }
   if (engine) {
     for (const TimingSeries& ts : engine->timing) {
@@ -97,6 +106,7 @@ std::vector<std::string> answerTableLines(const AnswerTable& t) {
   std::string head = t.cpuRun ? "the answer (a CPU run: no CUDA time, the steps' host time):"
                               : "the answer, the four steps' CUDA time by every way this trace measures it:";
   out.push_back(head);
+  if (!t.headline.empty()) out.push_back("  " + t.headline);
   for (size_t i = 0; i < t.columns.size(); ++i)
     out.push_back("  [" + std::to_string(i + 1) + "] " + t.columns[i].title);
   for (size_t k = 0; k < kStepCount; ++k) {
@@ -113,7 +123,8 @@ std::vector<std::string> answerTableLines(const AnswerTable& t) {
 }
 
 std::string answerTableJson(const AnswerTable& t) {
-  std::string s = std::string("{\"cpu_run\": ") + (t.cpuRun ? "true" : "false") + ", \"steps\": [";
+  std::string s = std::string("{\"cpu_run\": ") + (t.cpuRun ? "true" : "false") +
+                  ", \"headline\": " + jsonString(t.headline) + ", \"steps\": [";
   for (size_t k = 0; k < kStepCount; ++k) s += (k ? ", " : "") + jsonString(t.steps[k]);
   s += "], \"wrapped\": [";
   for (size_t k = 0; k < kStepCount; ++k) s += std::string(k ? ", " : "") + (t.wrapped[k] ? "true" : "false");

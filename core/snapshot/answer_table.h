@@ -32,6 +32,7 @@ struct AnswerTable {
   std::array<bool, kStepCount> wrapped{};
   std::vector<AnswerColumn> columns;
   bool hasInflation = false;  // the collector column sits next to the no-profiler host pass
+  std::string headline;       // the founding answer's (core/snapshot/founding_answer.h)
 };
 
 // nullopt when the trace's first four steps are not the attention block's.
@@ -45,8 +46,10 @@ std::string answerCellSpread(const AnswerColumn& c, size_t step);
 // Text: a title line, one line per column ("  [1] GPU time of the kernels it launched ..."), then
 // one per step ("  SOFTMAX PASS (not wrapped): [1] 60.812 us (p10-p90 57.080 us-67.003 us) | [2] ...").
 std::vector<std::string> answerTableLines(const AnswerTable& t);
-// {"cpu_run": false, "steps": [...], "wrapped": [...], "columns": [{"key", "title", "ns": [4],
-// "spread": [4 spreads or null], "iterations"}]}
+// {"cpu_run": false, "headline": "...", "steps": [...], "wrapped": [...], "columns": [{"key", "title",
+// "ns": [4], "spread": [4 spreads or null], "iterations"}]}. The first two columns are the founding
+// answer's: what each step really cost ("cupti_by_correlation" on a GPU, "own_ops_host" on the CPU)
+// and "torch_step_row", its own row's time per call in torch's table (null: no row, an unwrapped step).
 std::string answerTableJson(const AnswerTable& t);
 
 }  // namespace attnscope

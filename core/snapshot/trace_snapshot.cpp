@@ -23,6 +23,13 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
   snap->store = std::move(store);
   snap->engine = readEngineRun(s);
   snap->record = readScriptRun(s);
+  if (options.stepsOnly) {
+    snap->index = ActivityIndex(s);
+    if (options.explain)
+      snap->explanation = std::make_shared<const Explanation>(
+          explainTrace(*snap, options.steps, options.profilerStepsFirst, /*stepsOnly=*/true));
+    return snap;
+  }
   if (options.shapeTables) {
     // Each attribution once, both groupings from it; a large trace's two attributions (and the activity
     // index) on two threads.
@@ -68,9 +75,12 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
     snap->correctedByName =
         std::make_shared<const KeyAverages>(computeKeyAverages(s, GroupBy::Name, Attribution::Corrected));
   }
-  if (options.explain)
+  if (options.explain) {
     snap->explanation =
         std::make_shared<const Explanation>(explainTrace(*snap, options.steps, options.profilerStepsFirst));
+    snap->answer = std::make_shared<const FoundingAnswer>(
+        foundingAnswer(s, *snap->explanation, *snap->torchByName, snap->engine ? &*snap->engine : nullptr));
+  }
   return snap;
 }
 

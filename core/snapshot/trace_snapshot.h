@@ -14,6 +14,7 @@
 #include "core/explain/explanation.h"
 #include "core/run/engine_run.h"
 #include "core/run/script_run.h"
+#include "core/snapshot/founding_answer.h"
 #include "core/store/activity_index.h"
 #include "core/store/event_store.h"
 #include "core/tables/key_averages.h"
@@ -28,6 +29,7 @@ struct TraceSnapshot {
   std::shared_ptr<const KeyAverages> torchByName, torchByInputShape;
   std::shared_ptr<const KeyAverages> correctedByName, correctedByInputShape;
   std::shared_ptr<const Explanation> explanation;  // null when built without one
+  std::shared_ptr<const FoundingAnswer> answer;    // per step: torch's row vs its real cost (with the explanation)
 
   const std::shared_ptr<const KeyAverages>& table(Attribution attribution, GroupBy groupBy) const;
 };
@@ -37,6 +39,9 @@ struct SnapshotOptions {
   bool shapeTables = true;                         // false: no input-shape tables (they stay null)
   const std::vector<EngineStep>* steps = nullptr;  // steps to explain instead of the trace's own
   bool profilerStepsFirst = false;                 // an engine trace's ProfilerStep#N over its four steps
+  // The steps and the diagnosis only: no key_averages table (they stay null), an explanation with steps,
+  // their figures and the diagnosis and nothing else. What a rank's summary reads (core/ranks).
+  bool stepsOnly = false;
 };
 
 std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventStore> store,

@@ -48,6 +48,10 @@ class ActivityIndex {
     int64_t maxGpuDur = 0;
     // The union of GPU activity intervals: disjoint, sorted, with the busy time before each one.
     Col<int64_t> busyStart, busyEnd, busyBefore;
+    // With an accelerator's lanes: every device activity by start, and its union.
+    bool accelerator = false;
+    Col<EventId> device;
+    Col<int64_t> devStart, devEnd, devBefore;
   };
   const Parts& parts() const { return p_; }
   static ActivityIndex fromParts(Parts&& p) {
@@ -55,6 +59,15 @@ class ActivityIndex {
     x.p_ = std::move(p);
     return x;
   }
+
+  // Device activity (core/store/device_activity.h: GPU work and other accelerators' work), by start:
+  // the GPU work alone unless the trace has an accelerator's lanes (MTIA).
+  std::span<const EventId> deviceWorkByStart() const { return p_.accelerator ? p_.device.span() : p_.gpu.span(); }
+  // The length of the union of device activity inside [t0, t1), and of all of it. Overview, Kernels
+  // and the diagnosis count a device's busy time by this one definition.
+  int64_t deviceBusyWithin(int64_t t0, int64_t t1) const;
+  int64_t deviceBusyTotal() const { return deviceBusyWithin(INT64_MIN / 2, INT64_MAX / 2); }
+  bool hasAccelerator() const { return p_.accelerator; }
 
  private:
   Parts p_;

@@ -146,6 +146,7 @@ EventStore EventStore::fromParts(Parts&& p) {
   s.opByExt_ = std::move(p.opByExt);
   for (int k = 0; k < kFamilyCount; ++k) s.familyCounts_[k] = p.familyCounts[k];
   for (int k = 0; k < kBadKindCount; ++k) s.bad_[k] = std::move(p.bad[k]);
+  s.profilerRangeEvents_ = p.profilerRangeEvents;
   s.minTime_ = p.minTime;
   s.maxTime_ = p.maxTime;
   s.meta_ = std::move(p.meta);
@@ -255,6 +256,7 @@ std::vector<uint32_t> EventStoreBuilder::merge(EventStoreBuilder&& o, IdRemap re
     events_.push_back(e);
   }
   for (int k = 0; k < kFamilyCount; ++k) store_.familyCounts_[k] += o.store_.familyCounts_[k];
+  store_.profilerRangeEvents_ += o.store_.profilerRangeEvents_;
   growFor(flows_, o.flows_.size());
   for (RawFlow f : o.flows_) {
     f.pid = remapId(f.pid, sr);

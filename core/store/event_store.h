@@ -417,6 +417,9 @@ class EventStore {
   std::pair<EventId, EventId> visibleRange(uint32_t lane, int64_t t0, int64_t t1) const;
 
   uint64_t familyCount(Family f) const { return familyCounts_[static_cast<int>(f)]; }
+  // Events of cat cuda_profiler_range: a counter-profiling trace (CUPTI's range profiler replays each
+  // kernel to read its counters, and writes the ranges with times split evenly over the span).
+  uint64_t profilerRangeEvents() const { return profilerRangeEvents_; }
   const BadCount& bad(BadKind k) const { return bad_[static_cast<int>(k)]; }
   // Events that could not be loaded (malformed). Unpaired flow ends and
   // unmodelled phases are counted too, but are not errors: Kineto writes a
@@ -446,6 +449,7 @@ class EventStore {
     std::string recordJson;  // raw text of an "attnscope_record" object (a script recorded by attnscope-cli record)
     DistributedInfo distributed;  // "distributedInfo"
     std::string partial;          // non-empty: the reader kept only the start of a cut file (what it said)
+    std::string hostName;         // "hostname" (or "hostName", "host_name") where a trace writer puts it
   };
   const Meta& meta() const { return meta_; }
   // The reader, before it hands the store over: the file was cut and salvaged.
@@ -463,6 +467,7 @@ class EventStore {
     StringTable strings;
     IdIndex byCorr, byExt, callByCorr, opByExt;
     uint64_t familyCounts[kFamilyCount] = {};
+    uint64_t profilerRangeEvents = 0;
     BadCount bad[kBadKindCount];
     int64_t minTime = 0, maxTime = 0;
     Meta meta;
@@ -482,6 +487,7 @@ class EventStore {
   IdIndex callByCorr_;  // one per correlation
   IdIndex opByExt_;     // one per External id
   uint64_t familyCounts_[kFamilyCount] = {};
+  uint64_t profilerRangeEvents_ = 0;
   BadCount bad_[kBadKindCount];
   int64_t minTime_ = 0;
   int64_t maxTime_ = 0;
@@ -516,6 +522,7 @@ class EventStoreBuilder {
   uint32_t addComm(const CommArgs& c);
   void addEvent(const Event& e);  // e.lane must come from lane()
   void addFlow(const RawFlow& f) { flows_.push_back(f); }
+  void countProfilerRange() { ++store_.profilerRangeEvents_; }
   // `n` bad events of kind k; the first one (offset, detail) is kept if none was before.
   void countBad(BadKind k, uint64_t offset, std::string_view detail, uint64_t n = 1);
   size_t eventCount() const { return events_.size(); }

@@ -155,6 +155,9 @@ void* allocateSpilled(size_t bytes) {
     ::mmap(where, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
     return nullptr;
   }
+  // A forked child does not get it: a shared mapping would be shared with the child, which could then
+  // write into the parent's arrays (the children this program forks exec at once and never touch it).
+  ::madvise(p, len, MADV_DONTFORK);
   std::lock_guard<std::mutex> lock(s.mu);
   s.regions[p] = Region{len, true};
   return p;
@@ -231,6 +234,8 @@ void* allocate(size_t bytes) {
   return p;
 }
 
+bool isSpilled(const void* p) noexcept { return inRange(p); }
+
 void deallocate(void* p, size_t) noexcept {
   if (!p) return;
   if (inRange(p))
@@ -294,33 +299,3 @@ size_t residentFileBytes() {
 uint64_t drops() { return state().drops.load(std::memory_order_relaxed); }
 
 }  // namespace attnscope::spill
-
-// Every large allocation of the program (a std::vector's buffer, a string's) goes through
-// spill::allocate while spilling is on: the analyses' own arrays spill with the store's, without
-// their types knowing. Not under the sanitizers, which bring their own allocator.
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-
-void* operator new(std::size_t n) { return attnscope::spill::allocate(n); }
-void* operator new[](std::size_t n) { return attnscope::spill::allocate(n); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  try {
-    return attnscope::spill::allocate(n);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
-  try {
-    return attnscope::spill::allocate(n);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void operator delete(void* p) noexcept { attnscope::spill::deallocate(p, 0); }
-void operator delete[](void* p) noexcept { attnscope::spill::deallocate(p, 0); }
-void operator delete(void* p, std::size_t n) noexcept { attnscope::spill::deallocate(p, n); }
-void operator delete[](void* p, std::size_t n) noexcept { attnscope::spill::deallocate(p, n); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { attnscope::spill::deallocate(p, 0); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { attnscope::spill::deallocate(p, 0); }
-
-#endif

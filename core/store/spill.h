@@ -4,10 +4,12 @@
 //
 // - spill::allocate: while spilling is on (setSpilling), a buffer of at least 64 KiB is a
 //   shared mapping of an unlinked file in Settings::dir (placed in a range of address space reserved
-//   for them); smaller ones, and every buffer while it is off, come from the heap as usual. The
-//   program's global operator new and delete go through it (spill.cpp; not under the sanitizers), so
-//   every large array of every analysis spills without its type knowing; spill::Vector says so where a
-//   type wants to.
+//   for them); smaller ones, and every buffer while it is off, come from the heap as usual. A spilled
+//   buffer is not inherited by a forked child (MADV_DONTFORK: a shared mapping would be shared).
+//   spill::Vector spills where a type says so; in the programs that open users' traces (attnscope,
+//   attnscope-cli) the global operator new and delete go through it too (spill_new.cpp, an object
+//   those programs link; not in sanitizer builds, nor in core), so every large array of every
+//   analysis spills without its type knowing.
 // - Regions: the spilled buffers and the read-only mappings of the cache are registered here. The
 //   governor (a thread started by setSpilling or registerRegion) reads the resident set every 20 ms and,
 //   when the pages of mapped files pass half the budget, drops every registered region's pages from the
@@ -43,6 +45,8 @@ size_t budgetFromEnv(size_t fallback);
 // Raw buffers: a file mapping when spilling is on and `bytes` is 64 KiB or more, else malloc.
 void* allocate(size_t bytes);
 void deallocate(void* p, size_t bytes) noexcept;
+// Whether `p` points into a spilled buffer (a file mapping), not the heap.
+bool isSpilled(const void* p) noexcept;
 
 // A read-only mapping (the cache's files) whose pages the governor may drop; starts the governor.
 void registerRegion(const void* p, size_t bytes);

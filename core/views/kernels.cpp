@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/snapshot/trace_snapshot.h"
+#include "core/store/device_activity.h"
 #include "core/tables/attribution.h"
 #include "core/views/views.h"
 
@@ -65,7 +66,9 @@ KernelView kernelView(const TraceSnapshot& snap, KernelGrouping grouping, bool u
   std::vector<std::string> order;
   for (EventId id = 0; id < s.events().size(); ++id) {
     const Event& e = s.event(id);
-    if (!isGpuWork(e.family) && e.family != Family::CudaSync) continue;
+    // Device activity by the one definition (device_activity.h: MTIA's work too), and CUPTI's sync records.
+    const bool work = isDeviceWork(s, e);
+    if (!work && e.family != Family::CudaSync) continue;
     if (bound != INT64_MAX) {
       const EventId call = launchOf(s, id);
       if (call == kNoEvent || s.event(call).start > bound) continue;
@@ -85,7 +88,8 @@ KernelView kernelView(const TraceSnapshot& snap, KernelGrouping grouping, bool u
     if (fresh) {
       order.push_back(key);
       r.name = name;
-      r.family = e.family;
+      // An accelerator's work (MTIA) is listed as a kernel, its DMA transfers as copies.
+      r.family = e.family != Family::Other ? e.family : isAcceleratorCopy(name) ? Family::GpuMemcpy : Family::Kernel;
       if (grouping == KernelGrouping::NameAndOp) r.op = op;
       r.launch = launch;
       r.minNs = e.dur;
@@ -97,7 +101,7 @@ KernelView kernelView(const TraceSnapshot& snap, KernelGrouping grouping, bool u
     r.minNs = std::min(r.minNs, e.dur);
     r.maxNs = std::max(r.maxNs, e.dur);
     r.events.push_back(id);
-    if (isGpuWork(e.family)) v.gpuWorkNs += e.dur;
+    if (work) v.gpuWorkNs += e.dur;
     if (!op.empty()) x.ops[op] += e.dur;
     if (a && e.family == Family::Kernel) {
       const std::string g = int3Text(a->grid), b = int3Text(a->block);
@@ -120,7 +124,7 @@ KernelView kernelView(const TraceSnapshot& snap, KernelGrouping grouping, bool u
     Acc& x = acc[key];
     KernelRow& r = x.row;
     r.meanNs = static_cast<double>(r.totalNs) / static_cast<double>(r.calls);
-    r.sharePct = isGpuWork(r.family) && v.gpuWorkNs > 0
+    r.sharePct = r.family != Family::CudaSync && v.gpuWorkNs > 0
                      ? 100.0 * static_cast<double>(r.totalNs) / static_cast<double>(v.gpuWorkNs)
                      : 0;
     if (x.blocksNs > 0) r.blocksPerSm = x.blocksW / static_cast<double>(x.blocksNs);

@@ -2,6 +2,7 @@
 
 #include "core/explain/explanation.h"
 #include "core/snapshot/trace_snapshot.h"
+#include "core/store/device_activity.h"
 #include "core/store/intervals.h"
 #include "core/views/views.h"
 
@@ -42,7 +43,7 @@ OverviewView overviewView(const TraceSnapshot& snap) {
   for (EventId id = 0; id < s.events().size(); ++id) {
     const Event& e = s.event(id);
     int p = -1;
-    if (isGpuWork(e.family)) {
+    if (isDeviceWork(s, e)) {  // the one definition (device_activity.h): MTIA's work too
       switch (workKind(s, id)) {
         case WorkKind::Communication:
           p = static_cast<int>(OverviewPart::Communication);

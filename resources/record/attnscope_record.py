@@ -1,32 +1,37 @@
 # attnscope's recorder: runs a user's unmodified training script under torch.profiler.
 #
-# `attnscope-cli record` writes this file to a private folder and starts
+# `attnscope-cli record` writes this file (and attnscope_record_modules.py) to a private folder and
+# starts
 #     PYTHON attnscope_record.py
-# with ATTNSCOPE_RECORD_CONFIG naming a JSON file (what to run and how). The script runs as
-# __main__ with its own argv; this file only adds:
+# with ATTNSCOPE_RECORD_CONFIG naming a JSON file (what to run and how). The script runs as it
+# runs without attnscope: its own __main__ module, __file__, __spec__, argv, sys.path[0] and working
+# folder, for `python script.py` and `python -m pkg.mod` alike. This file only adds:
 #   - torch.profiler (torch's own collector, so the tables stay torch-exact), started before the
 #     script's first line, with a schedule (wait, warmup, active) over the steps;
 #   - the steps: a global optimizer step hook (the first optimizer that steps), or the function
 #     the user names (--step-fn module:function), else the whole run is one step;
-#   - the toggles: record_function around modules (module forward hooks), a device synchronize
-#     at each step boundary, CUDA_LAUNCH_BLOCKING (set by the CLI before Python starts);
-#   - optionally steps timed without the profiler after the active window (the inflation);
+#   - the toggles: record_function around modules (attnscope_record_modules.py), a device
+#     synchronize at each step boundary, CUDA_LAUNCH_BLOCKING (set by the CLI before Python starts);
+#   - optionally steps timed without the profiler after the active window (the inflation), with the
+#     time the process waited for a CPU in each window (the machine's load, measured alongside);
 #   - the trace, written atomically with an "attnscope_record" object at its top, and a result
 #     file the CLI reads (what happened, in fields).
+# Ctrl-C and SIGTERM keep what is complete: nothing before the trace is written; the trace once it
+# is (without the baseline when they come during it).
 # Nothing here runs per op: with --wrap-modules none it installs no module hook at all.
 import ast
 import builtins
 import functools
 import json
 import os
-import re
-import runpy
+import signal
 import sys
 import time
 import traceback
 import types
 
 RESULT_VERSION = 1
+_RUNNER_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 class _Done(BaseException):
@@ -48,21 +53,32 @@ class State:
         self.step_source = "none"
         self.first_optimizer = None
         self.other_optimizers = set()
-        self.module_calls = {}
-        self.trace_written = False
+        self.trace_written = False  # the .part file holds the whole trace
         self.pre_segment = True  # the profiler records from the start until the first step
         self.profiled_ns = []
         self.baseline_host_ns = []
         self.baseline_sync_ns = []
+        self.cpu_wait = {}  # window -> [CPU-wait ns at its start, at its end, steps]
         self.last_boundary = None
         self.phase = "wait"
-        self.wrapped = []
         self.notes = []
         self.prof = None
         self.torch = None
         self.record_function = None
         self.sync_device = False
         self.progress = None
+        self.modules = None
+        self.compiles = None
+        self.started_ns = 0
+        self.setup_ns = -1
+        self.cancelled = 0  # the signal that cancelled the run
+        self.in_script = False  # a signal raises KeyboardInterrupt only while the script runs
+
+    def where(self):
+        """Where a module call falls: the set-up before the first step, the traced steps, or other."""
+        if self.steps == 0:
+            return "setup"
+        return "window" if self.phase == "record" else "other"
 
 
 def _emit(state, obj):
@@ -75,15 +91,61 @@ def _emit(state, obj):
         state.progress = None
 
 
+def _ours(filename):
+    return os.path.dirname(os.path.abspath(filename)) == _RUNNER_DIR
+
+
 def _where_in_script(script):
     frames = traceback.extract_stack()
     for f in reversed(frames):
         if script and os.path.abspath(f.filename) == script:
             return "%s:%d" % (os.path.basename(f.filename), f.lineno)
     for f in reversed(frames):
-        if os.path.abspath(f.filename) != os.path.abspath(__file__) and "/torch/" not in f.filename:
+        if not _ours(f.filename) and "/torch/" not in f.filename:
             return "%s:%d" % (f.filename, f.lineno)
     return "unknown place"
+
+
+def _user_traceback(tb):
+    """The traceback without attnscope's frames and runpy's (the user's frames, as Python shows them)."""
+    frames = []
+    while tb is not None:
+        fn = tb.tb_frame.f_code.co_filename
+        if not _ours(fn) and not fn.endswith(os.sep + "runpy.py") and not fn.startswith("<frozen "):
+            frames.append(tb)
+        tb = tb.tb_next
+    out = None
+    for t in reversed(frames):
+        out = types.TracebackType(out, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return out
+
+
+def _print_user_traceback(e):
+    seen = set()
+    x = e
+    while x is not None and id(x) not in seen:
+        seen.add(id(x))
+        if x.__traceback__ is not None:
+            x.__traceback__ = _user_traceback(x.__traceback__) or x.__traceback__
+        x = x.__cause__ or x.__context__
+    traceback.print_exception(type(e), e, e.__traceback__)
+
+
+def _cpu_wait_ns():
+    """The time this process's threads waited for a CPU (Linux schedstat: run-queue wait), or -1."""
+    total = 0
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            with open("/proc/self/task/%s/schedstat" % tid) as f:
+                total += int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return -1
+    return total
+
+
+def _window(state, name, end):
+    w = state.cpu_wait.setdefault(name, [-1, -1, 0])
+    w[1 if end else 0] = _cpu_wait_ns()
 
 
 def _schedule(torch, cfg):
@@ -125,6 +187,8 @@ def _on_step_end(state):
             _sync(state)
     t = now()
     state.steps += 1
+    if state.steps == 1:
+        state.setup_ns = t - state.started_ns
     if state.phase == "record" and state.last_boundary is not None:
         state.profiled_ns.append(t - state.last_boundary)
     if state.phase == "baseline_host" or state.phase == "baseline_sync":
@@ -135,6 +199,7 @@ def _on_step_end(state):
         series.append(t - state.last_boundary)
         n = cfg["baseline"]
         if len(state.baseline_host_ns) >= n and state.phase == "baseline_host":
+            _window(state, "baseline", True)
             state.phase = "baseline_sync"
             _sync(state)
         elif len(state.baseline_sync_ns) >= n and state.phase == "baseline_sync":
@@ -146,9 +211,14 @@ def _on_step_end(state):
         return
     if state.phase == "done":
         return
+    was = state.phase
     state.prof.step()
     n = state.prof.step_num
     state.phase = _phase_of(cfg, n)
+    if state.phase == "record" and was != "record":
+        _window(state, "trace", False)
+    elif was == "record" and state.phase != "record":
+        _window(state, "trace", True)
     total = cfg["wait"] + cfg["warmup"] + cfg["active"]
     _emit(state, {"phase": "step", "step": n, "of": total, "action": state.phase,
                   "message": "step %d of %d (%s)" % (min(n, total), total,
@@ -157,6 +227,7 @@ def _on_step_end(state):
     if state.phase == "after":
         if cfg["baseline"] > 0:
             state.phase = "baseline_host"
+            _window(state, "baseline", False)
         else:
             state.phase = "done"
             if not cfg["keep_running"]:
@@ -164,7 +235,22 @@ def _on_step_end(state):
     state.last_boundary = now()
 
 
-def _install_steps(state, script, tree_holder):
+def _function_node(tree, name):
+    """The top-level function (or Class.method) `name` in a module's AST, or None."""
+    parts = name.split(".")
+    body = tree.body
+    node = None
+    for i, part in enumerate(parts):
+        want = ast.ClassDef if i < len(parts) - 1 else (ast.FunctionDef, ast.AsyncFunctionDef)
+        node = next((n for n in body if isinstance(n, want) and n.name == part), None)
+        if node is None:
+            return None
+        body = node.body
+    return node
+
+
+def _install_steps(state, main_name, main_file, tree):
+    """Steps from --step-fn or the first optimizer. `main_name`: the names __main__ answers to."""
     cfg = state.cfg
     fn = cfg.get("step_fn") or ""
     if fn:
@@ -182,22 +268,13 @@ def _install_steps(state, script, tree_holder):
 
             return stepped
 
-        script_mod = os.path.splitext(os.path.basename(script))[0] if script else ""
-        if mod in ("__main__", script_mod) and tree_holder is not None:
+        if mod in main_name and tree is not None:
             # The script's own function: decorate its definition (nothing runs per call but the
             # step itself).
-            parts = name.split(".")
-            body = tree_holder.body
-            node = None
-            for i, part in enumerate(parts):
-                want = ast.ClassDef if i < len(parts) - 1 else (ast.FunctionDef, ast.AsyncFunctionDef)
-                node = next((n for n in body if isinstance(n, want) and n.name == part), None)
-                if node is None:
-                    break
-                body = node.body
+            node = _function_node(tree, name)
             if node is None:
                 raise SystemExit("attnscope: --step-fn %s: no function '%s' at the top level of %s" %
-                                 (fn, name, os.path.basename(script)))
+                                 (fn, name, os.path.basename(main_file)))
             deco = ast.Name(id="__attnscope_step__", ctx=ast.Load())
             ast.copy_location(deco, node)
             node.decorator_list.insert(0, deco)
@@ -247,71 +324,6 @@ def _install_steps(state, script, tree_holder):
     return {}
 
 
-def _install_wrapping(state):
-    cfg = state.cfg
-    mode = cfg["wrap_modules"]
-    if mode == "none":
-        return
-    torch = state.torch
-    pattern = None if mode == "children" else re.compile(mode)
-    names = {}  # id(module) -> qualified name ("" = not wrapped)
-    seen_roots = set()
-    open_ranges = {}
-    depth = [0]
-    wrappers = (torch.nn.parallel.DistributedDataParallel, torch.nn.DataParallel)
-
-    roots = []  # (label, [qualified names]) of each model with wrapped modules
-
-    def name_root(root):
-        inner = root.module if isinstance(root, wrappers) else root
-        for m in (root, inner):
-            seen_roots.add(id(m))
-        if not any(True for _ in inner.parameters()):
-            return
-        if pattern is None:
-            chosen = list(inner.named_children())
-        else:
-            chosen = [(q, m) for q, m in inner.named_modules() if q and pattern.search(q)]
-        chosen = [(q, m) for q, m in chosen if id(m) not in names]
-        if not chosen:
-            return
-        # One model: its modules' own names. Several (a GAN's generator and discriminator): each name
-        # after its model's class, numbered when classes repeat, so two models' "0" stay apart.
-        label = type(inner).__name__
-        same = sum(1 for l, _ in roots if l.split("#")[0] == label)
-        label = label if same == 0 else "%s#%d" % (label, same + 1)
-        roots.append((label, chosen))
-        if len(roots) == 2:  # the first model's names get their label too
-            first_label, first = roots[0]
-            for q, m in first:
-                names[id(m)] = "%s.%s" % (first_label, q)
-        for q, m in chosen:
-            names[id(m)] = q if len(roots) == 1 else "%s.%s" % (label, q)
-
-    def pre(module, args):
-        if depth[0] == 0 and id(module) not in seen_roots:
-            name_root(module)
-        depth[0] += 1
-        q = names.get(id(module))
-        if q:
-            state.module_calls[id(module)] = state.module_calls.get(id(module), 0) + 1
-            rf = state.record_function(q)
-            rf.__enter__()
-            open_ranges.setdefault(id(module), []).append(rf)
-
-    def post(module, args, output):
-        depth[0] = max(0, depth[0] - 1)
-        stack = open_ranges.get(id(module))
-        if stack:
-            stack.pop().__exit__(None, None, None)
-
-    from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
-
-    register_module_forward_pre_hook(pre)
-    register_module_forward_hook(post, always_call=True)
-    state.wrap_names = names
-
-
 def _guard_own_profiler(state, script):
     torch = state.torch
     ours = []
@@ -356,11 +368,69 @@ def _finish_trace(state, part, out, meta):
     os.unlink(part)
 
 
+def _main_module(script, module):
+    """What the script will run in: (a fresh __main__ module, code or None, AST or None, its names).
+
+    `python script.py`: __file__ the script's absolute path, __spec__ None, sys.path[0] its folder.
+    `python -m pkg.mod`: runpy's own resolution (a package's __main__ too), __spec__ the module's,
+    sys.path[0] the working folder. Raises runpy's error for a module that is not there."""
+    main = types.ModuleType("__main__")
+    main.__builtins__ = builtins
+    if script:
+        from importlib.machinery import SourceFileLoader
+
+        main.__file__ = script
+        main.__loader__ = SourceFileLoader("__main__", script)
+        main.__spec__ = None
+        main.__package__ = None
+        with open(script, "rb") as f:
+            source = f.read()
+        return main, None, ast.parse(source, filename=script), ("__main__", os.path.splitext(
+            os.path.basename(script))[0]), script
+    import runpy
+
+    name, spec, code = runpy._get_module_details(module, runpy._Error)
+    main.__file__ = spec.origin
+    main.__cached__ = spec.cached
+    main.__loader__ = spec.loader
+    main.__package__ = spec.parent
+    main.__spec__ = spec
+    tree = None
+    if spec.origin and spec.origin.endswith(".py") and os.path.isfile(spec.origin):
+        with open(spec.origin, "rb") as f:
+            tree = ast.parse(f.read(), filename=spec.origin)
+    return main, code, tree, ("__main__", name, module), spec.origin or module
+
+
+def _inference_hint(tree):
+    if tree is None:
+        return ""
+    names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return " (this script defines %s)" % ", ".join(names[:6]) if names else ""
+
+
+def _sibling(name):
+    """A recorder file beside this one, loaded by its path (sys.path may not hold this folder: python -I)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, os.path.join(_RUNNER_DIR, name + ".py"))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+recmod = _sibling("attnscope_record_modules")
+finish = _sibling("attnscope_record_finish").finish
+
+
 def main():
     cfg_path = os.environ.pop("ATTNSCOPE_RECORD_CONFIG")
     with open(cfg_path) as f:
         cfg = json.load(f)
     state = State(cfg)
+    # This module stays importable under its own name once the script's __main__ replaces it.
+    sys.modules["attnscope_record"] = sys.modules[__name__]
     fd = os.environ.pop("ATTNSCOPE_RECORD_FD", "")
     if fd:
         try:
@@ -379,13 +449,20 @@ def main():
             json.dump(result, f)
         os.replace(tmp, cfg["result"])
 
+    def on_signal(signum, frame):
+        state.cancelled = signum
+        if state.in_script:
+            raise KeyboardInterrupt()  # SIGTERM too: the script's own clean-up runs as for Ctrl-C
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
     try:
         import torch
         import torch.profiler
     except BaseException as e:  # noqa: B902 - any failure to import torch is the same answer
-        result.update(status="no_torch", detail="%s: %s" % (type(e).__name__, e))
+        result.update(status="cancelled" if state.cancelled else "no_torch", detail="%s: %s" % (type(e).__name__, e))
         write_result()
-        return 3
+        return 130 if state.cancelled else 3
     state.torch = torch
     # Two profiling cycles (the set-up before the first step, then the schedule's) are by design.
     import warnings
@@ -398,19 +475,20 @@ def main():
 
     script = os.path.abspath(cfg["script"]) if cfg.get("script") else ""
     module = cfg.get("module") or ""
-    tree = None
+    # As Python itself sets it: the script's folder (symbolic links resolved) or, for -m, the working
+    # folder; before the module is looked up, and before --step-fn imports anything.
+    sys.path[0] = os.path.dirname(os.path.realpath(script)) if script else os.getcwd()
     try:
-        if script:
-            with open(script, "rb") as f:
-                source = f.read()
-            tree = ast.parse(source, filename=script)
-        extra_globals = _install_steps(state, script, tree)
+        main_mod, code, tree, main_names, main_file = _main_module(script, module)
+        extra_globals = _install_steps(state, main_names, main_file, tree)
         if tree is not None:
             ast.fix_missing_locations(tree)
+            code = compile(tree, main_file, "exec")
     except SyntaxError as e:
-        traceback.print_exc()
+        traceback.print_exception(type(e), e, None)
         result.update(status="failed", exit_code=1, detail="SyntaxError: %s (%s:%s)" % (e.msg, os.path.basename(
-            e.filename or script), e.lineno), steps_seen=0, trace_written=False, partial=False)
+            e.filename or script), e.lineno), steps_seen=0, trace_written=False, partial=False,
+            before_first_step=True)
         write_result()
         return 1
     except SystemExit as e:  # a --step-fn that names nothing: the CLI says it
@@ -418,15 +496,31 @@ def main():
                       partial=False)
         write_result()
         return 2
-    except (ImportError, AttributeError) as e:
-        if not cfg.get("step_fn"):
-            raise
-        result.update(status="bad_step_fn", exit_code=2, detail="--step-fn %s: %s: %s" % (
-            cfg.get("step_fn"), type(e).__name__, e), steps_seen=0, trace_written=False, partial=False)
+    except (ImportError, AttributeError, Exception) as e:  # noqa: B902
+        import runpy
+
+        if isinstance(e, runpy._Error):  # python -m of a module that is not there: Python's own words
+            sys.stderr.write("%s: %s\n" % (sys.executable, e))
+            result.update(status="failed", exit_code=1, detail=str(e), steps_seen=0, trace_written=False,
+                          partial=False, before_first_step=True)
+            write_result()
+            return 1
+        if cfg.get("step_fn") and isinstance(e, (ImportError, AttributeError)):
+            result.update(status="bad_step_fn", exit_code=2, detail="--step-fn %s: %s: %s" % (
+                cfg.get("step_fn"), type(e).__name__, e), steps_seen=0, trace_written=False, partial=False)
+            write_result()
+            return 2
+        _print_user_traceback(e)  # importing a -m module's package failed: the script's own failure
+        result.update(status="failed", exit_code=1, detail="%s: %s" % (type(e).__name__, e), steps_seen=0,
+                      trace_written=False, partial=False, before_first_step=True)
         write_result()
-        return 2
+        return 1
     try:
-        _install_wrapping(state)
+        if cfg["wrap_modules"] != "none":
+            state.modules = recmod.Modules(state, cfg["wrap_modules"])
+            state.modules.install()
+        state.compiles = recmod.CompileClock(state)
+        state.compiles.install()
         ours = _guard_own_profiler(state, script)
     except Exception as e:  # noqa: B902 - attnscope's own failure, said as such
         traceback.print_exc()
@@ -455,99 +549,53 @@ def main():
     state.prof = prof
     ours.append(prof)
 
-    sys.argv = [script or module] + list(cfg["args"])
-    if script:
-        sys.path[0] = os.path.dirname(script)
+    # As Python itself sets it: argv[0] as typed (python -m: the module's file).
+    sys.argv = [(cfg.get("argv0") or script) if script else main_file] + list(cfg["args"])
+    main_mod.__dict__.update(extra_globals)
+    sys.modules["__main__"] = main_mod
     exit_code = 0
     outcome = "complete"
     detail = ""
     _emit(state, {"phase": "start", "message": "running %s" % os.path.basename(script or module)})
+    state.started_ns = time.perf_counter_ns()
     prof.start()
     try:
-        if script:
-            main_mod = types.ModuleType("__main__")
-            main_mod.__file__ = script
-            main_mod.__builtins__ = builtins
-            main_mod.__dict__.update(extra_globals)
-            sys.modules["__main__"] = main_mod
-            code = compile(tree, script, "exec")
-            exec(code, main_mod.__dict__)
-        else:
-            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        state.in_script = True
+        exec(code, main_mod.__dict__)
+        state.in_script = False
     except _Done:
-        pass
+        state.in_script = False
     except _OwnProfiler as e:
+        state.in_script = False
         outcome, exit_code, detail = "own_profiler", 4, e.where
     except SystemExit as e:
+        state.in_script = False
         code = e.code
         if code is None or code == 0:
             pass
         else:
             exit_code = code if isinstance(code, int) else 1
-            outcome, detail = "failed", "the script called sys.exit(%r)" % (code,)
+            outcome, detail = "failed", ("the script called sys.exit(%r)" % (code,) if isinstance(code, int) else
+                                         str(code))
             if not isinstance(code, int):
                 sys.stderr.write("%s\n" % (code,))
     except KeyboardInterrupt:
+        state.in_script = False
         outcome, exit_code = "cancelled", 130
     except BaseException as e:  # noqa: B902 - the script's own failure, reported as such
-        traceback.print_exc()
-        outcome, exit_code = "failed", 1
-        detail = "%s: %s" % (type(e).__name__, e)
+        state.in_script = False
+        if state.cancelled:  # a DataLoader worker or a peer rank ended by the same Ctrl-C
+            outcome, exit_code = "cancelled", 130
+        else:
+            _print_user_traceback(e)
+            outcome, exit_code = "failed", 1
+            detail = "%s: %s" % (type(e).__name__, e)
     finally:
-        in_step = state.phase
-        open_step = ""
-        if outcome != "cancelled" and not state.trace_written:
-            try:
-                prof.stop()
-                # The step in flight when the script stopped ends where the script did: not a step.
-                if state.trace_written and state.steps > 0:
-                    open_step = "ProfilerStep#%d" % prof.step_num
-            except BaseException as e:  # noqa: B902
-                state.notes.append("the profiler could not stop: %s" % e)
-
-    partial = outcome != "complete" and in_step in ("record", "wait", "warmup")
-    if state.steps == 0:
-        partial = outcome != "complete"
-    elif outcome == "complete" and in_step in ("wait", "warmup", "record"):
-        partial = True
-        fit = "--wait 1 --warmup %d --active %d" % (min(cfg["warmup"], 1), max(1, state.steps - 1 - min(cfg["warmup"], 1)))
-        state.notes.append("the script ended after %d step%s, inside the schedule (wait %d + warmup %d + active %d)%s"
-                           % (state.steps, "" if state.steps == 1 else "s", cfg["wait"], cfg["warmup"], cfg["active"],
-                              (": %s ran from the last step to the script's end and is left out; to trace more of "
-                               "its steps: %s" % (open_step, fit)) if state.trace_written and open_step else
-                              ": nothing was recorded; to trace its steps: %s" % fit))
-        if cfg["baseline"] > 0:
-            state.notes.append("no steps were timed without the profiler: the script ended first")
-    if getattr(state, "wrap_names", None) is not None:
-        never = [q for i, q in state.wrap_names.items() if i not in state.module_calls]
-        if never:
-            state.notes.append("never called, so not in the trace: %s (containers such as nn.ModuleList are not "
-                               "called themselves; name their members, e.g. --wrap-modules '%s\\.\\d+$')"
-                               % (", ".join(never[:6]) + (", ..." if len(never) > 6 else ""), never[0]))
-        state.wrapped = [state.wrap_names[i] for i in state.module_calls]
-    result.update(
-        status=outcome, exit_code=exit_code, detail=detail, steps_seen=state.steps,
-        step_source=state.step_source if state.steps > 0 else "whole run (no step boundary: %s)" % (
-            "the step function was never called" if cfg.get("step_fn") else "no optimizer.step() call"),
-        wrapped_modules=state.wrapped, trace_written=state.trace_written and outcome != "cancelled",
-        partial=bool(partial and state.trace_written), profiled_ns=state.profiled_ns,
-        baseline_host_ns=state.baseline_host_ns, baseline_sync_ns=state.baseline_sync_ns,
-        device_sync=state.sync_device, notes=state.notes, open_step=open_step,
-        rank=int(os.environ.get("RANK", "0")), world_size=int(os.environ.get("WORLD_SIZE", "1")))
-    if state.trace_written and outcome != "cancelled":
-        meta = {k: result[k] for k in ("version", "python", "python_version", "torch_version", "device", "status",
-                                        "exit_code", "detail", "steps_seen", "step_source", "wrapped_modules",
-                                        "partial", "open_step", "profiled_ns", "baseline_host_ns", "baseline_sync_ns",
-                                        "device_sync", "notes", "rank", "world_size")}
-        meta["config"] = result["config"]
-        try:
-            _finish_trace(state, part, cfg["out"], meta)
-        except BaseException as e:  # noqa: B902
-            result.update(trace_written=False, write_error="%s: %s" % (type(e).__name__, e))
-    elif os.path.exists(part):
-        os.unlink(part)
-    write_result()
-    return exit_code
+        state.in_script = False
+    if state.cancelled and outcome != "cancelled":
+        outcome, exit_code = "cancelled", 130
+    return finish(state, result, outcome, exit_code, detail, part, write_result, _finish_trace, _inference_hint(
+        tree) if not cfg.get("step_fn") else "")
 
 
 if __name__ == "__main__":

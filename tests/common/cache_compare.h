@@ -82,8 +82,9 @@ inline std::string compareStores(const EventStore& a, const EventStore& b) {
       m.recordJson != n.recordJson || m.partial != n.partial || m.devices.size() != n.devices.size() ||
       m.distributed.present != n.distributed.present || m.distributed.rank != n.distributed.rank ||
       m.distributed.worldSize != n.distributed.worldSize || m.distributed.backend != n.distributed.backend ||
-      m.distributed.pgConfig != n.distributed.pgConfig)
+      m.distributed.pgConfig != n.distributed.pgConfig || m.hostName != n.hostName)
     return "metadata differs";
+  if (a.profilerRangeEvents() != b.profilerRangeEvents()) return "profiler range events differ";
   for (size_t i = 0; i < m.devices.size(); ++i) {
     const DeviceProperties &x = m.devices[i], &y = n.devices[i];
     if (x.id != y.id || x.name != y.name || x.totalGlobalMem != y.totalGlobalMem || x.numSms != y.numSms ||
@@ -113,14 +114,17 @@ inline std::string compareSnapshots(const TraceSnapshot& a, const TraceSnapshot&
   std::string d = compareStores(*a.store, *b.store);
   if (!d.empty()) return "store: " + d;
   const ActivityIndex::Parts &x = a.index.parts(), &y = b.index.parts();
-  for (const auto& [what, p, q] : {std::tuple{"calls", &x.calls, &y.calls}, std::tuple{"gpu", &x.gpu, &y.gpu}})
+  for (const auto& [what, p, q] : {std::tuple{"calls", &x.calls, &y.calls}, std::tuple{"gpu", &x.gpu, &y.gpu},
+                                   std::tuple{"device work", &x.device, &y.device}})
     if (d.empty()) d = detail::firstDiff(what, *p, *q);
   for (const auto& [what, p, q] :
        {std::tuple{"call starts", &x.callStart, &y.callStart}, std::tuple{"gpu starts", &x.gpuStart, &y.gpuStart},
         std::tuple{"busy starts", &x.busyStart, &y.busyStart}, std::tuple{"busy ends", &x.busyEnd, &y.busyEnd},
-        std::tuple{"busy before", &x.busyBefore, &y.busyBefore}})
+        std::tuple{"busy before", &x.busyBefore, &y.busyBefore}, std::tuple{"device starts", &x.devStart, &y.devStart},
+        std::tuple{"device ends", &x.devEnd, &y.devEnd}, std::tuple{"device before", &x.devBefore, &y.devBefore}})
     if (d.empty()) d = detail::firstDiff(what, *p, *q);
   if (d.empty() && x.maxGpuDur != y.maxGpuDur) d = "longest GPU activity differs";
+  if (d.empty() && x.accelerator != y.accelerator) d = "accelerator lanes differ";
   if (!d.empty()) return "activity index: " + d;
   for (Attribution at : {Attribution::Torch, Attribution::Corrected})
     for (GroupBy g : {GroupBy::Name, GroupBy::InputShape}) {
@@ -139,6 +143,8 @@ inline std::string compareSnapshots(const TraceSnapshot& a, const TraceSnapshot&
   // Every field, those no output prints included (each record lists all of its fields).
   if (cache::explanationRecords(*a.explanation) != cache::explanationRecords(*b.explanation))
     return "explanation records differ";
+  // The founding answer (the Steps view, explain's founding_answer), every field.
+  if (cache::answerRecords(a.answer.get()) != cache::answerRecords(b.answer.get())) return "founding answer differs";
   if (a.engine.has_value() != b.engine.has_value() || a.record.has_value() != b.record.has_value())
     return "engine or record metadata differs";
   return {};

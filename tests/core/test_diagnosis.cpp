@@ -181,12 +181,12 @@ class DiagnosisTest : public QObject {
     }
   }
 
-  // The first step against the steady state, on a trace written by hand: four ProfilerSteps, each an
-  // aten::mm that launches one 10 us kernel; steps 2-4 last 100 us, step 1 400 us (its op runs 300 us
-  // longer). By hand: a steady step is launch_bound 89 us (the op's 90 us but for the 1 us the kernel
-  // sat queued) and little_work 11 us (5 + 5 us outside the op, 1 us queued); the first step holds
-  // 300 us more launch_bound than that, its excess over the median step: one_time_setup.
-  void firstStepsExcessIsSetUp() {
+  // A long first step is not set-up unless the trace records first-use work in it: four ProfilerSteps,
+  // each an aten::mm that launches one 10 us kernel; steps 2-4 last 100 us, step 1 400 us (its op runs
+  // 300 us longer, no runtime call in it longer than 5 us). By hand: a steady step is launch_bound 89 us
+  // (the op's 90 us but for the 1 us the kernel sat queued) and little_work 11 us (5 + 5 us outside the
+  // op, 1 us queued); the first step holds its 300 us more as what it is, launch_bound, and no set-up.
+  void longFirstStepIsNotSetUp() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     TraceText t;
@@ -213,8 +213,8 @@ class DiagnosisTest : public QObject {
       QCOMPARE(part(i, Cause::LittleWork), int64_t{11'000});
       QCOMPARE(part(i, Cause::OneTimeSetup), int64_t{0});
     }
-    QCOMPARE(part(0, Cause::OneTimeSetup), int64_t{300'000});
-    QCOMPARE(part(0, Cause::LaunchBound), int64_t{89'000});
+    QCOMPARE(part(0, Cause::OneTimeSetup), int64_t{0});
+    QCOMPARE(part(0, Cause::LaunchBound), int64_t{389'000});
     QCOMPARE(part(0, Cause::LittleWork), int64_t{11'000});
     checkSplit(d, QStringLiteral("steps.json"));
   }
@@ -248,8 +248,10 @@ class DiagnosisTest : public QObject {
   // Graph capture by hand: three 100 us ProfilerSteps, each capturing (BeginCapture at +10 us to
   // EndCapture ending at +52 us, three launches inside that run nothing) and then replaying the graph
   // (cudaGraphLaunch at +60 us for 3 us, its kernel from +64 us for 20 us). By hand, a step: capture
-  // 42 us (graph_capture), the replay's call 3 us (launch_bound), its kernel 20 us (gpu_compute), and
-  // 35 us of nothing or of the kernel sitting queued (little_work: 10 + 8 + 1 + 16).
+  // 42 us (graph_capture), the replay's call 3 us (launch_bound), its kernel 20 us (gpu_compute), the
+  // 8 us between EndCapture and the replay's call (the thread between two of its events, nothing
+  // recorded: host_compute), and 27 us of nothing or of the kernel sitting queued (little_work: 10
+  // before the capture + 1 queued + 16 after the kernel).
   void graphCaptureIsItsOwnCause() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
@@ -277,7 +279,8 @@ class DiagnosisTest : public QObject {
       QCOMPARE(st.parts[static_cast<int>(Cause::GraphCapture)], int64_t{42'000});
       QCOMPARE(st.parts[static_cast<int>(Cause::LaunchBound)], int64_t{3'000});
       QCOMPARE(st.parts[static_cast<int>(Cause::GpuCompute)], int64_t{20'000});
-      QCOMPARE(st.parts[static_cast<int>(Cause::LittleWork)], int64_t{35'000});
+      QCOMPARE(st.parts[static_cast<int>(Cause::HostCompute)], int64_t{8'000});
+      QCOMPARE(st.parts[static_cast<int>(Cause::LittleWork)], int64_t{27'000});
     }
     QCOMPARE(d.causes.front().code, Cause::GraphCapture);
     checkSplit(d, QStringLiteral("capture.json"));
@@ -429,6 +432,42 @@ class DiagnosisTest : public QObject {
     QCOMPARE(d.causes.front().code, Cause::GraphCapture);
     QCOMPARE(d.steps[1].parts[static_cast<int>(Cause::GpuCompute)], int64_t{3'000});
     checkSplit(d, QStringLiteral("capture_prologue.json"));
+  }
+
+  // The whole trace's window is the profiler's recorded span: an inference trace whose 30 us of kernels
+  // run in a 2 s recording (a first-use 1.2 ms runtime call among its few events) is a recording with
+  // almost nothing in it, not 1.6 ms of set-up; a ProfilerStep that ends after the span is flagged.
+  void theWindowIsTheRecording() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    TraceText t;
+    t.x("Trace", "PyTorch Profiler (0)", 1000, 2'000'000, 1, 2, "");
+    t.x("cuda_runtime", "cudaGetDeviceProperties", 500'000, 1200, 1, 1, "");
+    t.x("cpu_op", "aten::linear", 501'300, 300, 1, 1, "");
+    t.x("cuda_runtime", "cudaLaunchKernel", 501'350, 10, 1, 1, "\"correlation\":1");
+    t.x("kernel", "gemm", 501'400, 30, 0, 7, "\"device\":0,\"stream\":7,\"correlation\":1");
+    const auto snap = snapshotAt(t.write(dir, "inference.json"));
+    QVERIFY(snap);
+    const Diagnosis& d = snap->explanation->diagnosis;
+    QCOMPARE(d.steps.size(), size_t{1});
+    QCOMPARE(d.steps.front().startNs, int64_t{1'000'000});
+    QCOMPARE(d.steps.front().endNs, int64_t{2'001'000'000});
+    QCOMPARE(d.recordStartNs, int64_t{1'000'000});
+    QCOMPARE(d.causes.front().code, Cause::LittleWork);
+    QVERIFY(d.causes.front().share > 0.99);
+    QVERIFY(!d.notes.empty() && d.notes.front().rfind("almost nothing ran in the recording", 0) == 0);
+    checkSplit(d, QStringLiteral("inference.json"));
+
+    TraceText u;
+    u.x("Trace", "PyTorch Profiler (0)", 1000, 1000, 1, 2, "");
+    u.x("user_annotation", "ProfilerStep#1", 1100, 500, 1, 1, "");
+    u.x("user_annotation", "ProfilerStep#2", 1600, 600, 1, 1, "");
+    const auto cut = snapshotAt(u.write(dir, "cut.json"));
+    QVERIFY(cut);
+    const auto& notes = cut->explanation->diagnosis.notes;
+    QCOMPARE(notes.size(), size_t{1});
+    QVERIFY2(notes.front().rfind("ProfilerStep#2 outlives the recording: it ends 200.000 us after", 0) == 0,
+             notes.front().c_str());
   }
 
   // Our H200 attention captures: engine steps (or one step), parts add up too, and the four steps' device work

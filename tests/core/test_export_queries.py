@@ -6,7 +6,7 @@ against attnscope-cli's own figures for the same traces.
 
 Each query file (docs/queries/*.sql, exactly as the docs show it) runs on the exported tables; the
 answer is checked against what the CLI prints:
-  top_kernels_per_step  explain --format json: each step's launches, kernels by GPU time, top three
+  top_kernels_per_step  explain --format json --all: each step's launches (every one: --all), kernels by GPU time, top three
   launching_op          kernels --group-by op --format json: every (kernel, op) row, calls and time
   idle_gaps             info --format json: the GPU's busy union, rebuilt from every gap (threshold 0);
                         explain --format json: each step's idle time from the same gaps; and the
@@ -83,7 +83,7 @@ def check_trace(binary, qdir, trace, tmp):
     con = duckdb.connect()
     for t in TABLES:
         con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{os.path.join(out, t + '.parquet')}')")
-    explain = json.loads(cli(binary, "explain", trace, "--format", "json"))
+    explain = json.loads(cli(binary, "explain", trace, "--format", "json", "--all"))
     q = lambda f, **v: run(con, os.path.join(qdir, f), **v)
 
     # 1. Top kernels per step.

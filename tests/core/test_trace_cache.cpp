@@ -4,6 +4,7 @@
 // memory budget) gives the same snapshot.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <QDirIterator>
@@ -236,6 +237,45 @@ class TestTraceCache : public QObject {
     spill::dropAll();  // every mapped page given back: what follows reads them again
     const std::string d = testutil::compareSnapshots(*spilled.snapshot, *open(trace, cache::CacheUse::Off).snapshot);
     QVERIFY2(d.empty(), d.c_str());
+  }
+
+  // The spill allocator itself: while spilling, a large buffer is a file mapping (spill::Vector always;
+  // a plain std::vector where the program's new goes through it: spill_new.cpp, not under sanitizers),
+  // a small one is heap; its contents survive its pages being dropped and spilling being turned off;
+  // a forked child does not share it (a child writing there would write into the parent's array).
+  void spillAllocator() {
+    const std::string dir = tmp_.filePath("spill-alloc").toStdString();
+    fs::create_directories(dir);
+    spill::setSpilling(true, spill::Settings{dir, size_t{1} << 30});
+    spill::Vector<int64_t> big(size_t{1} << 17);  // 1 MiB
+    std::vector<int64_t> plain(size_t{1} << 17);
+    std::vector<int64_t> small(16);
+    spill::setSpilling(false);
+    spill::Vector<int64_t> after(size_t{1} << 17);
+    QVERIFY(spill::isSpilled(big.data()));
+#ifdef ATTNSCOPE_SPILL_NEW
+    QVERIFY(spill::isSpilled(plain.data()));
+#else
+    QVERIFY(!spill::isSpilled(plain.data()));
+#endif
+    QVERIFY(!spill::isSpilled(small.data()));
+    QVERIFY(!spill::isSpilled(after.data()));
+    for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<int64_t>(i) * 7 - 3, plain[i] = -big[i];
+    spill::dropAll();
+    for (size_t i = 0; i < big.size(); ++i) {
+      if (big[i] != static_cast<int64_t>(i) * 7 - 3 || plain[i] != -big[i])
+        QFAIL(qPrintable(QStringLiteral("element %1 changed after its pages were dropped").arg(i)));
+    }
+    const pid_t pid = ::fork();
+    QVERIFY(pid >= 0);
+    if (pid == 0) {
+      big[5] = 12345;  // not mapped in the child: a fault, never the parent's memory
+      ::_exit(0);
+    }
+    int status = 0;
+    QCOMPARE(::waitpid(pid, &status, 0), pid);
+    QVERIFY2(!(WIFEXITED(status) && WEXITSTATUS(status) == 0), "the child wrote into the spilled buffer");
+    QCOMPARE(big[5], int64_t{5 * 7 - 3});
   }
 };
 

@@ -7,9 +7,9 @@ it completes: until the GPU work it launched ends, if later (the work correlated
 runtime/driver call of each correlation that starts in the step's window, cut at the next step's
 start), and from where the previous step completed, if that is later; else, with two or
 more Optimizer.step#... (user_annotation or cpu_op), iterations ending where each ends (the first
-from the trace's start, what follows the last one its own step); else one step from the first to
-the last event (complete events with a duration, GPU work even without one; the
-profiler's own overhead and instant events left out).
+from the trace's start, what follows the last one its own step); else one step over the profiler's
+recorded span ("PyTorch Profiler (N)") together with the first to the last event (complete events
+with a duration, GPU work even without one; the profiler's own overhead and instant events left out).
 Per step also each device's (pid's) busy time and the collectives' time (NCCL/RCCL kernels, by name)
 that compute kernels overlapped. Device busy: the union of the device work inside the step: cat kernel, gpu_memcpy, gpu_memset
 (and the older Kernel, Memcpy, Memset); MTIA's command-processor events (cat mtia_ccp_events) but
@@ -89,6 +89,7 @@ def reference(path):
     device, steps, lo, hi, optimizer_ends = [], set(), None, None, set()
     first_call, work_end = {}, {}  # correlation -> start of its first runtime/driver call; its GPU work's end
     by_device, comm, compute = {}, [], []
+    span_lo, span_hi = None, None  # the profiler's recorded span
     for e in events:
         start = ns(e["ts"])
         dur = e.get("dur")
@@ -116,6 +117,9 @@ def reference(path):
                 and dur > 0:
             optimizer_ends.add(start + dur)
         profiler_span = isinstance(name, str) and name.startswith("PyTorch Profiler")
+        if profiler_span and cat not in DEVICE_CATS and dur > 0:
+            span_lo = start if span_lo is None else min(span_lo, start)
+            span_hi = start + dur if span_hi is None else max(span_hi, start + dur)
         if cat not in ("overhead", "cpu_instant_event") and not profiler_span and (dur > 0 or cat in DEVICE_CATS):
             lo = start if lo is None else min(lo, start)
             hi = start + dur if hi is None else max(hi, start + dur)
@@ -146,6 +150,8 @@ def reference(path):
             windows.append((start, hi, "after the last Optimizer.step"))
         source = "optimizer_steps"
     else:
+        if lo is not None and span_lo is not None:
+            lo, hi = min(lo, span_lo), max(hi, span_hi)
         windows = [(lo, hi, "whole trace")] if lo is not None and lo < hi else []
         source = "whole_trace"
     overlapped = intersect(merge(comm), merge(compute))

@@ -150,6 +150,16 @@ inline void clickWidget(QWidget* widget) {
   QTest::mouseClick(widget, Qt::LeftButton, Qt::NoModifier, at);
 }
 
+// Clicks the tab of `page` under the timeline (Steps, Operators, Overview, Kernels, Memory, Modules).
+inline void clickTabOf(MainWindow& w, QWidget* page) {
+  QTabWidget* tabs = w.viewTabs();
+  QTest::mouseClick(tabs->tabBar(), Qt::LeftButton, Qt::NoModifier,
+                    tabs->tabBar()->tabRect(tabs->indexOf(page)).center());
+  QCoreApplication::processEvents();
+}
+// torch's operator table in front (a trace with steps opens on the Steps tab).
+inline void showOperators(MainWindow& w) { clickTabOf(w, w.tablePane()); }
+
 inline void pickComboItem(QComboBox* combo, int index) {
   combo->setFocus();
   while (combo->currentIndex() < index) QTest::keyClick(combo, Qt::Key_Down);

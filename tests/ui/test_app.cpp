@@ -19,6 +19,7 @@ class AppTest : public QObject {
   void headerClickSorts() {
     App app;
     QVERIFY(app.openSample());
+    showOperators(app.w);
     QTableView* view = app.w.tablePane()->view();
     auto* header = qobject_cast<TwoLineHeaderView*>(view->horizontalHeader());
     QVERIFY(header && header->sectionsClickable());
@@ -124,6 +125,7 @@ class AppTest : public QObject {
     App app;
     QVERIFY(app.openSample());
     app.w.dock(QStringLiteral("whyDock"))->raise();
+    showOperators(app.w);
     auto* group = app.w.tablePane()->findChild<QComboBox*>(QStringLiteral("groupBy"));
     pickComboItem(group, 1);  // Input shape
     QCOMPARE(app.w.tablePane()->groupBy(), GroupBy::InputShape);
@@ -295,6 +297,7 @@ class AppTest : public QObject {
     App app;
     QVERIFY(app.openSample());
     app.w.dock(QStringLiteral("whyDock"))->raise();
+    showOperators(app.w);
     QTableView* view = app.w.tablePane()->view();
     const int row = rowNamed(view->model(), QStringLiteral("SOFTMAX PASS"));
     QVERIFY(row >= 0);
@@ -331,6 +334,7 @@ class AppTest : public QObject {
     QVERIFY(app.openSample());
     TimelineView* v = app.w.timelinePane()->view();
     v->setFocus();
+    QTest::keyClick(v, Qt::Key_F);  // the whole trace (it opens on the step that reads as zero)
     const int64_t span0 = v->axis().span();
     const QPoint at(v->viewport()->width() / 2, 120);
     QWheelEvent wheel(at, v->viewport()->mapToGlobal(at), QPoint(), QPoint(0, 240), Qt::NoButton, Qt::NoModifier,

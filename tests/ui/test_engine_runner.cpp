@@ -44,6 +44,7 @@ class EngineRunnerTest : public QObject {
   void runnerOutOfMemory();
   void runnerKilled();
   void runnerCrashed();
+  void recordCancelKeepsAWrittenTrace();
   void runnerCancelKillsTheGroup();
   void runnerRealCpuEngine();
   void runFailureKeepsEarlierRuns();
@@ -232,6 +233,32 @@ void EngineRunnerTest::runnerKilled() {
   QCOMPARE(o.status, RunStatus::Killed);
   QCOMPARE(o.exitCode, SIGKILL);
   QVERIFY(o.message.contains(QStringLiteral("SIGKILL")));
+}
+
+// A record cancelled once its trace was written: the CLI kept it (exit 130) and said so; the runner
+// shows it. Cancelled before that: nothing to show, even where an older file has the name.
+void EngineRunnerTest::recordCancelKeepsAWrittenTrace() {
+  QTemporaryDir dir;
+  const QString trace = dir.filePath(QStringLiteral("t.json"));
+  QFile f(trace);
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  f.write("{}");
+  f.close();
+  const QString kept =
+      QStringLiteral(
+          "attnscope-cli: record: cancelled while timing steps without the profiler, after the trace was written: the "
+          "trace is kept without the baseline (the profiler's inflation is not measured): ") +
+      trace + "\n";
+  RunOutcome o = EngineRunner::classifyRecord(QProcess::NormalExit, 130, true, kept, trace, 1);
+  QCOMPARE(o.status, RunStatus::Cancelled);
+  QCOMPARE(o.outPath, trace);
+  QVERIFY2(o.message.contains(QLatin1String("the trace is kept without the baseline")), qPrintable(o.message));
+  o = EngineRunner::classifyRecord(QProcess::NormalExit, 130, true,
+                                   QStringLiteral("attnscope-cli: record: cancelled before the trace was complete; "
+                                                  "nothing was written\n"),
+                                   trace, 1);
+  QCOMPARE(o.status, RunStatus::Cancelled);
+  QVERIFY(o.outPath.isEmpty());
 }
 
 void EngineRunnerTest::runnerCrashed() {

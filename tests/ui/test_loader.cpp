@@ -75,6 +75,8 @@ class LoaderTest : public QObject {
     QCOMPARE(load.indexes, uint64_t{1});
 
     // 100 row selections by mouse and keyboard, the Why dock hidden (the default layout).
+    w.viewTabs()->setCurrentWidget(w.tablePane());
+    QCoreApplication::processEvents();
     QTableView* view = w.tablePane()->view();
     const int rows = view->model()->rowCount();
     QVERIFY(rows > 10);

@@ -9,7 +9,11 @@
 #include <QToolTip>
 #include <cmath>
 
+#include <QScrollArea>
+#include <QSplitter>
+
 #include "app_harness.h"
+#include "job_gen.h"
 #include "ui/common/text.h"
 #include "ui/ranks/collectives_model.h"
 #include "ui/ranks/job_heat_map.h"
@@ -120,8 +124,7 @@ class RanksUiTest : public QObject {
     for (int r = 0; r < map->rows(); ++r)
       for (int c = 0; c < map->columns(); ++c) QCOMPARE(map->marked(r, c), r == row2 && steps.contains(map->stepAt(c)));
     QVERIFY2(map->stragglerTitle().contains(QStringLiteral("rank 2")) &&
-                 map->stragglerTitle().contains(QStringLiteral("ProfilerStep#5")) &&
-                 map->stragglerTitle().contains(QStringLiteral("ProfilerStep#7")),
+                 map->stragglerTitle().contains(QStringLiteral("ProfilerStep#5, #7")),
              qPrintable(map->stragglerTitle()));
     QVERIFY(view->findingsText().contains(s[QStringLiteral("text")].toString()));
 
@@ -265,6 +268,90 @@ class RanksUiTest : public QObject {
   }
 
   // What cannot be opened is said in the window: a folder with no trace, a trace that is not JSON.
+  // A node of 4 late together (a generated job, its truth from the construction): the four rows drawn as
+  // one set (bracketed, each straggled step's cells outlined as one block), each of their straggled cells
+  // the darkest of its column and showing the wait imposed on the others (the CLI's figure), the step
+  // labels whole; a click on a cell zooms the timelines without taking the map's room.
+  void nodeOfFourDrawnAsASet() {
+    jobgen::Options o;
+    o.form = "node", o.backend = "nccl", o.world = 16, o.collectives = 6, o.tp = 1, o.hostIn = "trace";
+    o.steps = 8;
+    const jobgen::Job job = jobgen::generate(4211, o);
+    QTemporaryDir tmp;
+    QVERIFY(jobgen::writeJob(job, tmp.path().toStdString()));
+    const QJsonObject cli = cliJob(tmp.path());
+    QVERIFY(!cli.isEmpty());
+    const QJsonObject s = cli[QStringLiteral("stragglers")].toArray().first().toObject();
+    const jobgen::TrueStraggler& truth = job.stragglers.front();
+    QCOMPARE(s[QStringLiteral("ranks")].toArray().size(), qsizetype(truth.ranks.size()));
+    App app;
+    app.w.openJob({tmp.path()});
+    RanksView* view = app.w.ranksView();
+    QVERIFY(view);
+    QVERIFY(waitFor([view] { return view->report() != nullptr; }));
+    view->resize(1280, 800);
+    QVERIFY(QTest::qWaitForWindowExposed(view));
+    JobHeatMap* map = view->heatMap();
+    // One set: the node's rows, on the truth's steps.
+    QCOMPARE(map->sets().size(), size_t{1});
+    std::vector<int> rows;
+    for (int64_t r : truth.ranks) rows.push_back(map->rowOfRank(r));
+    QCOMPARE(map->sets().front().rows, rows);
+    QCOMPARE(map->sets().front().name, QString::fromStdString(job.hosts[static_cast<size_t>(truth.ranks.front())]));
+    QVERIFY2(map->stragglerTitle().contains(s[QStringLiteral("who")].toString()), qPrintable(map->stragglerTitle()));
+    for (int k : truth.steps) {
+      const int col = map->columnOf(QString::fromStdString(job.stepNames[static_cast<size_t>(k)]));
+      QVERIFY(col >= 0);
+      for (int row = 0; row < map->rows(); ++row) {
+        const bool culprit = std::find(rows.begin(), rows.end(), row) != rows.end();
+        QCOMPARE(map->marked(row, col), culprit);
+        // The CLI's imposed wait, in the culprit's cell.
+        const QJsonObject step =
+            cli[QStringLiteral("ranks")].toArray()[row].toObject()[QStringLiteral("steps")].toArray()[k].toObject();
+        QCOMPARE(qint64(map->imposedAt(row, col)), culprit ? step[QStringLiteral("imposed_ns")].toInteger() : 0);
+        if (culprit) QVERIFY(step[QStringLiteral("imposed_ns")].toInteger() > 0);
+      }
+    }
+    // The culprit's cells are the darkest drawn: darker than any victim's wait colour.
+    QImage img(map->size(), QImage::Format_RGB32);
+    map->render(&img);
+    const int col0 = map->columnOf(QString::fromStdString(job.stepNames[static_cast<size_t>(truth.steps.front())]));
+    // (A fill's pixel: left of the centred figure, inside the outline.)
+    auto fillAt = [&](int row) {
+      return img.pixelColor(map->cellRect(row, col0).topLeft() + QPoint(8, map->cellRect(row, col0).height() / 2));
+    };
+    QCOMPARE(fillAt(rows.front()), JobHeatMap::culpritColor());
+    const double culprit = fillAt(rows.front()).lightnessF();
+    for (int row = 0; row < map->rows(); ++row)
+      if (std::find(rows.begin(), rows.end(), row) == rows.end()) QVERIFY(fillAt(row).lightnessF() > culprit + 0.2);
+    // Step labels whole: across the column when they fit, else upright.
+    const QFontMetrics fm(map->font());
+    for (int c = 0; c < map->columns(); ++c) {
+      QVERIFY(map->stepAt(c).endsWith(map->columnLabel(c)));
+      if (!map->uprightLabels()) QVERIFY(fm.horizontalAdvance(map->columnLabel(c)) + 6 <= map->cellRect(0, c).width());
+    }
+    // A click on a victim's cell: the timelines go there; the map keeps its room.
+    auto* area = qobject_cast<QScrollArea*>(map->parentWidget()->parentWidget());
+    QVERIFY(area);
+    // Once the window has settled (the default ranks' timelines loaded, the words wrapped).
+    QVERIFY(waitFor([view] { return view->timelines()->settled(); }));
+    QTest::qWait(200);
+    const int before = area->viewport()->height();
+    const int victim = rows.back() + 1 < map->rows() ? rows.back() + 1 : 0;
+    const QRect target = map->cellRect(victim, col0);
+    area->ensureVisible(target.center().x(), target.center().y());
+    QTest::mouseClick(map, Qt::LeftButton, Qt::NoModifier, target.center());
+    QCOMPARE(view->selectedRank(), qint64(view->report()->ranks[static_cast<size_t>(victim)].rank));
+    QVERIFY(waitFor([view] { return view->timelines()->settled(); }));
+    QCoreApplication::processEvents();
+    QVERIFY2(area->viewport()->height() >= before - 2,
+             qPrintable(QStringLiteral("%1 -> %2").arg(before).arg(area->viewport()->height())));
+    QVERIFY(area->viewport()->height() >= 6 * map->cellRect(0, 0).height());
+    const ranks::StepFigures* f = map->figures(victim, col0);
+    QVERIFY(view->timelines()->alignedStart() <= f->startNs);
+    QVERIFY(view->timelines()->alignedStart() + view->timelines()->alignedSpan() >= f->startNs + f->stepNs);
+  }
+
   void unreadableJobIsSaid() {
     App app;
     QTemporaryDir empty;

@@ -11,6 +11,7 @@
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTextDocumentFragment>
 #include <QVBoxLayout>
 #include <cmath>
 #include <functional>
@@ -18,6 +19,7 @@
 #include "core/tables/table_format.h"
 #include "core/text/duration.h"
 #include "ui/common/background.h"
+#include "ui/common/screen_fit.h"
 #include "ui/common/text.h"
 #include "ui/panels/timeline_diff.h"
 #include "ui/table/sort_header_view.h"
@@ -208,21 +210,35 @@ CompareView::CompareView(QWidget* parent)
   setObjectName(QStringLiteral("compareView"));
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 6, 6, 6);
+  // The answer first: how much B differs a step, with both runs' figures side by side.
+  headline_ = new QLabel(this);
+  headline_->setObjectName(QStringLiteral("compareHeadline"));
+  headline_->setWordWrap(true);
+  headline_->setTextFormat(Qt::RichText);
+  headline_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  headline_->hide();
+  layout->addWidget(headline_);
   title_ = new QLabel(tr("Select two runs in the Runs list and press Compare."), this);
   title_->setWordWrap(true);
   title_->setTextFormat(Qt::RichText);
   layout->addWidget(title_);
   auto* opts = new QHBoxLayout;
+  auto* attributionLabel = new QLabel(tr("Attri&bution:"), this);
   attribution_ = new QComboBox(this);
   attribution_->addItem(tr("torch attribution"), static_cast<int>(Attribution::Torch));
   attribution_->addItem(tr("corrected attribution"), static_cast<int>(Attribution::Corrected));
+  attributionLabel->setBuddy(attribution_);
+  auto* groupLabel = new QLabel(tr("Grou&ping:"), this);
   groupBy_ = new QComboBox(this);
   groupBy_->addItem(tr("by name"), static_cast<int>(GroupBy::Name));
   groupBy_->addItem(tr("by input shape"), static_cast<int>(GroupBy::InputShape));
+  groupLabel->setBuddy(groupBy_);
+  opts->addWidget(attributionLabel);
   opts->addWidget(attribution_);
+  opts->addWidget(groupLabel);
   opts->addWidget(groupBy_);
   opts->addStretch(1);
-  openDiff_ = new QPushButton(tr("Timelines side by side…"), this);
+  openDiff_ = new QPushButton(tr("Timelines…"), this);
   openDiff_->setObjectName(QStringLiteral("openTimelineDiff"));
   openDiff_->setToolTip(tr("Both traces' timelines on one time axis, aligned at a step, with the ranked changes"));
   openDiff_->setEnabled(false);
@@ -308,6 +324,7 @@ void CompareView::recompute() {
   opt.attribution = static_cast<Attribution>(attribution_->currentData().toInt());
   opt.groupBy = static_cast<GroupBy>(groupBy_->currentData().toInt());
   title_->setText(tr("Comparing…"));
+  headline_->hide();
   auto work = [a = a_, b = b_, opt]() -> std::shared_ptr<const Comparison> {
     try {
       return std::make_shared<const Comparison>(compareTraces(*a, *b, opt));
@@ -331,10 +348,68 @@ void CompareView::recompute() {
         if (diff_ && diff_->isVisible()) diff_->setTraces(labelA_, a_, labelB_, b_, c);
         rows_->setFromRows(*c);
         steps_->setFromSteps(*c);
-        // First, where the time went in A and in B: the diagnosis's causes that moved most.
-        QString html = c->causesLine.empty()
-                           ? QString()
-                           : QStringLiteral("<p><b>%1</b></p>").arg(qs(c->causesLine).toHtmlEscaped());
+        // The headline: B's step against A's, with both sides' figures; then every per-step figure as
+        // A | B | B - A, two narrow columns that stay in view in the side panel.
+        const StepStat* host = nullptr;
+        for (const StepStat& st : c->stepStats)
+          if (st.metric == "host_ns") host = &st;
+        auto nsFig = [](double ns) { return qs(spanDurationText(std::llround(ns))); };
+        auto signedFig = [&](double ns) {
+          return (ns >= 0 ? QStringLiteral("+") : QStringLiteral("−")) + nsFig(std::abs(ns));
+        };
+        QString stepRows;
+        if (!host && !c->steps.empty()) {
+          // Steps paired by name (the attention block's, an engine run's): their host time added up,
+          // and each step's as A | B | B - A.
+          double ta = 0, tb = 0, ga = 0, gb = 0;
+          int paired = 0;
+          for (const Pair<StepReport>& p : c->steps) {
+            if (!p.a || !p.b) continue;
+            ++paired;
+            ta += static_cast<double>(p.a->hostNs()), tb += static_cast<double>(p.b->hostNs());
+            ga += static_cast<double>(p.a->gpuAttributedNs), gb += static_cast<double>(p.b->gpuAttributedNs);
+            stepRows += QStringLiteral(
+                            "<tr><td>%1</td><td align=\"right\">%2</td><td align=\"right\">%3</td><td "
+                            "align=\"right\">%4</td></tr>")
+                            .arg(qs(p.key).toHtmlEscaped(), nsFig(static_cast<double>(p.a->hostNs())),
+                                 nsFig(static_cast<double>(p.b->hostNs())),
+                                 signedFig(static_cast<double>(p.b->hostNs() - p.a->hostNs())));
+          }
+          if (paired > 0) {
+            headline_->setText(
+                tr("<b>B is %1 over its %2 steps</b> (host time, A %3, B %4%5)")
+                    .arg(signedFig(tb - ta))
+                    .arg(paired)
+                    .arg(nsFig(ta), nsFig(tb),
+                         ga + gb > 0 ? tr("; GPU work launched A %1, B %2").arg(nsFig(ga), nsFig(gb)) : QString()));
+            headline_->show();
+          }
+        }
+        if (host) {
+          headline_->setText((host->noise
+                                  ? tr("<b>A and B take the same time a step</b>: %1 apart, inside both runs' spread")
+                                        .arg(signedFig(host->deltaNs))
+                                  : tr("<b>B is %1 a step</b>").arg(signedFig(host->deltaNs))) +
+                             tr(" (host time per step, median: A %1 [p25–p75 %2–%3], B %4 [%5–%6])")
+                                 .arg(nsFig(host->a.median), nsFig(host->a.p25), nsFig(host->a.p75),
+                                      nsFig(host->b.median), nsFig(host->b.p25), nsFig(host->b.p75)));
+          headline_->show();
+        }
+        QString table = tr("<table cellspacing=\"0\" cellpadding=\"2\"><tr><th align=\"left\">%1</th><th "
+                           "align=\"right\">A</th><th align=\"right\">B</th><th align=\"right\">B − A</th></tr>")
+                            .arg(stepRows.isEmpty() ? tr("per step (median)") : tr("host time"));
+        table += stepRows;
+        for (const StepStat& st : c->stepStats)
+          table += QStringLiteral(
+                       "<tr><td>%1</td><td align=\"right\">%2</td><td align=\"right\">%3</td><td "
+                       "align=\"right\">%4%5</td></tr>")
+                       .arg(qs(st.label).toHtmlEscaped(), nsFig(st.a.median), nsFig(st.b.median), signedFig(st.deltaNs),
+                            st.noise ? tr(" (noise)") : QString());
+        table += QStringLiteral("</table>");
+        // Then where the time went in A and in B: the diagnosis's causes that moved most.
+        QString html =
+            table + (c->causesLine.empty() ? QString()
+                                           : QStringLiteral("<p><b>%1</b></p>").arg(qs(c->causesLine).toHtmlEscaped()));
         if (c->perturbation.empty()) {
           html += tr("No perturbation found between the two.");
         } else {
@@ -401,12 +476,17 @@ void CompareView::recompute() {
 
 QString CompareView::perturbationText() const { return perturbation_->text(); }
 
+QString CompareView::headlineText() const {
+  return headline_->isHidden() ? QString() : QTextDocumentFragment::fromHtml(headline_->text()).toPlainText();
+}
+
 TimelineDiff* CompareView::openTimelines(int change) {
   if (!cmp_ || !a_ || !b_) return nullptr;
   if (!diff_) {
     diff_ = new TimelineDiff(this);
     diff_->setWindowFlag(Qt::Window);
-    diff_->resize(1280, 800);
+    fitToScreen(diff_, QSize(1280, 800));  // inside the screen, title bar included
+    keepInsideScreen(diff_);
     connect(diff_, &TimelineDiff::ready, this, [this] { emit timelinesReady(diff_); });
   }
   if (change >= 0)

@@ -75,6 +75,9 @@ class CompareView : public QWidget {
   CompareModel* stepsModel() const { return steps_; }
   const Comparison* comparison() const { return cmp_.get(); }
   QString perturbationText() const;
+  // What the comparison comes to, first: "B is +37.856 ms a step" (the steps' median host time, A and
+  // B with their spreads), or that the two differ by less than their noise. Plain text.
+  QString headlineText() const;
   ChangesModel* changesModel() const { return changes_; }
   QTableView* changesView() const { return changesView_; }
   // The two timelines side by side (a window of its own), showing change `change` (-1: none).
@@ -89,6 +92,7 @@ class CompareView : public QWidget {
   void recompute();
 
   QLabel* title_;
+  QLabel* headline_;
   QComboBox* attribution_;
   QComboBox* groupBy_;
   QLabel* perturbation_;

@@ -171,9 +171,12 @@ void ExplainPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
     head += QStringLiteral("<br><span style=\"color:#8a1c14\">%1</span>")
                 .arg(tr("This trace was cut (%1): work recorded after the cut is missing.")
                          .arg(qs(an->partial).toHtmlEscaped()));
-  // The headline opens the dock: what costs the user most, with its number and fix.
-  if (!an->diagnosis.headline.empty())
-    head = QStringLiteral("<b>%1</b><br>").arg(qs(an->diagnosis.headline).toHtmlEscaped()) + head;
+  // The headline opens the dock: what costs the user most, with its number and fix; on an engine run on
+  // the CPU, where every step is "CPU only", what the run shows instead (the founding answer's).
+  const FoundingAnswer* fa = trace_->snapshot->answer.get();
+  const std::string& headline = fa && fa->cpuRun && !fa->headline.empty() ? fa->headline : an->diagnosis.headline;
+  if (!headline.empty()) head = QStringLiteral("<b>%1</b><br>").arg(qs(headline).toHtmlEscaped()) + head;
+  view_->setColumnHidden(StepsModel::CostMost, model_->costMostSaysNothing());
   header_->setText(head);
   details_->setHtml(overviewHtml());
   view_->resizeColumnsToContents();
@@ -320,38 +323,79 @@ QString ExplainPanel::answerHtml() const {
   return html;
 }
 
-// The diagnosis: what costs the most first, in one sentence, then every cause with its time, share,
-// spread over the steps and its fix (the same figures `attnscope-cli explain` prints).
+// A long name shortened for a narrow pane: a kernel's signature without "void ", its template
+// arguments ("<…>"), anonymous namespaces and its argument list ("(…)"); anything still long cut at
+// 60 characters.
+QString shortName(const std::string& name) {
+  QString n = qs(name);
+  if (n.size() <= 48) return n;
+  if (n.startsWith(QStringLiteral("void "))) n = n.mid(5);
+  n.remove(QStringLiteral("(anonymous namespace)::"));
+  QString out;
+  int angle = 0;
+  for (qsizetype i = 0; i < n.size(); ++i) {
+    const QChar c = n[i];
+    if (c == QLatin1Char('<')) {
+      if (angle++ == 0) out += QStringLiteral("<…>");
+      continue;
+    }
+    if (c == QLatin1Char('>') && angle > 0) {
+      --angle;
+      continue;
+    }
+    if (angle > 0) continue;
+    // A kernel's argument list at the end.
+    if (c == QLatin1Char('(') && n.endsWith(QLatin1Char(')')) && i > 8) {
+      out += QStringLiteral("(…)");
+      break;
+    }
+    out += c;
+  }
+  return out.size() > 60 ? out.left(57) + QStringLiteral("…") : out;
+}
+
+// The diagnosis (the headline opens the dock above it): every cause with its time, share and spread
+// over the steps, what holds its time (the evidence: count, time, share of the cause, the ops around
+// allocator calls and copies, a copy's direction and sizes, the module or frame), and the fixes the
+// trace supports, each with what held; a cause with no fix says so. The same figures `attnscope-cli
+// explain` prints.
 QString ExplainPanel::diagnosisHtml() const {
   const Diagnosis& d = explanation()->diagnosis;
   if (d.causes.empty()) return {};
-  QString rows;
-  for (size_t i = 0; i < d.causes.size(); ++i) {
-    const DiagnosedCause& c = d.causes[i];
-    const QString spread = d.steps.size() > 1
-                               ? tr("%1 a step [p10 %2 – p90 %3]")
-                                     .arg(t(std::llround(c.perStep.medianNs)), t(std::llround(c.perStep.p10Ns)),
-                                          t(std::llround(c.perStep.p90Ns)))
-                               : QString();
-    QString hints;
-    for (const std::string& h : c.hints) hints += (hints.isEmpty() ? QString() : QStringLiteral(", ")) + qs(h);
-    // The cause in words (its JSON code on pointing); the time never wraps.
-    rows += QStringLiteral(
-                "<tr><td>%1.</td><td title=\"%8\"><b>%2</b></td><td align=\"right\" nowrap>%3</td>"
-                "<td align=\"right\">%4%</td><td>%5</td><td>%6%7</td></tr>")
-                .arg(i + 1)
-                .arg(qs(c.label).toHtmlEscaped(), t(c.totalNs))
-                .arg(100.0 * c.share, 0, 'f', 0)
-                .arg(spread, qs(c.fix).toHtmlEscaped(),
-                     hints.isEmpty() ? QString() : QStringLiteral(" <i>(%1)</i>").arg(hints))
-                .arg(qs(causeCode(c.code)));
+  QString html = tr("<h3>What costs the most</h3>");
+  for (const PeriodicWork& p : d.periodic) html += QStringLiteral("<p><b>%1</b></p>").arg(breakable(qs(p.text)));
+  for (const std::string& n : d.notes) html += QStringLiteral("<p><i>%1</i></p>").arg(breakable(qs(n)));
+  html += QStringLiteral("<ol style=\"margin-left:-20px\">");
+  for (const DiagnosedCause& c : d.causes) {
+    // The cause in words (its JSON code on pointing), its time and share, the spread over the steps.
+    html += QStringLiteral("<li><span title=\"%1\"><b>%2</b></span> %3 (%4%)")
+                .arg(qs(causeCode(c.code)), qs(c.label).toHtmlEscaped(), t(c.totalNs))
+                .arg(100.0 * c.share, 0, 'f', 0);
+    if (d.steps.size() > 1)
+      html += tr(" <small>%1 a step [p10 %2 – p90 %3]</small>")
+                  .arg(t(std::llround(c.perStep.medianNs)), t(std::llround(c.perStep.p10Ns)),
+                       t(std::llround(c.perStep.p90Ns)));
+    for (const std::string& h : c.hints) html += QStringLiteral(" <i>(%1)</i>").arg(qs(h).toHtmlEscaped());
+    for (size_t k = 0; k < c.items.size() && k < 3; ++k) {
+      const EvidenceItem& it = c.items[k];
+      QString line = QStringLiteral("%1%2 — %3 (%4%)")
+                         .arg(it.count > 0 ? QStringLiteral("%1 × ").arg(it.count) : QString(),
+                              breakable(shortName(it.name)), t(it.ns))
+                         .arg(100.0 * it.share, 0, 'f', 0);
+      if (it.kind == "queued") line += tr(", launched and waiting to start");
+      if (!it.inside.empty()) line += tr(", inside %1").arg(breakable(qs(it.inside.front().first)));
+
+      if (!it.detail.empty()) line += QStringLiteral("; %1").arg(breakable(qs(it.detail)));
+      if (!it.where.empty()) line += tr("; in %1").arg(breakable(qs(it.where)));
+      html += QStringLiteral("<br><small>%1</small>").arg(line);
+    }
+    if (c.fixes.empty()) html += tr("<br><i>No fix follows from the trace alone.</i>");
+    for (const Fix& f : c.fixes)
+      html += QStringLiteral("<br>&rarr; <b>%1</b> <small>(%2)</small>")
+                  .arg(breakable(qs(f.text)), tr("because %1").arg(breakable(qs(f.because))));
+    html += QStringLiteral("</li>");
   }
-  // The headline itself opens the dock (the header above); here, every cause.
-  return tr("<h3>What costs the most</h3><table cellspacing=\"0\" cellpadding=\"3\">"
-            "<tr><th></th><th align=\"left\">cause</th><th>time</th><th>of wall</th><th align=\"left\">%1</th>"
-            "<th align=\"left\">what to do</th></tr>%2</table>")
-      .arg(d.steps.size() > 1 ? tr("over %1 steps").arg(d.steps.size()) : QString())
-      .arg(rows);
+  return html + QStringLiteral("</ol>");
 }
 
 QString ExplainPanel::overviewHtml() const {

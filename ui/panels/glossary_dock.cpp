@@ -1,10 +1,12 @@
 #include "ui/panels/glossary_dock.h"
 
 #include <QFile>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QLineEdit>
 #include <QSplitter>
 #include <QTableView>
@@ -129,7 +131,12 @@ GlossaryDock::GlossaryDock(QWidget* parent)
   search_->setObjectName(QStringLiteral("glossarySearch"));
   search_->setPlaceholderText(tr("Search the glossary…"));
   search_->setClearButtonEnabled(true);
-  layout->addWidget(search_);
+  auto* searchRow = new QHBoxLayout;
+  auto* searchLabel = new QLabel(tr("Search:"), this);
+  searchLabel->setBuddy(search_);
+  searchRow->addWidget(searchLabel);
+  searchRow->addWidget(search_, 1);
+  layout->addLayout(searchRow);
   auto* split = split_ = new QSplitter(Qt::Vertical, this);
   list_ = new QTableView(split);
   list_->setModel(proxy_);

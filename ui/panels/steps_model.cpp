@@ -15,6 +15,12 @@ void StepsModel::setExplanation(std::shared_ptr<const Explanation> explanation) 
   endResetModel();
 }
 
+bool StepsModel::costMostSaysNothing() const {
+  for (const StepWaits* w : waits_)
+    if (w && topCause(*w) != Cause::CpuOnly) return false;
+  return true;
+}
+
 int StepsModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() || !explanation_ ? 0 : static_cast<int>(explanation_->steps.size());
 }

@@ -21,6 +21,8 @@ class StepsModel : public TableModelBase {
 
   using TableModelBase::TableModelBase;
   void setExplanation(std::shared_ptr<const Explanation> explanation);
+  // Every step's "Cost it most" is the same CPU only (a run on the CPU) or none: the column says nothing.
+  bool costMostSaysNothing() const;
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;

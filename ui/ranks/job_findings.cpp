@@ -46,6 +46,10 @@ QString findingTitle(const std::string& kind) {
   if (kind == "unknown_rank") return QObject::tr("No rank");
   if (kind == "mixed_job") return QObject::tr("Not one job");
   if (kind == "mismatch") return QObject::tr("Mismatch");
+  if (kind == "two_jobs") return QObject::tr("More than one job");
+  if (kind == "truncated") return QObject::tr("Truncated trace");
+  if (kind == "late_ranks") return QObject::tr("Late ranks (one step)");
+  if (kind == "missing_collective") return QObject::tr("Never issued");
   return QObject::tr("Note");
 }
 
@@ -73,10 +77,11 @@ QString jobFindingsHtml(const ranks::JobReport& r) {
   // Stragglers, with what they were doing before they arrived.
   html += section(QObject::tr("Stragglers"));
   QStringList items;
-  for (const ranks::Straggler& s : r.stragglers)
-    items << QObject::tr("<b>rank %1</b> (%2): %3")
-                 .arg(s.rank)
-                 .arg(s.persistent ? QObject::tr("persistent") : QObject::tr("transient"), esc(s.text));
+  for (const ranks::Straggler& s : r.stragglers) {
+    // Who in bold (one rank, or the set late together), then the finding as the CLI says it.
+    const bool lead = s.text.rfind(s.who, 0) == 0;
+    items << QStringLiteral("<b>%1</b>%2").arg(esc(s.who), esc(lead ? s.text.substr(s.who.size()) : ": " + s.text));
+  }
   if (items.isEmpty())
     html += QObject::tr("<p style='margin-top:0px'>None: no rank kept the others waiting (%1).</p>")
                 .arg(esc(r.stragglerRule));

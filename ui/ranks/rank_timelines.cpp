@@ -235,6 +235,7 @@ void RankTimelines::showRanks(const QList<qint64>& ranks) {
     lane.view->setObjectName(QStringLiteral("rankTimeline%1").arg(rank));
     // Every view the same width of event area, scroll bar or not: the same time at the same x.
     lane.view->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
+    lane.view->setMinimumHeight(30);
     lane.view->hide();
     connect(lane.view, &TimelineView::visibleRangeChanged, this, [this, rank] { onViewMoved(rank); });
     v->addWidget(lane.view, 1);
@@ -254,6 +255,16 @@ void RankTimelines::addRank(qint64 rank) {
   if (now.contains(rank)) return;
   if (static_cast<size_t>(now.size()) >= kMaxLanes) now.removeLast();
   now << rank;
+  showRanks(now);
+}
+
+void RankTimelines::showInPlaceOfLast(qint64 rank) {
+  QList<qint64> now = shownRanks();
+  if (now.contains(rank)) return;
+  if (now.size() >= 2)
+    now.back() = rank;
+  else
+    now << rank;
   showRanks(now);
 }
 

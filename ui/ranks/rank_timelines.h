@@ -40,6 +40,9 @@ class RankTimelines : public QWidget {
   void showRanks(const QList<qint64>& ranks);
   // Shows `rank` as well (in place of the last one when four are shown already).
   void addRank(qint64 rank);
+  // Shows `rank` in place of the last rank shown (beside the first), unless it is shown: as many lanes
+  // as before, so the panes above keep their room.
+  void showInPlaceOfLast(qint64 rank);
   // Which rank's title is highlighted (the heat map's selection).
   void setSelectedRank(qint64 rank);
 

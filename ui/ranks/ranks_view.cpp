@@ -95,7 +95,7 @@ RanksView::RanksView(QWidget* parent) : QWidget(parent) {
   error_->hide();
   layout->addWidget(error_);
 
-  auto* main = new QSplitter(Qt::Vertical, this);
+  auto* main = split_ = new QSplitter(Qt::Vertical, this);
   main->setObjectName(QStringLiteral("ranksSplitter"));
   main->setChildrenCollapsible(false);
   auto* top = new QSplitter(Qt::Horizontal, main);
@@ -113,6 +113,8 @@ RanksView::RanksView(QWidget* parent) : QWidget(parent) {
   selection_->setObjectName(QStringLiteral("jobSelection"));
   selection_->setWordWrap(true);
   selection_->setText(tr("Click a cell to show that rank's timeline at that step."));
+  // Two lines always: a longer selection must not take rows from the map above it.
+  selection_->setMinimumHeight(2 * selection_->fontMetrics().lineSpacing() + 4);
   leftLayout->addWidget(area, 1);
   leftLayout->addWidget(selection_);
   // Right: the findings in words and the collectives, as tabs.
@@ -302,8 +304,11 @@ void RanksView::onCellSelected(qint64 rank, const QString& step) {
               .arg(step, ms(f->waitForLastNs), ms(f->stepNs),
                    f->causeLabel.empty() ? tr("none") : qs(f->causeLabel) + QStringLiteral(" (") + ms(f->causeNs) + ")")
         : tr("Selected: rank %1 · %2 (this rank has no such step)").arg(rank).arg(step));
-  // That rank's timeline (shown if it was not), zoomed to the step on every rank.
-  timelines_->addRank(rank);
+  // That rank's timeline (in place of the last one shown, if it was not shown), zoomed to the step on
+  // every rank; the map keeps its room (a lane added below would push it up to a couple of rows).
+  const QList<int> sizes = split_->sizes();
+  timelines_->showInPlaceOfLast(rank);
+  split_->setSizes(sizes);
   timelines_->setSelectedRank(rank);
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
   for (const auto& fs : report_->figures)

@@ -53,6 +53,7 @@ class RanksView : public QWidget {
   QSortFilterProxyModel* collectivesProxy() const { return proxy_; }
   RankTimelines* timelines() const { return timelines_; }
   QTabWidget* sideTabs() const { return side_; }
+  QSplitter* splitter() const { return split_; }
   QString headlineText() const;
   QString findingsText() const;  // plain text
   QString errorText() const;     // "" when no error is shown
@@ -88,6 +89,7 @@ class RanksView : public QWidget {
   CollectivesModel* model_ = nullptr;
   QSortFilterProxyModel* proxy_ = nullptr;
   RankTimelines* timelines_ = nullptr;
+  QSplitter* split_ = nullptr;  // the map and words above, the timelines below
   QTimer* poll_ = nullptr;
 
   std::shared_ptr<const ranks::JobReport> report_;

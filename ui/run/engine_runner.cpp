@@ -268,7 +268,14 @@ RunOutcome EngineRunner::classifyRecord(QProcess::ExitStatus status, int exitCod
       if (said.isEmpty() && l.startsWith(prefix)) said = l.mid(prefix.size()).trimmed();
   }
   if (said.isEmpty()) said = lastLine(stderrText);
-  if (cancelled || exitCode == 130) {
+  if ((cancelled || exitCode == 130) && stderrText.contains(QLatin1String("the trace is kept")) &&
+      QFileInfo(trace).isFile()) {
+    // Cancelled once the trace was written (while timing the baseline, or in the script's exit work):
+    // the CLI kept it whole, and it is shown.
+    o.status = RunStatus::Cancelled;
+    o.outPath = trace;
+    o.message = tr("Cancelled after the trace was written: %1.").arg(said);
+  } else if (cancelled || exitCode == 130) {
     o.status = RunStatus::Cancelled;
     o.message = tr("Cancelled: your script was stopped (all its processes); no trace was kept.");
   } else if (status == QProcess::CrashExit) {
@@ -393,7 +400,7 @@ void EngineRunner::probe() {
     emit availabilityChanged(avail_);
   };
   connect(probe_, &QProcess::finished, this, [done] { done(true); });
-  connect(probe_, &QProcess::errorOccurred, this, [this, done](QProcess::ProcessError e) {
+  connect(probe_, &QProcess::errorOccurred, this, [done](QProcess::ProcessError e) {
     if (e == QProcess::FailedToStart) done(false);
   });
   probe_->start(program_, args, QIODevice::ReadOnly);

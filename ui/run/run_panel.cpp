@@ -89,6 +89,7 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
   presets->setSpacing(4);
   auto* presetLabel = new QLabel(tr("Preset:"), this);
   auto* preset = new QComboBox(this);
+  presetLabel->setBuddy(preset);
   preset->setObjectName(QStringLiteral("preset"));
   preset->addItem(tr("Choose…"));
   preset->addItem(tr("Only SOFTMAX PASS wrapped, no sync"), static_cast<int>(RunPreset::WrapSoftmaxOnly));
@@ -157,7 +158,11 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
   shapeRow->setSpacing(2);
   const char* dims[4] = {"B", "H", "S", "D"};
   for (int i = 0; i < 4; ++i) {
+    // Each dimension named beside its box (B 8, H 16, S 1024, D 64).
+    auto* dimLabel = new QLabel(QLatin1String(dims[i]), this);
+    shapeRow->addWidget(dimLabel);
     shape_[i] = new QSpinBox(this);
+    dimLabel->setBuddy(shape_[i]);
     shape_[i]->setObjectName(QStringLiteral("shape_") + QLatin1String(dims[i]));
     shape_[i]->setRange(1, 1 << 20);
     shape_[i]->setToolTip(tr("%1 (batch, heads, sequence, head dim)").arg(QLatin1String(dims[i])));
@@ -165,7 +170,9 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
     shape_[i]->setMinimumWidth(fontMetrics().horizontalAdvance(QStringLiteral("00000")));
     shapeRow->addWidget(shape_[i], 1);
   }
-  form->addRow(tr("Shape:"), shapeRow);
+  auto* shapeLabel = new QLabel(tr("Shape:"), this);
+  shapeLabel->setBuddy(shape_[0]);
+  form->addRow(shapeLabel, shapeRow);
   dtype_ = new QComboBox(this);
   dtype_->setObjectName(QStringLiteral("dtype"));
   for (RunDType d : {RunDType::Float32, RunDType::Float16, RunDType::BFloat16})
@@ -179,9 +186,13 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
   auto* dd = new QHBoxLayout;
   dd->setSpacing(4);
   dd->addWidget(dtype_, 1);
-  dd->addWidget(new QLabel(tr("on"), this));
+  auto* deviceLabel = new QLabel(tr("on device"), this);
+  deviceLabel->setBuddy(device_);
+  dd->addWidget(deviceLabel);
   dd->addWidget(device_, 1);
-  form->addRow(tr("Dtype:"), dd);
+  auto* dtypeLabel = new QLabel(tr("Dtype:"), this);
+  dtypeLabel->setBuddy(dtype_);
+  form->addRow(dtypeLabel, dd);
   warmup_ = new QSpinBox(this);
   warmup_->setObjectName(QStringLiteral("warmup"));
   warmup_->setRange(0, 100000);
@@ -192,9 +203,13 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
   auto* wi = new QHBoxLayout;
   wi->setSpacing(4);
   wi->addWidget(warmup_, 1);
-  wi->addWidget(new QLabel(tr("iterations"), this));
+  auto* itersLabel = new QLabel(tr("iterations"), this);
+  itersLabel->setBuddy(iters_);
+  wi->addWidget(itersLabel);
   wi->addWidget(iters_, 1);
-  form->addRow(tr("Warm-up:"), wi);
+  auto* warmupLabel = new QLabel(tr("Warm-up:"), this);
+  warmupLabel->setBuddy(warmup_);
+  form->addRow(warmupLabel, wi);
   ranks_ = new QSpinBox(this);
   ranks_->setObjectName(QStringLiteral("ranks"));
   ranks_->setRange(1, 64);
@@ -209,7 +224,9 @@ RunPanel::RunPanel(QWidget* parent) : QWidget(parent), runner_(new EngineRunner(
   auto* rk = new QHBoxLayout;
   rk->setSpacing(4);
   rk->addWidget(ranks_, 1);
-  rk->addWidget(new QLabel(tr("over"), this));
+  auto* backendLabel = new QLabel(tr("over"), this);
+  backendLabel->setBuddy(backend_);
+  rk->addWidget(backendLabel);
   rk->addWidget(backend_, 2);
   auto* ranksLabel = new QLabel(tr("Ran&ks:"), this);  // its field is a row: the mnemonic needs a buddy
   ranksLabel->setBuddy(ranks_);
@@ -420,7 +437,9 @@ RunConfig RunPanel::presetConfig(RunPreset p, const RunConfig& base) {
 void RunPanel::applyPreset(RunPreset p) { setConfig(presetConfig(p, config())); }
 
 QString RunPanel::nextOutputPath() const {
-  const QString dir = outDir_.isEmpty() ? QDir::tempPath() : outDir_;
+  QString dir = outDir_;
+  if (dir.isEmpty() && makeDir_) dir = makeDir_();
+  if (dir.isEmpty()) dir = QDir::tempPath();
   return QDir(dir).filePath(QStringLiteral("run-%1-%2.json")
                                 .arg(runCounter_ + 1)
                                 .arg(QDateTime::currentDateTime().toString(QStringLiteral("HHmmss"))));

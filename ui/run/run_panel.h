@@ -6,6 +6,7 @@
 #pragma once
 
 #include <QWidget>
+#include <functional>
 
 #include "core/run/run_config.h"
 #include "ui/run/engine_runner.h"
@@ -41,8 +42,10 @@ class RunPanel : public QWidget {
   static RunConfig presetConfig(RunPreset p, const RunConfig& base);
   void applyPreset(RunPreset p);
 
-  // Where runs write their traces (run-N-<time>.json).
+  // Where runs write their traces (run-N-<time>.json): a folder given, else the one `make` returns
+  // when the first run starts (the window's temporary folder, made only when a run needs it).
   void setOutputDir(const QString& dir) { outDir_ = dir; }
+  void setOutputDirMaker(std::function<QString()> make) { makeDir_ = std::move(make); }
   // Says, under the finished run's status, which collection it lacks.
   void noteMissingCollection(const QString& text);
   QString nextOutputPath() const;
@@ -90,6 +93,7 @@ class RunPanel : public QWidget {
   ScriptForm* scriptForm_ = nullptr;
   EngineAvailability avail_;
   QString outDir_;
+  std::function<QString()> makeDir_;
   int runCounter_ = 0;
   RunConfig running_;
   bool loading_ = false;

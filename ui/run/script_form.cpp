@@ -129,7 +129,10 @@ ScriptForm::ScriptForm(QWidget* parent) : QWidget(parent) {
   wrapRegex_->setPlaceholderText(QStringLiteral("attn|mlp"));
   auto* wrapRow = new QHBoxLayout;
   wrapRow->setSpacing(4);
+  auto* regexLabel = new QLabel(tr("matching"), this);
+  regexLabel->setBuddy(wrapRegex_);
   wrapRow->addWidget(wrap_, 1);
+  wrapRow->addWidget(regexLabel);
   wrapRow->addWidget(wrapRegex_, 1);
   form->addRow(rowLabel(tr("Wrap &modules:"), wrap_), wrapRow);
   sync_ = new QComboBox(this);
@@ -157,12 +160,14 @@ ScriptForm::ScriptForm(QWidget* parent) : QWidget(parent) {
     return s;
   };
   wait_ = spin("scriptWait", 1, 100000, tr("Steps skipped first (step 0 holds the script's set-up)"));
-  warmup_ = spin("scriptWarmup", 0, 100000, tr("Steps the profiler warms up on, not kept"));
+  warmup_ = spin("scriptWarmup", 1, 100000, tr("Steps the profiler warms up on, not kept"));
   active_ = spin("scriptActive", 1, 100000, tr("Steps traced"));
   auto* sched = new QHBoxLayout;
   sched->setSpacing(4);
   for (auto [label, box] : {std::pair{tr("wait"), wait_}, {tr("warm-up"), warmup_}, {tr("active"), active_}}) {
-    sched->addWidget(new QLabel(label, this));
+    auto* l = new QLabel(label, this);
+    l->setBuddy(box);
+    sched->addWidget(l);
     sched->addWidget(box, 1);
   }
   form->addRow(rowLabel(tr("Sc&hedule:"), wait_), sched);
@@ -176,7 +181,9 @@ ScriptForm::ScriptForm(QWidget* parent) : QWidget(parent) {
   more->addWidget(baseline_, 1);
   more->addWidget(new QLabel(tr("steps without the profiler;"), this));
   more->addWidget(nproc_, 1);
-  more->addWidget(new QLabel(tr("rank(s)"), this));
+  auto* ranksLabel = new QLabel(tr("rank(s)"), this);
+  ranksLabel->setBuddy(nproc_);
+  more->addWidget(ranksLabel);
   form->addRow(rowLabel(tr("&Baseline:"), baseline_), more);
   shapes_ = new QCheckBox(tr("shapes"), this);
   shapes_->setObjectName(QStringLiteral("scriptShapes"));

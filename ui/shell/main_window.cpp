@@ -35,12 +35,15 @@
 #include "core/store/trace_info.h"
 #include "ui/common/background.h"
 #include "ui/common/export.h"
+#include "ui/common/screen_fit.h"
 #include "ui/common/text.h"
+#include "ui/common/wheel_guard.h"
 #include "ui/panels/compare_view.h"
 #include "ui/panels/details_panel.h"
 #include "ui/panels/explain_panel.h"
 #include "ui/panels/glossary_dock.h"
 #include "ui/panels/plots_panel.h"
+#include "ui/panels/steps_view.h"
 #include "ui/panels/why_panel.h"
 #include "ui/run/run_panel.h"
 #include "ui/run/runs_dock.h"
@@ -73,7 +76,6 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent)
     : QMainWindow(parent), opt_(options), loader_(new TraceLoader(this)) {
   setWindowTitle(QStringLiteral("attnscope"));
   setAcceptDrops(true);
-  runDir_.setAutoRemove(true);
   setCentralWidget(buildCentral());
   buildActions();
   buildDocks();
@@ -101,12 +103,21 @@ MainWindow::MainWindow(MainWindowOptions options, QWidget* parent)
   });
   connect(loadBar_, &LoadProgressBar::cancelRequested, loader_, &TraceLoader::cancel);
 
-  if (runDir_.isValid()) runPanel_->setOutputDir(runDir_.path());
+  runPanel_->setOutputDirMaker([this] {
+    if (!runDir_)
+      runDir_ = std::make_unique<QTemporaryDir>(QDir::temp().filePath(QStringLiteral("attnscope-runs-XXXXXX")));
+    return runDir_->isValid() ? runDir_->path() : QString();
+  });
+  // The wheel scrolls panels; a dropdown or spin box takes it only once focused.
+  guardWheel(this);
+  // A laptop's size, inside the screen with the title bar and the desktop's panels (a restored
+  // geometry too: the screen may be smaller now).
+  fitToScreen(this, QSize(1280, 800));
   if (opt_.restoreSettings) restoreSettings();
+  keepInsideScreen(this);
   updateRecentMenu();
   updateActions();
   updateStatus();
-  resize(1280, 800);
   if (opt_.probeEngine) runPanel_->runner()->probe();
 }
 
@@ -156,11 +167,14 @@ QWidget* MainWindow::buildCentral() {
   viewTabs_ = new QTabWidget(split);
   viewTabs_->setObjectName(QStringLiteral("viewTabs"));
   viewTabs_->setDocumentMode(true);
+  steps_ = new StepsView(viewTabs_);
   table_ = new TablePane(viewTabs_);
   overview_ = new OverviewPanel(viewTabs_);
   kernels_ = new KernelsPanel(viewTabs_);
   memory_ = new MemoryPanel(viewTabs_);
   modules_ = new ModulesPanel(viewTabs_);
+  viewTabs_->addTab(steps_, tr("Steps"));
+  viewTabs_->setTabToolTip(0, tr("Each step: what torch's table shows for it, and what it really cost"));
   viewTabs_->addTab(table_, tr("Operators"));
   viewTabs_->addTab(overview_, tr("Overview"));
   viewTabs_->addTab(kernels_, tr("Kernels"));
@@ -182,7 +196,7 @@ QWidget* MainWindow::buildCentral() {
       // The timeline's own height, as the user left it on this tab (the tabs take what is left).
       const int top = std::min(kept->second[0], total * 9 / 10);
       split->setSizes({top, total - top});
-    } else if (index > 0 && sizes[1] < total * 11 / 20) {
+    } else if (qobject_cast<ViewPanel*>(viewTabs_->widget(index)) && sizes[1] < total * 11 / 20) {
       split->setSizes({total * 9 / 20, total - total * 9 / 20});
     }
   });
@@ -199,12 +213,18 @@ QWidget* MainWindow::buildCentral() {
       v->zoomToRange(t - span / 2, t + span / 2, 0.0);
     });
   }
-  split->setStretchFactor(0, 2);
+  split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 1);
-  // Proportions from the start (not the tabs' size hints): the timeline gets 62%.
-  split->setSizes({620, 380});
+  // Proportions from the start (not the tabs' size hints): the timeline gets half.
+  split->setSizes({500, 500});
   split->setChildrenCollapsible(false);
   connect(split, &QSplitter::splitterMoved, this, [this] { userSplit_ = true; });
+  // A step chosen in the Steps view: its band and the work it launched on the timeline, its card in
+  // the Explanation.
+  connect(steps_, &StepsView::stepChosen, this, [this](int step) {
+    timeline_->explainStep(step);
+    showDock(QStringLiteral("explainDock"));
+  });
   new TimelineTableLink(timeline_, table_->view(), table_->model(), table_->proxy(), this);
   layout->addWidget(split, 1);
 
@@ -227,11 +247,14 @@ void MainWindow::buildActions() {
   sampleAct_->setStatusTip(tr("The H200 multi-head attention capture compiled into attnscope"));
   connect(sampleAct_, &QAction::triggered, this, &MainWindow::openBundledSample);
   buildJobActions();
+  buildCaptureActions();
+  // Starting a run takes a deliberate chord (Ctrl+Shift+R); Ctrl+R only opens the Run panel.
   runAct_ = new QAction(tr("&Start Run"), this);
-  runAct_->setShortcuts({QKeySequence(Qt::Key_F5), QKeySequence(Qt::CTRL | Qt::Key_R)});
-  runAct_->setToolTip(tr("Run the engine with the Run panel's settings (F5)"));
+  runAct_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
+  runAct_->setToolTip(tr("Run the engine with the Run panel's settings (Ctrl+Shift+R)"));
   configureRunAct_ = new QAction(tr("&Run…"), this);
-  configureRunAct_->setToolTip(tr("Choose what to run: wrapping, sync, shape, timing methods"));
+  configureRunAct_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+  configureRunAct_->setToolTip(tr("Choose what to run: wrapping, sync, shape, timing methods (Ctrl+R)"));
   connect(configureRunAct_, &QAction::triggered, this, [this] { showDock(QStringLiteral("runDock")); });
   cancelAct_ = new QAction(tr("&Cancel run"), this);
   cancelAct_->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
@@ -248,6 +271,13 @@ void MainWindow::buildActions() {
   saveRunAct_ = new QAction(tr("&Save Run…"), this);
   saveRunAct_->setShortcut(QKeySequence::Save);
   connect(saveRunAct_, &QAction::triggered, this, &MainWindow::chooseSaveRun);
+  sidePanelsAct_ = new QAction(tr("Side &Panels"), this);
+  sidePanelsAct_->setObjectName(QStringLiteral("sidePanels"));
+  sidePanelsAct_->setCheckable(true);
+  sidePanelsAct_->setChecked(true);
+  sidePanelsAct_->setShortcut(QKeySequence(Qt::Key_F9));
+  sidePanelsAct_->setToolTip(tr("Show or collapse the panels at the right: Explanation, Event details, Why, … (F9)"));
+  connect(sidePanelsAct_, &QAction::toggled, this, &MainWindow::setSidePanelsShown);
   copyAct_ = new QAction(tr("&Copy Rows"), this);
   copyAct_->setShortcut(QKeySequence::Copy);
   copyAct_->setShortcutContext(Qt::WidgetWithChildrenShortcut);
@@ -264,6 +294,7 @@ QDockWidget* MainWindow::dock(const QString& objectName) const {
 
 void MainWindow::showDock(const QString& objectName) {
   if (QDockWidget* d = dock(objectName)) {
+    if (panelsCollapsed_ && !d->isFloating()) setSidePanelsShown(true);
     d->show();
     d->raise();
   }
@@ -307,7 +338,7 @@ void MainWindow::buildDocks() {
   // A kernel selected in the Kernels view: its duration histogram in Plots.
   connect(kernels_, &ViewPanel::highlightRequested, plots_,
           [this](const std::vector<EventId>& ids) { plots_->showKernel(ids); });
-  QDockWidget* plotsDock = makeDock(QStringLiteral("plotsDock"), tr("Plots"), plots_, false);
+  makeDock(QStringLiteral("plotsDock"), tr("Plots"), plots_, false);
   compare_ = new CompareView;
   QDockWidget* compareDock = makeDock(QStringLiteral("compareDock"), tr("Compare"), compare_, false);
   pairLoader_ = new PairLoader(
@@ -330,7 +361,7 @@ void MainWindow::buildDocks() {
   glossary_ = new GlossaryDock;
   QDockWidget* glossaryDock = makeDock(QStringLiteral("glossaryDock"), tr("Glossary"), glossary_, false);
   details_ = new DetailsPanel;
-  QDockWidget* detailsDock = makeDock(QStringLiteral("detailsDock"), tr("Event details"), details_, false);
+  makeDock(QStringLiteral("detailsDock"), tr("Event details"), details_, false);
   // A click on the timeline shows the event's details; a link there selects that event.
   connect(timeline_, &TimelinePane::eventSelected, this, [this](EventId id) {
     details_->showDetailsOf(id);
@@ -342,7 +373,9 @@ void MainWindow::buildDocks() {
   connect(explain_, &ExplainPanel::glossaryRequested, this, [this](const QString& key) { showGlossary(key); });
   // A step chosen in the explanation: its overlay on the timeline, zoomed to it.
   connect(explain_, &ExplainPanel::stepChosen, this, [this](int step) { timeline_->explainStep(step); });
+  // The Explanation and the Steps view follow the step shown (from either, or the timeline's selector).
   connect(timeline_, &TimelinePane::stepShown, explain_, &ExplainPanel::showStep);
+  connect(timeline_, &TimelinePane::stepShown, steps_, &StepsView::selectStep);
   connect(why_, &WhyPanel::glossaryRequested, this, [this](const QString& key) { showGlossary(key); });
   // A tab behind another is "visible" to Qt; its dock says when it is really seen.
   why_->setOnScreen(false);
@@ -371,25 +404,32 @@ void MainWindow::buildDocks() {
     }
   });
 
-  // Default layout: what a viewer of a trace needs, at the bottom so the timeline and
-  // the table keep the window's full width: the explanation on the left, the event's
-  // details (with Why, Plots and the glossary as tabs) on the right. The run docks
-  // (Run, Runs, Compare) are tabs of the explanation's group, hidden until the user
-  // asks to run or to compare.
-  setCorner(Qt::BottomLeftCorner, Qt::BottomDockWidgetArea);
-  setCorner(Qt::BottomRightCorner, Qt::BottomDockWidgetArea);
-  addDockWidget(Qt::BottomDockWidgetArea, explainDock);
-  addDockWidget(Qt::BottomDockWidgetArea, detailsDock);
-  splitDockWidget(explainDock, detailsDock, Qt::Horizontal);
-  for (QDockWidget* d : {whyDock, plotsDock, glossaryDock}) tabifyDockWidget(detailsDock, d);
-  for (QDockWidget* d : {runDock, runsDock, compareDock}) {
-    tabifyDockWidget(explainDock, d);
-    d->hide();
-  }
+  // Default layout: the timeline and the tables keep the whole height (a laptop's 800 px has no
+  // room for docks under them); the docks sit at the right as tabs, the Explanation in front, the
+  // event's details, Why, Plots and the glossary behind it, the run docks (Run, Runs, Compare)
+  // hidden until the user asks to run or to compare. F9 collapses them all.
+  addDockWidget(Qt::RightDockWidgetArea, explainDock);
+  for (QDockWidget* d : docks_)
+    if (d != explainDock) tabifyDockWidget(explainDock, d);
+  for (QDockWidget* d : {runDock, runsDock, compareDock, glossaryDock}) d->hide();
   explainDock->raise();
-  detailsDock->raise();
-  resizeDocks({explainDock, detailsDock}, {760, 520}, Qt::Horizontal);
-  resizeDocks({explainDock}, {200}, Qt::Vertical);
+  resizeDocks({explainDock}, {380}, Qt::Horizontal);
+}
+
+void MainWindow::setSidePanelsShown(bool shown) {
+  if (shown == !panelsCollapsed_) return;
+  if (!shown) {
+    // Which docks were shown, where and how wide: all of it comes back on expanding.
+    expandedState_ = saveState(kStateVersion);
+    for (QDockWidget* d : docks_)
+      if (!d->isFloating()) d->hide();
+    panelsCollapsed_ = true;
+  } else {
+    panelsCollapsed_ = false;
+    if (!expandedState_.isEmpty()) restoreState(expandedState_, kStateVersion);
+  }
+  const QSignalBlocker block(sidePanelsAct_);
+  sidePanelsAct_->setChecked(shown);
 }
 
 void MainWindow::buildToolbar() {
@@ -403,6 +443,8 @@ void MainWindow::buildToolbar() {
   main->addSeparator();
   main->addAction(compareAct_);
   main->addAction(exportTableAct_);
+  main->addSeparator();
+  main->addAction(sidePanelsAct_);
 }
 
 void MainWindow::buildMenus() {
@@ -410,6 +452,7 @@ void MainWindow::buildMenus() {
   QMenu* file = bar->addMenu(tr("&File"));
   file->addAction(openAct_);
   file->addAction(openJobAct_);
+  file->addAction(captureAct_);
   file->addAction(sampleAct_);
   recentMenu_ = file->addMenu(tr("Open &Recent"));
   file->addAction(tr("&Compare With…"), this, &MainWindow::chooseCompareWith)
@@ -455,6 +498,7 @@ void MainWindow::buildMenus() {
   for (QDockWidget* d : docks_) viewMenu_->addAction(d->toggleViewAction());
   viewMenu_->addAction(showRanksAct_);
   viewMenu_->addSeparator();
+  viewMenu_->addAction(sidePanelsAct_);
   viewMenu_->addAction(tr("&Reset Layout"), this, &MainWindow::resetLayout);
 
   QMenu* help = bar->addMenu(tr("&Help"));

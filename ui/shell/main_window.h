@@ -39,6 +39,7 @@ class PlotsPanel;
 class RunPanel;
 class RunsDock;
 class RunsModel;
+class StepsView;
 class TablePane;
 class OverviewPanel;
 class KernelsPanel;
@@ -73,6 +74,8 @@ class MainWindow : public QMainWindow {
   const std::shared_ptr<const LoadedTrace>& trace() const { return trace_; }
 
   TablePane* tablePane() const { return table_; }
+  // The Steps tab (the founding answer): the first tab, in front for traces with steps.
+  StepsView* stepsView() const { return steps_; }
   TimelinePane* timelinePane() const { return timeline_; }
   RunPanel* runPanel() const { return runPanel_; }
   RunsModel* runs() const;
@@ -89,6 +92,11 @@ class MainWindow : public QMainWindow {
   GlossaryDock* glossary() const { return glossary_; }
   DetailsPanel* detailsPanel() const { return details_; }
   QDockWidget* dock(const QString& objectName) const;
+  // The side panels (the docks at the right) collapse to give the timeline and the tables the whole
+  // width, and come back as they were (which were shown, their sizes); View > Side Panels, F9.
+  void setSidePanelsShown(bool shown);
+  bool sidePanelsShown() const { return !panelsCollapsed_; }
+  QAction* sidePanelsAction() const { return sidePanelsAct_; }
 
   // File > Export Table without the dialog: the rows the table shows
   // (filter, sort, top-N) in the format the name asks for.
@@ -150,6 +158,9 @@ class MainWindow : public QMainWindow {
   // File > Open Job…: a folder (the dialog's "Open Whole Folder") or several files (main_window_job.cpp).
   void chooseJob();
   void buildJobActions();
+  // File > Capture Running Job…: a running torch job captured now (main_window_capture.cpp).
+  void buildCaptureActions();
+  void chooseCapture();
   void chooseExportTable();
   void chooseCompareWith();
   void chooseExportTrace();
@@ -166,11 +177,13 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const LoadedTrace> trace_;
   QString loadingPath_;
   QString lastDir_;
-  QTemporaryDir runDir_;
+  // The runs' traces, made when the first run starts (a launch that runs nothing leaves no folder).
+  std::unique_ptr<QTemporaryDir> runDir_;
   std::map<QString, std::shared_ptr<const LoadedTrace>> traces_;  // path -> loaded, for Compare
 
   TablePane* table_ = nullptr;
-  QTabWidget* viewTabs_ = nullptr;  // Operators (the table), Overview, Kernels, Memory, Modules
+  StepsView* steps_ = nullptr;
+  QTabWidget* viewTabs_ = nullptr;  // Steps, Operators (the table), Overview, Kernels, Memory, Modules
   OverviewPanel* overview_ = nullptr;
   KernelsPanel* kernels_ = nullptr;
   MemoryPanel* memory_ = nullptr;
@@ -205,6 +218,7 @@ class MainWindow : public QMainWindow {
   QAction* openAct_ = nullptr;
   QAction* sampleAct_ = nullptr;
   QAction* openJobAct_ = nullptr;
+  QAction* captureAct_ = nullptr;
   QAction* showRanksAct_ = nullptr;
   QAction* saveRunAct_ = nullptr;
   QAction* exportTableAct_ = nullptr;
@@ -214,6 +228,9 @@ class MainWindow : public QMainWindow {
   QAction* configureRunAct_ = nullptr;
   QAction* cancelAct_ = nullptr;
   QAction* compareAct_ = nullptr;
+  QAction* sidePanelsAct_ = nullptr;
+  QByteArray expandedState_;  // the docks as they were before the side panels collapsed
+  bool panelsCollapsed_ = false;
 
   QLabel* summary_ = nullptr;
   LoadProgressBar* loadBar_ = nullptr;

@@ -7,7 +7,7 @@
 namespace attnscope::ui::main_window_detail {
 
 inline constexpr int kMaxRecent = 10;
-inline constexpr int kStateVersion = 2;  // 2: the explanation docks at the bottom, the run docks hidden
+inline constexpr int kStateVersion = 3;  // 3: the docks at the right as tabs (2: at the bottom)
 inline constexpr size_t kMaxCachedTraces = 8;
 
 }  // namespace attnscope::ui::main_window_detail

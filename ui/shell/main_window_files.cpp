@@ -24,6 +24,7 @@
 #include <QMimeData>
 #include <QScrollArea>
 #include <QSettings>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTableView>
@@ -37,12 +38,14 @@
 #include "core/store/trace_info.h"
 #include "ui/common/background.h"
 #include "ui/common/export.h"
+#include "ui/common/screen_fit.h"
 #include "ui/common/text.h"
 #include "ui/panels/compare_view.h"
 #include "ui/panels/details_panel.h"
 #include "ui/panels/explain_panel.h"
 #include "ui/panels/glossary_dock.h"
 #include "ui/panels/plots_panel.h"
+#include "ui/panels/steps_view.h"
 #include "ui/panels/why_panel.h"
 #include "ui/run/run_panel.h"
 #include "ui/run/runs_dock.h"
@@ -74,26 +77,22 @@ QString exportFilter() {
 
 void MainWindow::resetLayout() { restoreState(defaultState_, kStateVersion); }
 
-// The default layout grows with the screen: the bottom docks get about a quarter of the height and
-// the explanation 60% of their width (at 1280x800: about 240 px; at 1920x1080: 320 px).
+// The default layout grows with the screen: the side panels get 30% of the width (at 1280 px about
+// 380 px), the timeline its share of the height (fitTimelineToTrace), the tabs under it the rest.
 void MainWindow::showEvent(QShowEvent* event) {
   QMainWindow::showEvent(event);
   if (sized_) return;
   sized_ = true;
   if (restoredState_) return;  // what the user arranged stays
-  QDockWidget* explain = dock(QStringLiteral("explainDock"));
-  QDockWidget* details = dock(QStringLiteral("detailsDock"));
-  resizeDocks({explain}, {std::max(180, height() * 23 / 100)}, Qt::Vertical);
-  resizeDocks({explain, details}, {width() * 7 / 10, width() * 3 / 10}, Qt::Horizontal);
-  // Once the window has its size: the timeline 58% of the centre, the tabs the rest; on a short
-  // screen (a 1280x800 laptop) 45%, so the table still shows a screenful of rows.
+  resizeDocks({dock(QStringLiteral("explainDock"))}, {std::max(300, width() * 3 / 10)}, Qt::Horizontal);
+  // Once the window has its size: the timeline its share of the centre, the tabs the rest.
   QTimer::singleShot(0, this, [this] {
     auto* split = findChild<QSplitter*>(QStringLiteral("timelineSplitter"));
-    if (!split) return;
+    if (!split || userSplit_) return;
     const QList<int> sizes = split->sizes();
     if (sizes.size() != 2) return;
     const int total = sizes[0] + sizes[1];
-    const int share = height() < 1000 ? 45 : 58;
+    const int share = height() < 1000 ? 50 : 58;
     split->setSizes({total * share / 100, total - total * share / 100});
     if (trace_) fitTimelineToTrace();  // a trace shown before the window had its size
   });
@@ -102,9 +101,15 @@ void MainWindow::showEvent(QShowEvent* event) {
 void MainWindow::restoreSettings() {
   QSettings s;
   const QByteArray geo = s.value(QStringLiteral("window/geometry")).toByteArray();
-  if (!geo.isEmpty()) restoreGeometry(geo);
+  if (!geo.isEmpty() && restoreGeometry(geo)) fitToScreen(this, size());
   const QByteArray state = s.value(QStringLiteral("window/state")).toByteArray();
   if (!state.isEmpty()) restoredState_ = restoreState(state, kStateVersion);
+  // The side panels as the user left them: collapsed (their expanded layout kept for F9), their sizes.
+  if (restoredState_ && s.value(QStringLiteral("window/sidePanelsCollapsed")).toBool()) setSidePanelsShown(false);
+  if (auto* split = findChild<QSplitter*>(QStringLiteral("timelineSplitter"))) {
+    const QByteArray central = s.value(QStringLiteral("window/timelineSplit")).toByteArray();
+    if (!central.isEmpty() && split->restoreState(central)) userSplit_ = true;
+  }
   recent_ = s.value(QStringLiteral("recentFiles")).toStringList();
   const QString args = s.value(QStringLiteral("run/args")).toString();
   if (!args.isEmpty()) {
@@ -128,7 +133,12 @@ void MainWindow::restoreSettings() {
 void MainWindow::saveSettings() {
   QSettings s;
   s.setValue(QStringLiteral("window/geometry"), saveGeometry());
-  s.setValue(QStringLiteral("window/state"), saveState(kStateVersion));
+  // Collapsed: the docks' expanded layout, so they come back as they were on the next launch too.
+  s.setValue(QStringLiteral("window/state"),
+             panelsCollapsed_ && !expandedState_.isEmpty() ? expandedState_ : saveState(kStateVersion));
+  s.setValue(QStringLiteral("window/sidePanelsCollapsed"), panelsCollapsed_);
+  if (auto* split = findChild<QSplitter*>(QStringLiteral("timelineSplitter")); split && userSplit_)
+    s.setValue(QStringLiteral("window/timelineSplit"), split->saveState());
   s.setValue(QStringLiteral("recentFiles"), recent_);
   QStringList args;
   for (const std::string& a : toRunArgs(runPanel_->config())) args << QString::fromStdString(a);
@@ -179,7 +189,8 @@ void MainWindow::updateActions() {
   const bool running = runPanel_->runner()->isRunning();
   const EngineAvailability& a = runPanel_->runner()->availability();
   runAct_->setEnabled(!running && (!a.probed || a.engineBuilt));
-  runAct_->setToolTip(a.probed && !a.engineBuilt ? a.reason : tr("Run the engine with the Run panel's settings (F5)"));
+  runAct_->setToolTip(a.probed && !a.engineBuilt ? a.reason
+                                                 : tr("Run the engine with the Run panel's settings (Ctrl+Shift+R)"));
   cancelAct_->setEnabled(running);
   compareAct_->setEnabled(runsDock_->selectedRows().size() == 2);
 }
@@ -265,6 +276,7 @@ void MainWindow::showTrace(std::shared_ptr<const LoadedTrace> trace) {
   timeline_->setTrace(trace_);
   table_->setTrace(trace_);
   for (ViewPanel* p : std::initializer_list<ViewPanel*>{overview_, kernels_, memory_, modules_}) p->setTrace(trace_);
+  steps_->setTrace(trace_);
   explain_->setTrace(trace_);
   why_->setTrace(trace_);
   details_->setTrace(trace_);
@@ -273,13 +285,24 @@ void MainWindow::showTrace(std::shared_ptr<const LoadedTrace> trace) {
   updateStatus();
   updateActions();
   onTableRowChanged();
+  // The founding answer first: the Steps tab in front for a trace with steps (the bundled capture,
+  // an engine run, a recorded script's, a ProfilerStep#N schedule), else torch's table.
+  const Explanation* x = trace_->snapshot->explanation.get();
+  const bool hasSteps = x && !x->steps.empty() && x->stepSource != "whole_trace" && x->stepSource != "none";
+  viewTabs_->setCurrentWidget(hasSteps ? static_cast<QWidget*>(steps_) : static_cast<QWidget*>(table_));
+  // On a step that reads as zero: why, in the Steps view; its band and the work it launched on the
+  // timeline. The Explanation keeps its overview until the user picks a step.
+  if (const int step = hasSteps ? steps_->selectFirstUnwrapped() : -1; step >= 0) {
+    const QSignalBlocker quiet(timeline_);
+    timeline_->explainStep(step);
+  }
   fitTimelineToTrace();
   emit traceShown();
 }
 
 void MainWindow::fitTimelineToTrace() {
   auto* split = findChild<QSplitter*>(QStringLiteral("timelineSplitter"));
-  if (!split || !trace_ || !sized_ || userSplit_ || restoredState_ || viewTabs_->currentIndex() != 0) return;
+  if (!split || !trace_ || !sized_ || userSplit_ || qobject_cast<ViewPanel*>(viewTabs_->currentWidget())) return;
   const QList<int> sizes = split->sizes();
   if (sizes.size() != 2 || sizes[0] + sizes[1] <= 0) return;
   const int total = sizes[0] + sizes[1];
@@ -294,10 +317,13 @@ void MainWindow::fitTimelineToTrace() {
       break;
     }
   const int wanted = sizes[0] - v->viewport()->height() + TimelineView::kRulerHeight + lanesBottom + 16;
-  // What fits in 62% gets its height (at least 45%); a trace whose first stream lies deeper scrolls
-  // anyway, and the table keeps a screenful of rows (55%).
-  const int top = wanted <= total * 62 / 100 ? std::max(wanted, total * 45 / 100) : total * 45 / 100;
+  // At least 41% of the window's height (and of the centre) for the timeline, up to 62% when that
+  // shows its lanes down to the first stream; the tabs keep the rest (the table a screenful of rows).
+  const int least = std::min(total * 62 / 100, std::max(total * 45 / 100, height() * 41 / 100));
+  const int top = std::clamp(wanted, least, std::max(least, total * 62 / 100));
   split->setSizes({top, total - top});
+  // A stream still below the fold (many threads, deep nesting): the lanes above it fold up.
+  QTimer::singleShot(0, this, [this] { timeline_->view()->revealFirstGpuLane(); });
 }
 
 void MainWindow::showLoadError(const QString& message) {

@@ -8,6 +8,7 @@
 #include <QPushButton>
 #include <QStatusBar>
 
+#include "ui/common/screen_fit.h"
 #include "ui/ranks/ranks_view.h"
 #include "ui/shell/main_window.h"
 
@@ -62,7 +63,9 @@ void MainWindow::openJob(const QStringList& paths) {
   if (!ranks_) {
     ranks_ = new RanksView(this);
     ranks_->setWindowFlag(Qt::Window);
-    ranks_->resize(1280, 800);
+    // A laptop's size, inside the screen with its title bar (ui/common/screen_fit.h).
+    fitToScreen(ranks_, QSize(1280, 800));
+    keepInsideScreen(ranks_);
     connect(ranks_, &RanksView::openTraceRequested, this, [this](const QString& path) {
       openTrace(path);
       raise();

@@ -143,6 +143,9 @@ bool MainWindow::saveRun(const QString& path, QString* error, int row) {
 void MainWindow::comparePaths(const QString& pathA, const QString& labelA, const QString& pathB, const QString& labelB,
                               bool reportFailure) {
   showDock(QStringLiteral("compareDock"));
+  // A and B side by side need more than the side panels' usual width: 45% of the window.
+  if (QDockWidget* d = dock(QStringLiteral("compareDock")); d && !d->isFloating() && d->width() < width() * 45 / 100)
+    resizeDocks({d}, {width() * 45 / 100}, Qt::Horizontal);
   compare_->setMessage(tr("Loading A and B…"));
   pairLabels_[0] = labelA;
   pairLabels_[1] = labelB;

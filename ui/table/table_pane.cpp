@@ -87,10 +87,19 @@ TablePane::TablePane(QWidget* parent)
 }
 
 QWidget* TablePane::buildControls() {
+  // Two rows, each control with its label: what the table shows (grouping, attribution, unit, top N,
+  // columns), then which rows (filter, regex, count, legend). One row did not fit beside the side
+  // panels at 1280 px.
   auto* bar = new QWidget(this);
-  auto* row = new QHBoxLayout(bar);
-  row->setContentsMargins(0, 0, 0, 0);
+  auto* rows = new QVBoxLayout(bar);
+  rows->setContentsMargins(0, 0, 0, 0);
+  rows->setSpacing(3);
+  auto* row = new QHBoxLayout;
   row->setSpacing(6);
+  auto* row2 = new QHBoxLayout;
+  row2->setSpacing(6);
+  rows->addLayout(row);
+  rows->addLayout(row2);
 
   auto* groupLabel = new QLabel(tr("&Group by:"), bar);
   groupBy_ = new QComboBox(bar);
@@ -101,6 +110,7 @@ QWidget* TablePane::buildControls() {
   groupLabel->setBuddy(groupBy_);
   connect(groupBy_, &QComboBox::currentIndexChanged, this, &TablePane::applyTable);
 
+  auto* attributionLabel = new QLabel(tr("&Attribution:"), bar);
   attribution_ = new QComboBox(bar);
   attribution_->setObjectName(QStringLiteral("attribution"));
   attribution_->addItem(tr("torch attribution"), static_cast<int>(Attribution::Torch));
@@ -108,8 +118,10 @@ QWidget* TablePane::buildControls() {
   attribution_->setToolTip(
       tr("torch: exactly torch's key_averages(). corrected: every kernel is Self CUDA of "
          "the op that launched it; no double counting"));
+  attributionLabel->setBuddy(attribution_);
   connect(attribution_, &QComboBox::currentIndexChanged, this, &TablePane::applyTable);
 
+  auto* unitLabel = new QLabel(tr("&Unit:"), bar);
   timeUnit_ = new QComboBox(bar);
   timeUnit_->setObjectName(QStringLiteral("timeUnit"));
   timeUnit_->addItem(tr("auto (torch)"), static_cast<int>(KeyAveragesModel::TimeUnit::Auto));
@@ -117,18 +129,21 @@ QWidget* TablePane::buildControls() {
   timeUnit_->addItem(QStringLiteral("ms"), static_cast<int>(KeyAveragesModel::TimeUnit::Ms));
   timeUnit_->addItem(QStringLiteral("s"), static_cast<int>(KeyAveragesModel::TimeUnit::S));
   timeUnit_->setToolTip(tr("Unit of the time columns"));
+  unitLabel->setBuddy(timeUnit_);
   connect(timeUnit_, &QComboBox::currentIndexChanged, this, [this] {
     model_->setTimeUnit(timeUnit());
     for (int c = 0; c < model_->columnCount(); ++c)
       if (KeyAveragesModel::isTime(KeyAveragesModel::columnAt(c))) view_->resizeColumnToContents(c);
   });
 
+  auto* topLabel = new QLabel(tr("Sho&w:"), bar);
   topN_ = new QSpinBox(bar);
   topN_->setObjectName(QStringLiteral("topN"));
   topN_->setRange(0, 100000);
   topN_->setSpecialValueText(tr("all rows"));
   topN_->setPrefix(tr("top "));
   topN_->setToolTip(tr("Show only the first N rows by the current sort (0: all)"));
+  topLabel->setBuddy(topN_);
   connect(topN_, &QSpinBox::valueChanged, this, [this](int n) { proxy_->setTopN(n); });
 
   auto* columns = new QToolButton(bar);
@@ -168,18 +183,24 @@ QWidget* TablePane::buildControls() {
 
   row->addWidget(groupLabel);
   row->addWidget(groupBy_);
+  row->addSpacing(4);
+  row->addWidget(attributionLabel);
   row->addWidget(attribution_);
+  row->addSpacing(4);
+  row->addWidget(unitLabel);
   row->addWidget(timeUnit_);
+  row->addSpacing(4);
+  row->addWidget(topLabel);
   row->addWidget(topN_);
   row->addWidget(columns);
-  row->addSpacing(8);
-  row->addWidget(filterLabel);
-  row->addWidget(filter_, 1);
-  row->addWidget(regex_);
-  row->addSpacing(8);
-  row->addWidget(rowCount_);
-  row->addSpacing(8);
-  row->addWidget(legend);
+  row->addStretch(1);
+  row2->addWidget(filterLabel);
+  row2->addWidget(filter_, 1);
+  row2->addWidget(regex_);
+  row2->addSpacing(8);
+  row2->addWidget(rowCount_);
+  row2->addSpacing(8);
+  row2->addWidget(legend);
   return bar;
 }
 

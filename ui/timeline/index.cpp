@@ -59,6 +59,21 @@ const char* trackKindName(TrackKind k) {
   return "other";
 }
 
+std::string trackTitle(const Track& t) {
+  std::string base = t.label, kind;
+  if (t.kind == TrackKind::Python || t.kind == TrackKind::Instants || t.kind == TrackKind::GpuAnnotations) {
+    const size_t dot = base.rfind(" · ");
+    if (dot != std::string::npos) {
+      kind = base.substr(dot + std::string_view(" · ").size());
+      base.resize(dot);
+    }
+  }
+  const bool thread = t.kind == TrackKind::Cpu || t.kind == TrackKind::Python || t.kind == TrackKind::Instants;
+  if (const size_t slash = base.find(" / "); thread && slash != std::string::npos)
+    base = base.substr(slash + 3) + " · " + base.substr(0, slash);
+  return kind.empty() ? base : kind + " · " + base;
+}
+
 TimelineIndex::TimelineIndex(const EventStore& s) : store_(&s), place_(s.events().size(), 0) {
   std::vector<Track> cpu, gpu, other;
   Track overhead;

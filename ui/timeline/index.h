@@ -37,6 +37,11 @@ struct Track {
   uint64_t eventCount = 0;
 };
 
+// The name a track's header shows, its distinct part first (a thread's id before its process, a
+// secondary track's kind before its lane): "thread 1489 · python3 (1489)", "Python stack · thread
+// 1489 · python3 (1489)", "annotations · GPU 0 / stream 7". Cut at the end, they stay distinct.
+std::string trackTitle(const Track& t);
+
 class TimelineIndex {
  public:
   TimelineIndex() = default;

@@ -49,6 +49,34 @@ void TimelineLayout::moveTrack(uint32_t track, int toPosition) {
   order_.insert(order_.begin() + toPosition, track);
 }
 
+bool TimelineLayout::fitFirstGpu(const TimelineIndex& index, int height) {
+  const auto& tracks = index.tracks();
+  int gpu = -1, cpu = -1;
+  for (uint32_t t : order_) {
+    if (tracks[t].kind == TrackKind::Cpu && cpu < 0) cpu = static_cast<int>(t);
+    if (tracks[t].kind == TrackKind::Gpu) {
+      gpu = static_cast<int>(t);
+      break;
+    }
+  }
+  if (gpu < 0) return false;
+  const auto g = static_cast<uint32_t>(gpu);
+  auto fits = [&] { return top_[g] + height_[g] <= height; };
+  if (fits()) return false;
+  for (uint32_t t : order_) {
+    if (t == g) break;
+    if (static_cast<int>(t) == cpu || collapsed_[t] || tracks[t].rows.size() < 2) continue;
+    collapsed_[t] = true;
+    relayout(index);
+    if (fits()) return true;
+  }
+  if (cpu >= 0) {
+    moveTrack(g, positionOf(static_cast<uint32_t>(cpu)) + 1);
+    relayout(index);
+  }
+  return true;
+}
+
 int TimelineLayout::positionOf(uint32_t track) const {
   const auto it = std::find(order_.begin(), order_.end(), track);
   return it == order_.end() ? -1 : static_cast<int>(it - order_.begin());

@@ -29,6 +29,10 @@ class TimelineLayout {
 
   const std::vector<uint32_t>& order() const { return order_; }
   void moveTrack(uint32_t track, int toPosition);  // position in order()
+  // So that the first GPU stream's lane ends within `height` px: collapses the tracks above it other
+  // than the first CPU thread's (Python stacks, instants, other threads, annotations), then, when
+  // that is not enough, moves the stream up under the first thread. False when nothing changed.
+  bool fitFirstGpu(const TimelineIndex& index, int height);
   int positionOf(uint32_t track) const;
   bool collapsed(uint32_t track) const { return collapsed_[track]; }
   void setCollapsed(uint32_t track, bool on) { collapsed_[track] = on; }

@@ -155,9 +155,15 @@ ExplainOverlay overlayForStep(const EventStore& s, const Explanation& a, int ste
   if (step < 0 || step >= static_cast<int>(a.steps.size())) return {};
   StepReport r = a.steps[static_cast<size_t>(step)];
   const StepWaits* waits = diagnosedStep(a.diagnosis, r.hostStartNs, r.hostEndNs);
+  const bool wrapped = r.wrapped;
   ExplainOverlay o = fromReport(s, a, std::move(r));
-  // The banner opens with what cost the step most (the diagnosis's split of its wall time).
-  if (waits) {
+  // The banner opens with what cost the step most (the diagnosis's split of its wall time); on the
+  // CPU, where that is always "CPU only", with what torch's table does with the step instead.
+  if (waits && topCause(*waits) == Cause::CpuOnly) {
+    o.legend = (wrapped ? o.name + " is wrapped in record_function: torch's table shows it as a row of its own."
+                        : o.name + " is not wrapped: torch's table has no row for it, so it reads as zero there.") +
+               " " + o.legend;
+  } else if (waits) {
     const std::string head = stepHeadline(*waits);
     if (!head.empty()) o.legend = head + " " + o.legend;
   }

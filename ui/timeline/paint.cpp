@@ -22,6 +22,8 @@ const QColor kSync(198, 40, 40);
 const QColor kSelect(20, 20, 20);
 const QColor kHighlight(255, 140, 0);
 const QColor kMatch(250, 204, 21);
+// An overlay draws its launches' arrows up to this many launches (more: a fan over the step's events).
+constexpr size_t kMaxOverlayArrows = 24;
 
 QColor trackBadge(TrackKind k) {
   switch (k) {
@@ -249,7 +251,9 @@ void TimelineView::paintFlows(QPainter& p, const QRect& area) {
     }
   }
   FlowBundler visible, selection;
-  if (candidates.size() <= 300) {
+  // With an overlay on, its own launches carry the arrows: every visible flow besides drew a fan over
+  // the step's events.
+  if (!overlay_ && candidates.size() <= 300) {
     for (EventId id : candidates) {
       if (!done.insert(s.event(id).correlation).second) continue;
       linksOf(id, [&](EventId l, EventId gpu) { arrow(visible, l, gpu); });
@@ -262,7 +266,8 @@ void TimelineView::paintFlows(QPainter& p, const QRect& area) {
     if (e.correlation > 0) {
       linksOf(selected_, [&](EventId l, EventId gpu) { arrow(selection, l, gpu); });
       paintBundles(p, selection, kSelect, 1.8);
-    } else if (isCpuFamily(e.family)) {
+    } else if (isCpuFamily(e.family) && !(overlay_ && overlay_->event == selected_)) {
+      // (Explained, the step's own overlay draws its launches: both made a fan over its events.)
       // Each GPU activity once: a runtime call and the driver call under it share its correlation.
       std::unordered_set<EventId> linked;
       const Lane& lane = s.lanes()[e.lane];
@@ -325,8 +330,10 @@ void TimelineView::paintOverlayOver(QPainter& p, const QRect& area) {
       p.drawRect(r.adjusted(-1, -1, 1, 1));
     }
   }
-  // Launches -> GPU work, bundled as the selection's flows are.
+  // Launches -> GPU work, bundled as the selection's flows are; a step of hundreds of launches gets
+  // its work outlined and its GPU window labelled, without a fan of arrows over its events.
   FlowBundler launches;
+  const bool arrows = o.launches.size() <= kMaxOverlayArrows;
   for (const Launch& l : o.launches) {
     const QRectF g = eventRect(l.gpu);
     if (!g.isEmpty()) {
@@ -334,7 +341,7 @@ void TimelineView::paintOverlayOver(QPainter& p, const QRect& area) {
       p.setBrush(Qt::NoBrush);
       p.drawRect(g.adjusted(-1, -1, 1, 1));
     }
-    if (l.launch == kNoEvent) continue;
+    if (l.launch == kNoEvent || !arrows) continue;
     const QRectF a = eventRect(l.launch);
     if (a.isEmpty() || g.isEmpty()) continue;
     launches.add(QPointF(a.left(), a.bottom()), QPointF(g.left(), g.top()));
@@ -448,7 +455,7 @@ void TimelineView::paintHeader(QPainter& p, QSize size) {
     p.setPen(QColor(30, 30, 30));
     const QRect titleRect(24, y, kHeaderWidth - 28, TimelineLayout::kRowHeight);
     p.drawText(titleRect, Qt::AlignLeft | Qt::AlignVCenter,
-               fm.elidedText(QString::fromStdString(tr.label), Qt::ElideRight, titleRect.width()));
+               fm.elidedText(QString::fromStdString(trackTitle(tr)), Qt::ElideRight, titleRect.width()));
     p.setFont(font());
     p.setPen(QColor(110, 110, 110));
     const QString sub = tr.rows.size() > 1 ? this->tr("%1 events · %2 rows%3")

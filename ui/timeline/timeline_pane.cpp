@@ -31,7 +31,7 @@ TimelinePane::TimelinePane(QWidget* parent) : QWidget(parent) {
   auto* explainLabel = new QLabel(tr("E&xplain:"), this);
   steps_ = new QComboBox(this);
   steps_->setObjectName(QStringLiteral("overlayStep"));
-  steps_->setMinimumContentsLength(28);
+  steps_->setMinimumContentsLength(16);
   steps_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   steps_->setToolTip(tr("Shade a step's host window and the GPU window of the work it launched"));
   explainLabel->setBuddy(steps_);
@@ -39,11 +39,13 @@ TimelinePane::TimelinePane(QWidget* parent) : QWidget(parent) {
   explainSel_->setText(tr("Explain selection"));
   explainSel_->setToolTip(tr("Overlay for the selected annotation or op (E)"));
   explainSel_->setEnabled(false);
+  auto* searchLabel = new QLabel(tr("Find:"), this);
   search_ = new QLineEdit(this);
+  searchLabel->setBuddy(search_);
   search_->setObjectName(QStringLiteral("timelineSearch"));
   search_->setPlaceholderText(tr("Search events…"));
   search_->setClearButtonEnabled(true);
-  search_->setMinimumWidth(140);
+  search_->setMinimumWidth(90);
   search_->setMaximumWidth(260);
   auto* prev = new QToolButton(this);
   prev->setText(QStringLiteral("◀"));
@@ -52,7 +54,7 @@ TimelinePane::TimelinePane(QWidget* parent) : QWidget(parent) {
   next->setText(QStringLiteral("▶"));
   next->setToolTip(tr("Next match (Enter)"));
   matchCount_ = new QLabel(this);
-  matchCount_->setMinimumWidth(80);
+  matchCount_->setMinimumWidth(0);
   auto* fit = new QToolButton(this);
   fit->setText(tr("Fit all"));
   fit->setToolTip(tr("Show the whole trace (F)"));
@@ -80,6 +82,7 @@ TimelinePane::TimelinePane(QWidget* parent) : QWidget(parent) {
   bar->addWidget(steps_);
   bar->addWidget(explainSel_);
   bar->addSpacing(10);
+  bar->addWidget(searchLabel);
   bar->addWidget(search_);
   bar->addWidget(prev);
   bar->addWidget(next);

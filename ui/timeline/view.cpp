@@ -148,6 +148,11 @@ void TimelineView::relayoutTracks() {
   changed();
 }
 
+void TimelineView::revealFirstGpuLane() {
+  if (!index_) return;
+  if (layout_.fitFirstGpu(*index_, viewport()->height() - kRulerHeight)) changed();
+}
+
 void TimelineView::toggleCollapsed(uint32_t track) {
   layout_.setCollapsed(track, !layout_.collapsed(track));
   relayoutTracks();
@@ -251,7 +256,12 @@ void TimelineView::showOverlayLane() {
   const int y = layout_.rowY(index_->trackOf(gpu), index_->rowOf(gpu));
   const int visible = std::max(0, viewport()->height() - kRulerHeight);
   if (y < 0 || visible <= 0) return;
-  const int want = y + TimelineLayout::kRowHeight + 6 - visible;
+  int want = y + TimelineLayout::kRowHeight + 6 - visible;
+  // Never past the step's own row: the step stays in view (it scrolled out under the GPU lane).
+  if (overlay_->event != kNoEvent && overlay_->event < store_->events().size()) {
+    const int hostY = layout_.rowY(index_->trackOf(overlay_->event), index_->rowOf(overlay_->event));
+    if (hostY >= 0) want = std::min(want, std::max(0, hostY - 4));
+  }
   if (want > verticalScrollBar()->value())
     verticalScrollBar()->setValue(std::min(want, verticalScrollBar()->maximum()));
 }
@@ -361,6 +371,21 @@ bool TimelineView::viewportEvent(QEvent* e) {
     if (he->pos().y() < kRulerHeight && rulerB_ > rulerA_) {
       QToolTip::showText(he->globalPos(), tr("Measured: %1").arg(durationQ(rulerB_ - rulerA_)), viewport());
       return true;
+    }
+    // A track's name: all of it (the header cuts long ones), its kind and size.
+    if (he->pos().x() < kHeaderWidth && he->pos().y() >= kRulerHeight && index_) {
+      const int t = layout_.trackAt(he->pos().y() - kRulerHeight + contentTop());
+      if (t >= 0) {
+        const Track& track = index_->tracks()[static_cast<size_t>(t)];
+        QToolTip::showText(he->globalPos(),
+                           tr("<b>%1</b><br>%2 events in %3 rows · %4")
+                               .arg(QString::fromStdString(track.label).toHtmlEscaped())
+                               .arg(track.eventCount)
+                               .arg(track.rows.size())
+                               .arg(QString::fromLatin1(trackKindName(track.kind))),
+                           viewport());
+        return true;
+      }
     }
     const auto hit = hitTest(he->pos());
     if (hit)

@@ -56,6 +56,8 @@ class TimelineView : public QAbstractScrollArea {
   void zoomBy(double factor);   // at the view centre
   void panBy(double fraction);  // of the view width
   void relayoutTracks();        // after changing layout() directly
+  // The first GPU stream's lane on screen without scrolling (TimelineLayout::fitFirstGpu).
+  void revealFirstGpuLane();
 
   // Selection (one event), highlights (the table's row), search matches.
   void selectEvent(EventId id, bool reveal = false);

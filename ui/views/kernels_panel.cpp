@@ -36,7 +36,9 @@ KernelsPanel::KernelsPanel(QWidget* parent)
   grouping_->addItem(tr("by kernel name"), static_cast<int>(KernelGrouping::Name));
   grouping_->addItem(tr("by kernel and the op that launched it"), static_cast<int>(KernelGrouping::NameAndOp));
   grouping_->addItem(tr("by kernel, grid and block"), static_cast<int>(KernelGrouping::NameAndLaunch));
-  bar->addWidget(new QLabel(tr("Group:"), this));
+  auto* groupLabel = new QLabel(tr("Group:"), this);
+  groupLabel->setBuddy(grouping_);
+  bar->addWidget(groupLabel);
   bar->addWidget(grouping_);
   summary_ = new QLabel(this);
   bar->addWidget(summary_, 1);

@@ -46,7 +46,9 @@ MemoryPanel::MemoryPanel(QWidget* parent)
   layout->setContentsMargins(4, 4, 4, 4);
   auto* bar = new QHBoxLayout;
   device_->setObjectName(QStringLiteral("memoryDevice"));
-  bar->addWidget(new QLabel(tr("Device:"), this));
+  auto* deviceLabel = new QLabel(tr("Device:"), this);
+  deviceLabel->setBuddy(device_);
+  bar->addWidget(deviceLabel);
   bar->addWidget(device_);
   summary_->setWordWrap(true);
   bar->addWidget(summary_, 1);

@@ -134,14 +134,26 @@ void OverviewPanel::fill() {
       QColor(0x2e, 0x8b, 0x57), QColor(0x8e, 0x44, 0xad), QColor(0xe0, 0x80, 0x30), QColor(0xc6, 0x28, 0x28),
       QColor(0xb0, 0x70, 0x40), QColor(0x20, 0xa0, 0xb0), QColor(0x3d, 0x7b, 0xd9), QColor(0x90, 0xa8, 0xc8),
       QColor(0xa0, 0x60, 0xa0), QColor(0x70, 0x70, 0x70), QColor(0x60, 0x90, 0x60), QColor(0xd8, 0xd8, 0xd8)};
-  const int n = std::min<int>(static_cast<int>(dg.steps.size()), 30);
+  // Each bar labelled with its step and its wall time: as many bars as have room for their labels
+  // (QtCharts elides a label to "..." once its bar is not about 1.8 lines tall), the first ones.
+  QFont small = font();
+  small.setPointSizeF(small.pointSizeF() * 0.8);
+  const int perBar = QFontMetrics(small).height() * 12 / 5 + 4;
+  const QList<int> sizes = chartSplit_->sizes();
+  const int height = sizes.size() == 2 && sizes[0] + sizes[1] > 0 ? sizes[0] + sizes[1] : 400;
+  const int room = std::max(110, std::min(360, height * 7 / 10));
+  const int all = static_cast<int>(dg.steps.size());
+  const int n = std::clamp((room - 32) / perBar, 1, std::min(all, 30));
   QStringList cats;
   for (int i = n - 1; i >= 0; --i) {
     // "ProfilerStep#12" is "#12" on the axis: the names are in the table below.
-    QString name = qs(dg.steps[static_cast<size_t>(i)].name);
+    const StepWaits& st = dg.steps[static_cast<size_t>(i)];
+    QString name = qs(st.name);
     if (name.startsWith(QLatin1String("ProfilerStep#"))) name = name.mid(12);
     if (name.size() > 14) name = name.left(13) + QStringLiteral("…");
-    cats << name;
+    QString cat = QStringLiteral("%1  %2").arg(name, qs(durationText(st.spanNs())));
+    while (cats.contains(cat)) cat += QChar(0x200B);  // the axis drops a repeated category
+    cats << cat;
   }
   for (int p = 0; p < kCauseCount; ++p) {
     double total = 0;
@@ -168,8 +180,6 @@ void OverviewPanel::fill() {
   series->attachAxis(y);
   series->attachAxis(x);
   x->applyNiceNumbers();
-  QFont small = font();
-  small.setPointSizeF(small.pointSizeF() * 0.8);
   y->setLabelsFont(small);
   x->setLabelsFont(small);
   chart->legend()->setFont(small);
@@ -179,18 +189,18 @@ void OverviewPanel::fill() {
   auto* cv = new QChartView(chart, chartHost_);
   cv->setObjectName(QStringLiteral("overviewChart"));
   cv->setRenderHint(QPainter::Antialiasing);
-  cv->setToolTip(tr("Where each step's time went (the diagnosis): one bar per step, split by cause"));
+  // The bars are the diagnosis's windows: a step's wall time runs until the GPU work it launched ended,
+  // which can be longer than its host span in the table.
+  cv->setToolTip((n < all ? tr("Where each step's time went (the diagnosis): the first %1 of %2 steps, split by cause.")
+                                .arg(n)
+                                .arg(all)
+                          : tr("Where each step's time went (the diagnosis): one bar per step, split by cause.")) +
+                 tr(" Each label is the step's wall time, until the GPU work it launched ended."));
   chartHost_->layout()->addWidget(cv);
-  // Each step's bar gets room for its label (QtCharts elides a label to "..." once the bar is not
-  // about 1.8 lines tall), the time axis about 30 px, the table the rest. Where that does not fit
-  // (many steps, a short window) the bars go unlabelled: hovering one names its step and cause.
-  const int perBar = QFontMetrics(small).height() * 9 / 5 + 2;
-  const QList<int> sizes = chartSplit_->sizes();
-  const int total = sizes.size() == 2 && sizes[0] + sizes[1] > 0 ? sizes[0] + sizes[1] : 400;
-  const int want = n * perBar + 32;
-  const int chartHeight = std::clamp(want, 110, std::max(110, std::min(360, total * 7 / 10)));
-  y->setLabelsVisible(chartHeight >= want);
-  chartSplit_->setSizes({chartHeight, total - chartHeight});
+  // Each bar its room, the time axis about 30 px, the table the rest.
+  const int chartHeight = std::clamp(n * perBar + 32, 110, room);
+  y->setLabelsVisible(true);
+  chartSplit_->setSizes({chartHeight, height - chartHeight});
   connect(series, &QHorizontalStackedBarSeries::hovered, cv,
           [cv, steps = dg.steps, n](bool on, int index, QBarSet* set) {
             const int step = n - 1 - index;  // the bars run bottom-up

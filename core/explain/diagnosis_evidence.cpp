@@ -1,0 +1,291 @@
+// The evidence of a cause: every moment it holds goes to one event, the innermost that the rule holding
+// it names (a runtime call before the op around it, an op before its region), and the events are
+// grouped by kind and name: how many, the time they hold and its share of the cause; for copies their
+// direction, memory and sizes and how the call waited; for allocator calls and copies the ops they ran
+// in; the module or Python frame around them when the trace records one.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+
+#include "core/explain/diagnosis_internal.h"
+#include "core/explain/explanation.h"
+#include "core/store/device_activity.h"
+#include "core/tables/attribution.h"
+#include "core/text/duration.h"
+
+namespace attnscope::diag {
+
+namespace {
+
+// What is left of a set of moments (sorted, disjoint pieces), taken stretch by stretch: a moment goes to
+// the first stretch that asks. The pieces are cut at every stretch's ends into segments; a segment
+// taken points past itself (union-find with path halving), so each is handed out once.
+class Unclaimed {
+ public:
+  Unclaimed(const Intervals& pieces, const std::vector<std::pair<int64_t, int64_t>>& stretches) {
+    for (const auto& [a, b] : pieces) cuts_.push_back(a), cuts_.push_back(b);
+    for (const auto& [a, b] : stretches) cuts_.push_back(a), cuts_.push_back(b);
+    std::sort(cuts_.begin(), cuts_.end());
+    cuts_.erase(std::unique(cuts_.begin(), cuts_.end()), cuts_.end());
+    // Segment j is [cuts_[j], cuts_[j + 1]); it is free when a piece holds it.
+    const size_t n = cuts_.empty() ? 0 : cuts_.size() - 1;
+    next_.resize(n + 1);
+    size_t p = 0;
+    for (size_t j = 0; j < n; ++j) {
+      while (p < pieces.size() && pieces[p].second <= cuts_[j]) ++p;
+      const bool free = p < pieces.size() && pieces[p].first <= cuts_[j];
+      next_[j] = free ? j : j + 1;
+    }
+    next_[n] = n;
+  }
+  int64_t take(int64_t a, int64_t b) {
+    int64_t got = 0;
+    size_t j = find(static_cast<size_t>(std::lower_bound(cuts_.begin(), cuts_.end(), a) - cuts_.begin()));
+    while (j + 1 < cuts_.size() && cuts_[j] < b) {
+      got += cuts_[j + 1] - cuts_[j];
+      next_[j] = j + 1;
+      j = find(j + 1);
+    }
+    return got;
+  }
+
+ private:
+  size_t find(size_t j) {
+    while (next_[j] != j) {
+      next_[j] = next_[next_[j]];
+      j = next_[j];
+    }
+    return j;
+  }
+  std::vector<int64_t> cuts_;
+  std::vector<size_t> next_;
+};
+
+std::string bytesText(int64_t b) {
+  char buf[32];
+  if (b >= (int64_t{1} << 20))
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / 1048576.0);
+  else if (b >= 1024)
+    std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(b) / 1024.0);
+  else
+    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
+  return buf;
+}
+
+// A group of evidence: its kind (one of kindOf's literals), the events' interned name, a copy's device
+// copy's name, and whether the time is a synchronize's drained queue.
+struct GroupKey {
+  const char* kind;
+  uint32_t name, copy;
+  bool drained;
+  bool operator<(const GroupKey& o) const {
+    if (kind != o.kind) return std::string_view(kind) < std::string_view(o.kind);
+    if (name != o.name) return name < o.name;
+    if (copy != o.copy) return copy < o.copy;
+    return drained < o.drained;
+  }
+};
+
+struct Acc {
+  EvidenceItem item;
+  std::vector<std::pair<int64_t, EventId>> held;
+  std::map<std::string, uint64_t> inside;
+  std::vector<int64_t> bytes;
+  int64_t callNs = 0, waitedNs = 0, copyNs = 0;  // copies: their calls, the wait before the copy started, the copy
+};
+
+std::string_view kindOf(const EventStore& s, const RuleSet& r, int rule, EventId id,
+                        std::unordered_map<uint32_t, CallKind>& calls) {
+  const Event& e = s.event(id);
+  if (rule == kHostGap) return "untraced";
+  if (rule == kSyncDrained) return "sync";
+  if (isDeviceWork(s, e)) {
+    if (rule == kQueued || rule == kQueuedComm) return "queued";
+    if (rule == kComm) return "collective";
+    return e.family == Family::Kernel || !isGpuWork(e.family) ? "kernel" : "device_copy";
+  }
+  if (r.setup[id] != SetupKind::None) return "setup";
+  switch (e.family) {
+    case Family::CudaRuntime:
+    case Family::CudaDriver:
+    case Family::Other: {
+      auto [it, fresh] = calls.try_emplace(e.name, CallKind::Other);
+      if (fresh) it->second = callKind(s.name(e));
+      switch (it->second) {
+        case CallKind::Allocator:
+          return "allocator";
+        case CallKind::Copy:
+          return "copy";
+        case CallKind::Sync:
+          return "sync";
+        default:
+          return "call";
+      }
+    }
+    case Family::CpuOp:
+      return "op";
+    case Family::PythonFunction:
+      return "frame";
+    default:
+      return "region";
+  }
+}
+
+}  // namespace
+
+EventId innermostCpuOp(const EventStore& s, EventId id) {
+  for (EventId p = s.event(id).parent; p != kNoEvent; p = s.event(p).parent)
+    if (s.event(p).family == Family::CpuOp) return p;
+  return kNoEvent;
+}
+
+std::string whereOf(const EventStore& s, EventId id) {
+  EventId from = id;
+  if (isGpuWork(s.event(id).family)) from = launchOf(s, id);
+  if (from == kNoEvent) return {};
+  std::string module, frame;
+  for (EventId p = s.event(from).parent; p != kNoEvent && (module.empty() || frame.empty()); p = s.event(p).parent) {
+    const Event& e = s.event(p);
+    if (e.family != Family::PythonFunction) continue;
+    const std::string_view n = s.name(e);
+    if (module.empty() && startsWith(n, "nn.Module: ")) module = std::string(n.substr(11));
+    if (frame.empty() && contains(n, ".py(") && !startsWith(n, "torch/") && !contains(n, "site-packages") &&
+        !contains(n, "dist-packages"))
+      frame = std::string(n);
+  }
+  if (!module.empty() && !frame.empty()) return "module " + module + ", " + frame;
+  return !module.empty() ? "module " + module : frame;
+}
+
+std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const RuleSet& r, const Intervals* taken,
+                                        const Intervals& nothing, int64_t causeNs) {
+  std::map<GroupKey, Acc> acc;
+  std::unordered_map<uint32_t, CallKind> callKinds;
+  for (int rule = 0; rule < kRuleCount; ++rule) {
+    if (causeOfRule(rule, r.anyDevice) != c || taken[rule].empty()) continue;
+    const RuleEvents& re = r.rules[rule];
+    // The innermost first: deeper events, then shorter ones (then in the rule's order). The keys are
+    // sorted by value: a rule can hold a hundred thousand kernels.
+    struct Key {
+      int64_t depth, span;
+      size_t k;
+      bool operator<(const Key& o) const {
+        if (depth != o.depth) return depth > o.depth;
+        if (span != o.span) return span < o.span;
+        return k < o.k;
+      }
+    };
+    // Only the events whose stretch meets what the rule took (a binary search each) are ordered.
+    const Intervals& mine = taken[rule];
+    std::vector<Key> order;
+    for (size_t k = 0; k < re.events.size(); ++k) {
+      const auto [a, b] = re.spans[k];
+      auto it = std::lower_bound(mine.begin(), mine.end(), std::make_pair(a, INT64_MIN));
+      const bool meets = (it != mine.end() && it->first < b) || (it != mine.begin() && std::prev(it)->second > a);
+      if (meets) order.push_back({s.event(re.events[k]).depth, b - a, k});
+    }
+
+    // Device work does not nest: its rules keep their order.
+    if (rule > kLastDeviceRule && rule != kQueued && rule != kQueuedComm) std::sort(order.begin(), order.end());
+    std::vector<std::pair<int64_t, int64_t>> stretches;
+    stretches.reserve(order.size());
+    for (const Key& key : order) stretches.push_back(re.spans[key.k]);
+    Unclaimed left(taken[rule], stretches);
+    for (const Key& key : order) {
+      const size_t k = key.k;
+      EventId id = re.events[k];
+      const int64_t held = left.take(re.spans[k].first, re.spans[k].second);
+      // A waited-on device copy is its call's evidence: the host sat in the call.
+      if (rule == kCopyWaited)
+        if (const EventId call = launchOf(s, id); call != kNoEvent) id = call;
+      if (held <= 0) continue;
+      const std::string_view kind = kindOf(s, r, rule, id, callKinds);
+      // Grouped by kind and interned name (a copy's also by its device copy's name, which says the
+      // direction): the text is built once per group.
+      const EventId cp = kind == "copy" ? copyOfCall(s, id) : kNoEvent;
+      const GroupKey gk{kind.data(), kind == "untraced" ? UINT32_MAX : s.event(id).name,
+                        cp == kNoEvent ? UINT32_MAX : s.event(cp).name, rule == kSyncDrained};
+      Acc& a = acc[gk];
+      if (a.item.name.empty()) {
+        a.item.kind = std::string(kind);
+        a.item.name = kind == "untraced" ? "the step's thread between its ops, nothing recorded (code the profiler "
+                                           "does not see)"
+                      : kind == "copy"   ? callLabel(s, id)
+                                         : std::string(s.name(s.event(id)));
+        if (kind == "setup") a.item.detail = std::string(setupWords(r.setup[id]));
+        if (kind == "sync" && rule == kSyncDrained)
+          a.item.detail = "the device idle from its return until the next work started";
+      }
+      ++a.item.count;
+      a.item.ns += held;
+      // The five largest, kept as they come.
+      if (a.held.size() < 5 || held > a.held.back().first) {
+        if (a.held.size() == 5) a.held.pop_back();
+        a.held.insert(std::upper_bound(a.held.begin(), a.held.end(), std::make_pair(held, id),
+                                       [](const auto& x, const auto& y) {
+                                         return x.first != y.first ? x.first > y.first : x.second < y.second;
+                                       }),
+                      {held, id});
+      }
+      const Event& e = s.event(id);
+      if (kind == "allocator" || kind == "copy" || kind == "sync") {
+        const EventId op = innermostCpuOp(s, id);
+        if (op != kNoEvent) a.inside[std::string(s.name(s.event(op)))]++;
+      }
+      if (kind == "copy") {
+        a.callNs += e.dur;
+        if (cp != kNoEvent) {
+          const Event& g = s.event(cp);
+          if (g.args != kNoArgs && s.argsColumns().bytes[g.args] > 0) a.bytes.push_back(s.argsColumns().bytes[g.args]);
+          a.waitedNs += std::clamp<int64_t>(g.start - e.start, 0, e.dur);
+          a.copyNs += std::max<int64_t>(0, std::min(g.end(), e.end()) - std::max(g.start, e.start));
+        }
+      }
+    }
+  }
+  if (!nothing.empty()) {
+    Acc& a = acc[GroupKey{"nothing", UINT32_MAX, UINT32_MAX, false}];
+    a.item.kind = "nothing";
+    a.item.name = "no event recorded anywhere (the device idle, the host not traced)";
+    for (const auto& [x, y] : nothing) {
+      ++a.item.count;
+      a.item.ns += y - x;
+    }
+  }
+  std::vector<EvidenceItem> out;
+  for (auto& [key, a] : acc) {
+    EvidenceItem& it = a.item;
+    std::sort(a.held.begin(), a.held.end(), [](const auto& x, const auto& y) {
+      return x.first != y.first ? x.first > y.first : x.second < y.second;
+    });
+    for (size_t k = 0; k < a.held.size() && k < 5; ++k) it.events.push_back(a.held[k].second);
+    std::vector<std::pair<std::string, uint64_t>> inside(a.inside.begin(), a.inside.end());
+    std::stable_sort(inside.begin(), inside.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+    if (inside.size() > 3) inside.resize(3);
+    it.inside = std::move(inside);
+    if (!a.bytes.empty()) {
+      std::sort(a.bytes.begin(), a.bytes.end());
+      const int64_t lo = a.bytes.front(), hi = a.bytes.back(), med = a.bytes[a.bytes.size() / 2];
+      it.detail = (lo == hi ? bytesText(med) + " each"
+                            : bytesText(med) + " median (" + bytesText(lo) + " to " + bytesText(hi) + ")");
+    }
+    if (a.callNs > 0) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%s%.0f%% of the calls' time waiting for earlier work, %.0f%% the copy itself",
+                    it.detail.empty() ? "" : "; ",
+                    100.0 * static_cast<double>(a.waitedNs) / static_cast<double>(a.callNs),
+                    100.0 * static_cast<double>(a.copyNs) / static_cast<double>(a.callNs));
+      it.detail += buf;
+    }
+    if (!it.events.empty() && it.kind != "untraced") it.where = whereOf(s, it.events.front());
+    it.share = causeNs > 0 ? static_cast<double>(it.ns) / static_cast<double>(causeNs) : 0;
+    out.push_back(std::move(it));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const EvidenceItem& x, const EvidenceItem& y) { return x.ns != y.ns ? x.ns > y.ns : x.name < y.name; });
+  if (out.size() > 8) out.resize(8);
+  return out;
+}
+
+}  // namespace attnscope::diag

@@ -1,0 +1,393 @@
+// The rules' intervals over the whole trace: for each rule (diagnosis_internal.h), the moments it
+// holds and the events that make them. diagnosis.cpp then gives each step's moments to the first rule
+// that holds them.
+#include <algorithm>
+#include <unordered_map>
+
+#include "core/explain/diagnosis_internal.h"
+#include "core/explain/explanation.h"
+#include "core/store/device_activity.h"
+#include "core/views/views.h"
+
+namespace attnscope::diag {
+
+const Cause kRuleCause[kRuleCount] = {
+    Cause::LaunchBound,  Cause::GpuCompute,   Cause::Communication, Cause::BlockingCopy,  Cause::GpuCompute,
+    Cause::OneTimeSetup, Cause::Allocator,    Cause::BlockingCopy,  Cause::Communication, Cause::LittleWork,
+    Cause::ExplicitSync, Cause::ExplicitSync, Cause::GraphCapture,  Cause::DataLoader,    Cause::LaunchBound,
+    Cause::HostCompute,  Cause::HostCompute};
+
+Cause causeOfRule(int rule, bool anyDevice) {
+  return anyDevice || rule <= kLastDeviceRule ? kRuleCause[rule] : Cause::CpuOnly;
+}
+
+CallKind callKind(std::string_view n) {
+  // cudaStreamSynchronize, hipDeviceSynchronize, MTIA's synchronizeStream.
+  if (contains(n, "ynchronize")) return CallKind::Sync;
+  if (contains(n, "Capture") || contains(n, "GraphInstantiate") || contains(n, "GraphUpload")) return CallKind::Capture;
+  if (contains(n, "Memcpy")) return CallKind::Copy;
+  // Stream-ordered allocation (cudaMallocAsync, cudaFreeAsync) does not block the host.
+  if ((contains(n, "Free") || contains(n, "Malloc") || contains(n, "HostAlloc") || contains(n, "MemAlloc")) &&
+      !contains(n, "Async"))
+    return CallKind::Allocator;
+  return CallKind::Other;
+}
+
+bool isStepMark(std::string_view n) { return startsWith(n, "ProfilerStep#"); }
+
+bool isDataLoader(std::string_view n) {
+  return startsWith(n, "enumerate(DataLoader)") || contains(n, "DataLoaderIter");
+}
+
+namespace {
+
+constexpr int64_t kLongCallNs = 1'000'000;
+// By correlation id: its calls' earliest start and earliest end, and whether GPU work carries it. Dense
+// ids (CUPTI counts them from 1) live in flat arrays; others (a hostile trace's) in hash maps.
+class CorrTable {
+ public:
+  explicit CorrTable(const EventStore& s) {
+    int64_t maxId = 0;
+    for (const Event& e : s.events()) maxId = std::max(maxId, e.correlation);
+    dense_ = maxId > 0 && maxId <= 4 * static_cast<int64_t>(s.events().size()) + 1024;
+    if (dense_) {
+      start_.assign(static_cast<size_t>(maxId) + 1, INT64_MAX);
+      end_.assign(static_cast<size_t>(maxId) + 1, INT64_MAX);
+      work_.assign(static_cast<size_t>(maxId) + 1, false);
+    }
+    for (const Event& e : s.events()) {
+      if (e.correlation == kNoId) continue;
+      if (e.family == Family::CudaRuntime || e.family == Family::CudaDriver) {
+        int64_t& a = slot(start_, startMap_, e.correlation);
+        int64_t& b = slot(end_, endMap_, e.correlation);
+        a = std::min(a, e.start);
+        b = std::min(b, e.end());
+      } else if (isGpuWork(e.family)) {
+        if (inDense(e.correlation))
+          work_[static_cast<size_t>(e.correlation)] = true;
+        else
+          workMap_[e.correlation] = true;
+      }
+    }
+  }
+  // The correlation's calls' earliest start and end; false when no call carries it.
+  bool call(int64_t c, int64_t* start, int64_t* end) const {
+    if (c == kNoId) return false;
+    if (inDense(c)) {
+      if (start_[static_cast<size_t>(c)] == INT64_MAX) return false;
+      *start = start_[static_cast<size_t>(c)];
+      *end = end_[static_cast<size_t>(c)];
+      return true;
+    }
+    const auto a = startMap_.find(c);
+    if (a == startMap_.end()) return false;
+    *start = a->second;
+    *end = endMap_.at(c);
+    return true;
+  }
+  bool hasWork(int64_t c) const {
+    if (c == kNoId) return false;
+    return inDense(c) ? static_cast<bool>(work_[static_cast<size_t>(c)]) : workMap_.count(c) > 0;
+  }
+
+ private:
+  bool inDense(int64_t c) const { return dense_ && c > 0 && static_cast<size_t>(c) < start_.size(); }
+  int64_t& slot(std::vector<int64_t>& flat, std::unordered_map<int64_t, int64_t>& map, int64_t c) {
+    if (inDense(c)) return flat[static_cast<size_t>(c)];
+    return map.try_emplace(c, INT64_MAX).first->second;
+  }
+  bool dense_ = false;
+  std::vector<int64_t> start_, end_;
+  std::vector<bool> work_;
+  std::unordered_map<int64_t, int64_t> startMap_, endMap_;
+  std::unordered_map<int64_t, bool> workMap_;
+};
+
+// The rule a blocking call of each kind feeds (CallKind order; Other is dispatch or host work, by length).
+
+constexpr Rule kCallRule[] = {kAlloc, kCopy, kSync, kCapture};
+
+struct Builder {
+  const EventStore& s;
+  RuleSet& r;
+  void add(Rule rule, int64_t a, int64_t b, EventId id) {
+    if (b <= a) return;
+    r.rules[rule].cover.emplace_back(a, b);
+    r.rules[rule].events.push_back(id);
+    r.rules[rule].spans.emplace_back(a, b);
+  }
+};
+
+// The step's own thread between two of its recorded events (its direct children: ops, regions, Python
+// frames, runtime calls), with nothing recorded there: the host runs code the profiler does not see.
+// Steps with no thread of their own (whole trace, optimizer iterations) use the thread with the most
+// top-level op time.
+void hostGaps(const EventStore& s, const Windows& w, Builder& b) {
+  uint32_t mainLane = UINT32_MAX;
+  bool needMain = false;
+  for (const Window& win : w.list) needMain |= win.lane == UINT32_MAX;
+  if (needMain) {
+    std::unordered_map<uint32_t, int64_t> opNs;
+    for (const Event& e : s.events())
+      if (e.family == Family::CpuOp && e.parent == kNoEvent && e.dur > 0) opNs[e.lane] += e.dur;
+    int64_t best = 0;
+    for (const auto& [lane, ns] : opNs)
+      if (ns > best || (ns == best && lane < mainLane)) best = ns, mainLane = lane;
+  }
+  for (const Window& win : w.list) {
+    const uint32_t laneId = win.lane != UINT32_MAX ? win.lane : mainLane;
+    if (laneId == UINT32_MAX) continue;
+    const EventId owner = win.lane != UINT32_MAX ? win.event : kNoEvent;
+    const auto [first, last] = s.visibleRange(laneId, win.hostStartNs, win.hostEndNs);
+    int64_t reached = INT64_MIN;
+    for (EventId id = first; id < last; ++id) {
+      const Event& e = s.event(id);
+      if (e.parent != owner || e.dur <= 0 || id == owner) continue;
+      if (e.start < win.hostStartNs || e.start >= win.hostEndNs) continue;
+      if (e.family == Family::Memory || e.family == Family::CpuInstant || e.family == Family::Overhead) continue;
+      if (reached != INT64_MIN && e.start > reached) b.add(kHostGap, reached, e.start, owner != kNoEvent ? owner : id);
+      reached = std::max(reached, std::min(e.end(), win.hostEndNs));
+    }
+  }
+}
+
+}  // namespace
+
+RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w) {
+  (void)x;
+  RuleSet out;
+  Builder b{s, out};
+  auto& rules = out.rules;
+  const auto& events = s.events();
+  out.setup = setupKinds(s);
+  // A counter-profiling trace ran on a device, though none of its activity is timed.
+  out.anyDevice = s.profilerRangeEvents() > 0;
+  std::vector<int64_t> kernelDurs;
+  // Launch calls per lane (sorted), to tell ops that launch device work from those that do not;
+  // and the end of each correlation's first call, for queued work.
+  std::unordered_map<uint32_t, std::vector<int64_t>> launchesByLane, eventSyncsByLane;
+  Intervals linkedCompute;
+  const CorrTable corr(s);
+
+  struct NameFacts {
+    WorkKind kind = WorkKind::Kernel;
+    bool matrix = false;  // a GEMM or convolution kernel, by its name
+    bool tensorCores = false;
+  };
+  std::unordered_map<uint32_t, NameFacts> facts;
+  auto factsOf = [&](EventId id) -> const NameFacts& {
+    const Event& e = events[id];
+    auto [it, fresh] = facts.try_emplace(e.name);
+    if (fresh) {
+      const std::string_view n = s.name(e);
+      it->second.kind = workKind(s, id);
+      it->second.matrix = contains(n, "gemm") || contains(n, "Cijk") || contains(n, "conv") || contains(n, "xmma");
+      it->second.tensorCores = usesTensorCores(n);
+    }
+    return it->second;
+  };
+  // What a host event is depends on its name only: looked at once per name.
+  struct HostName {
+    CallKind kind = CallKind::Other;
+    bool beginCapture = false, endCapture = false, eventSync = false, loader = false, convolution = false,
+         stepMark = false;
+  };
+  std::unordered_map<uint32_t, HostName> hostNames;
+  auto hostName = [&](const Event& e) -> const HostName& {
+    auto [it, fresh] = hostNames.try_emplace(e.name);
+    if (fresh) {
+      const std::string_view n = s.name(e);
+      it->second = {callKind(n),
+                    contains(n, "BeginCapture"),
+                    contains(n, "EndCapture"),
+                    contains(n, "EventSynchronize"),
+                    isDataLoader(n),
+                    contains(n, "convolution"),
+                    isStepMark(n)};
+    }
+    return it->second;
+  };
+  std::vector<bool> deviceLane(s.lanes().size(), false);
+  for (size_t l = 0; l < s.lanes().size(); ++l) deviceLane[l] = isAcceleratorLane(s.lanes()[l]);
+  // What is open of each thread's graph capture (BeginCapture to EndCapture).
+  std::unordered_map<uint32_t, int64_t> openCapture;
+  std::unordered_map<uint32_t, int64_t>
+      lastSync;  // per thread: the start of a synchronize with only allocator calls since
+  const int64_t firstStart = w.list.empty() ? INT64_MIN : w.list.front().startNs;
+  for (EventId id = 0; id < events.size(); ++id) {
+    const Event& e = events[id];
+    if (isDeviceWork(s, e)) {
+      out.anyDevice = true;
+      if (e.dur > 0) out.deviceWork[s.lanes()[e.lane].pid].emplace_back(e.start, e.end());
+      // Work launched before the first step (a warm-up's, whose launch the profiler left out)
+      // that runs inside the steps: the first step's backlog.
+      if (!w.list.empty() && e.dur > 0 && isGpuWork(e.family)) {
+        int64_t launched = 0, unused = 0;
+        if (!corr.call(e.correlation, &launched, &unused) || launched < firstStart)
+          out.backlog.emplace_back(e.start, e.end());
+      }
+      if (!isGpuWork(e.family)) {  // an accelerator's work (MTIA): compute, its DMA transfers copies
+        b.add(isAcceleratorCopy(s.name(e)) ? kDeviceOther : kCompute, e.start, e.end(), id);
+        continue;
+      }
+      // What a kernel is depends on its name only: looked at once per name.
+      const NameFacts& f = factsOf(id);
+      if (e.family == Family::Kernel) {
+        b.add(f.kind == WorkKind::Communication ? kComm : kCompute, e.start, e.end(), id);
+        if (f.kind == WorkKind::Kernel) {
+          ++out.kernels;
+          kernelDurs.push_back(e.dur);
+          out.kernelNs += e.dur;
+          if (e.dur < 10'000) out.shortKernelNs += e.dur;
+          if (f.matrix) {
+            out.gemmNs += e.dur;
+            if (f.tensorCores) out.gemmTcNs += e.dur;
+          }
+        }
+      } else {
+        b.add(kDeviceOther, e.start, e.end(), id);
+        if (e.family == Family::GpuMemcpy) b.add(kCopyWaited, e.start, e.end(), id);  // intersected below
+      }
+      if (e.correlation != kNoId) {
+        int64_t unused = 0, callEnd = 0;
+        const bool called = corr.call(e.correlation, &unused, &callEnd);
+        if (called && callEnd < e.start)
+          b.add(f.kind == WorkKind::Communication ? kQueuedComm : kQueued, callEnd, e.start, id);
+        // Only work whose launch is in the trace can tell a starved device (nothing queued) from a busy one.
+        if (called && e.family == Family::Kernel && f.kind == WorkKind::Kernel)
+          linkedCompute.emplace_back(e.start, e.end());
+      }
+      continue;
+    }
+    if (e.dur <= 0) continue;
+    if (e.family == Family::Other && e.lane < deviceLane.size() && deviceLane[e.lane]) continue;
+    // Runtime calls: CUDA's and HIP's, and other accelerators' (MTIA's runtime: an event of its own
+    // category on a host thread that carries a correlation id).
+    const bool otherRuntime = e.family == Family::Other && e.correlation != kNoId;
+    if (e.family == Family::CudaRuntime || e.family == Family::CudaDriver || otherRuntime) {
+      const HostName& hn = hostName(e);
+      // A capture, BeginCapture to EndCapture on one thread, is graph_capture whole: the kernels the
+      // host "launches" meanwhile are recorded into the graph, not run. (Events are in time order
+      // within a lane.) torch.cuda.graph() begins a capture with a prologue: synchronize, gc.collect(),
+      // empty_cache() (cudaFree of the cached blocks): a capture starts at the synchronize before it
+      // when the thread launched no device work between them.
+      if (hn.kind == CallKind::Sync) {
+        lastSync[e.lane] = e.start;
+      } else if (hn.beginCapture) {
+        const auto prologue = lastSync.find(e.lane);
+        openCapture.try_emplace(e.lane, prologue != lastSync.end() ? prologue->second : e.start);
+      } else if (corr.hasWork(e.correlation)) {
+        lastSync.erase(e.lane);
+      }
+      if (hn.endCapture) {
+        if (const auto it = openCapture.find(e.lane); it != openCapture.end()) {
+          b.add(kCapture, it->second, e.end(), id);
+          openCapture.erase(it);
+        }
+      }
+      // (A first-use launch still launches: the op around it dispatches device work.)
+      if (corr.hasWork(e.correlation)) launchesByLane[e.lane].push_back(e.start);
+      if (out.setup[id] != SetupKind::None) {
+        b.add(kSetup, e.start, e.end(), id);
+        continue;
+      }
+      // A launch is microseconds of dispatch; a runtime call that works a millisecond or more on the
+      // host (and is no first use) is host work of the runtime's, not launch overhead.
+      const CallKind kind = hn.kind;
+      const Rule rule =
+          kind == CallKind::Other ? (e.dur >= kLongCallNs ? kHostOther : kDispatch) : kCallRule[static_cast<int>(kind)];
+      b.add(rule, e.start, e.end(), id);
+      if (hn.eventSync) eventSyncsByLane[e.lane].push_back(e.start);
+    }
+  }
+  for (auto& [lane, v] : launchesByLane) std::sort(v.begin(), v.end());
+  for (auto& [lane, v] : eventSyncsByLane) std::sort(v.begin(), v.end());
+  std::sort(kernelDurs.begin(), kernelDurs.end());
+  out.kernelMedianNs = kernelDurs.empty() ? 0 : kernelDurs[kernelDurs.size() / 2];
+  // A convolution that times candidates (event synchronizes inside it, two or more) is cuDNN's (or
+  // MIOpen's) autotuning for a shape it has not seen: set-up, however often new shapes come.
+  auto countIn = [](const std::unordered_map<uint32_t, std::vector<int64_t>>& byLane, const Event& e) {
+    const auto it = byLane.find(e.lane);
+    if (it == byLane.end()) return std::ptrdiff_t{0};
+    return std::lower_bound(it->second.begin(), it->second.end(), e.end()) -
+           std::lower_bound(it->second.begin(), it->second.end(), e.start);
+  };
+  std::vector<bool> hasChild(events.size(), false);
+  for (const Event& e : events)
+    if (e.parent != kNoEvent && e.parent < events.size()) hasChild[e.parent] = true;
+  for (EventId id = 0; id < events.size(); ++id) {
+    const Event& e = events[id];
+    if (e.dur <= 0) continue;
+    const bool cpu =
+        e.family == Family::CpuOp || e.family == Family::UserAnnotation || e.family == Family::PythonFunction;
+    if (!cpu) continue;
+    const HostName& hn = hostName(e);
+    if (cpu && out.setup[id] == SetupKind::Compile) {
+      b.add(kSetup, e.start, e.end(), id);
+    } else if ((e.family == Family::CpuOp || e.family == Family::UserAnnotation) && hn.loader) {
+      b.add(kLoader, e.start, e.end(), id);
+    } else if (e.family == Family::CpuOp && hn.convolution && countIn(eventSyncsByLane, e) >= 2) {
+      b.add(kSetup, e.start, e.end(), id);
+      out.setup[id] = SetupKind::Autotune;
+      out.autotuneOps.push_back(id);
+    } else if (e.family == Family::CpuOp) {
+      const auto it = launchesByLane.find(e.lane);
+      bool launches = false;
+      if (it != launchesByLane.end()) {
+        const auto first = std::lower_bound(it->second.begin(), it->second.end(), e.start);
+        launches = first != it->second.end() && *first < e.end();
+      }
+      b.add(launches ? kDispatch : kHostOther, e.start, e.end(), id);
+    } else if (e.family == Family::PythonFunction) {
+      b.add(kHostOther, e.start, e.end(), id);
+    } else if (e.family == Family::UserAnnotation && hasChild[id] && !hn.stepMark) {
+      // A record_function region with recorded work inside ("## forward ##", a module's scope): the
+      // host is in the user's own code there, between its ops, even where no op is recorded.
+      b.add(kHostOther, e.start, e.end(), id);
+    }
+  }
+  hostGaps(s, w, b);
+  for (auto& rule : rules) rule.cover = merged(std::move(rule.cover));
+  out.backlog = merged(std::move(out.backlog));
+  for (auto& [dev, iv] : out.deviceWork) iv = merged(std::move(iv));
+  // A capture holds its whole span, the synchronize and empty_cache of its prologue included.
+  for (Rule r : {kSetup, kAlloc, kSync}) takeCovered(rules[r].cover, rules[kCapture].cover);
+  // Drained: from each synchronize's return to the next device work's start, the device idles
+  // because the sync emptied its queue; the host's own compute and the DataLoader keep theirs.
+  {
+    Intervals busy;
+    for (const auto& [dev, iv] : out.deviceWork) busy.insert(busy.end(), iv.begin(), iv.end());
+    busy = merged(std::move(busy));
+    Intervals drained;
+    for (size_t k = 0; k < rules[kSync].spans.size(); ++k) {
+      const int64_t t = rules[kSync].spans[k].second;
+      auto next = std::lower_bound(busy.begin(), busy.end(), std::make_pair(t, INT64_MIN));
+      if (next != busy.begin() && std::prev(next)->second > t) continue;  // work still running at the return
+      if (next == busy.end()) continue;
+      drained.emplace_back(t, next->first);
+      rules[kSyncDrained].events.push_back(rules[kSync].events[k]);
+      rules[kSyncDrained].spans.emplace_back(t, next->first);
+    }
+    drained = merged(std::move(drained));
+    takeCovered(drained, rules[kHostOther].cover);
+    takeCovered(drained, rules[kLoader].cover);
+    takeCovered(drained, rules[kCapture].cover);
+    rules[kSyncDrained].cover = std::move(drained);
+  }
+  // A device copy counts as waited on only while a host thread is inside a copy call.
+  rules[kCopyWaited].cover = intersected(rules[kCopyWaited].cover, rules[kCopy].cover);
+  // Starved: compute runs with nothing queued behind it while the host dispatches and is not blocked.
+  {
+    Intervals starved = intersected(merged(std::move(linkedCompute)), rules[kDispatch].cover);
+    Intervals queued = rules[kQueued].cover;
+    queued.insert(queued.end(), rules[kQueuedComm].cover.begin(), rules[kQueuedComm].cover.end());
+    takeCovered(starved, merged(std::move(queued)));
+    for (Rule r : {kSetup, kAlloc, kCopy, kSync, kCapture, kLoader}) takeCovered(starved, rules[r].cover);
+    rules[kStarved].cover = std::move(starved);
+    rules[kStarved].events = rules[kDispatch].events;
+    rules[kStarved].spans = rules[kDispatch].spans;
+  }
+  return out;
+}
+
+}  // namespace attnscope::diag
