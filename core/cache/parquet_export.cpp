@@ -118,10 +118,12 @@ class Table {
 ::arrow::FieldVector fields(std::initializer_list<std::pair<const char*, std::shared_ptr<::arrow::DataType>>> cols,
                             std::initializer_list<const char*> nullable = {}) {
   ::arrow::FieldVector out;
-  for (const auto& [name, type] : cols) {
+  for (const auto& col : cols) {
+    // Not a structured binding: Clang before 16 cannot capture one in a lambda.
+    const std::string_view name = col.first;
     const bool canBeNull = std::find_if(nullable.begin(), nullable.end(),
                                         [&](const char* n) { return std::string_view(n) == name; }) != nullable.end();
-    out.push_back(::arrow::field(name, type, canBeNull));
+    out.push_back(::arrow::field(std::string(name), col.second, canBeNull));
   }
   return out;
 }
