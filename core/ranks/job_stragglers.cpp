@@ -28,6 +28,11 @@ std::string pct(double share) {
 struct Before {
   std::map<std::string, int64_t> regions;
   int64_t workNs = 0, startDelayNs = 0;
+  // The issuing thread's time before it issued (from the previous collective's end) that no recorded op
+  // or annotation covers: host work the profiler does not see (Python between ops, a busy data pipeline
+  // in the main process, logging, a sleep). Regions are counted up to the arrival, so on a GPU rank
+  // (whose host runs ahead) this reads low, never high.
+  int64_t uncoveredNs = 0;
 };
 
 Before beforeOf(const RankSummary& s, size_t c) {
@@ -36,8 +41,10 @@ Before beforeOf(const RankSummary& s, size_t c) {
   for (size_t k = 0; k <= c; ++k) {
     const Collective& x = s.collectives[k];
     if (x.step != at.step) continue;
-    for (const Activity& a : x.before) b.regions[a.name] += a.ns;
+    int64_t covered = 0;
+    for (const Activity& a : x.before) b.regions[a.name] += a.ns, covered += a.ns;
     b.workNs += x.arrivalNs - x.beforeFromNs;
+    b.uncoveredNs += std::max<int64_t>(0, std::min(x.issueNs, x.arrivalNs) - x.beforeFromNs - covered);
   }
   b.startDelayNs = at.arrivalNs - at.issueNs;
   return b;
@@ -139,9 +146,16 @@ Reason reasonFor(const JobReport& r, const LateSet& s, size_t i) {
     return why;
   }
   why.region.clear();
-  std::vector<int64_t> work, delay;
-  for (const Before& b : others) work.push_back(b.workNs), delay.push_back(b.startDelayNs);
-  const int64_t usualWork = medianOf(work);
+  std::vector<int64_t> work, delay, uncovered;
+  for (const Before& b : others)
+    work.push_back(b.workNs), delay.push_back(b.startDelayNs), uncovered.push_back(b.uncoveredNs);
+  const int64_t usualWork = medianOf(work), usualUncovered = medianOf(uncovered);
+  if (2 * (mine.uncoveredNs - usualUncovered) >= s.lateNs) {
+    why.cause = "untraced_host";
+    why.mineNs = mine.uncoveredNs;
+    why.othersNs = usualUncovered;
+    return why;
+  }
   if (usualWork > 0 && 2 * (mine.workNs - usualWork) >= s.lateNs) {
     why.cause = "slow_work";
     why.mineNs = mine.workNs;
@@ -367,8 +381,21 @@ void findStragglers(JobReport& r, const std::vector<LateSet>& sets) {
       std::snprintf(b, sizeof b, "%.2fx", st.workRatio);
       because = their + std::string(" work before arriving took ") + b + " the others' (" + ms(medianOf(mine)) +
                 " against " + ms(medianOf(others)) + ")";
-      st.fix = "check " + R + "'s device (clocks and temperature: nvidia-smi -q -d PERFORMANCE) and whether " + they +
-               " get more work than the others (uneven batches or sequence lengths)";
+      bool device = false;
+      for (size_t i : members) device |= r.ranks[i].hasDevice;
+      st.fix = std::string("check whether ") + they + (members.size() == 1 ? " gets" : " get") +
+               " more work than the others (uneven batches or sequence lengths)" +
+               (device ? " and " + R + "'s device (clocks and temperature: nvidia-smi -q -d PERFORMANCE)"
+                       : " and " + R + "'s host (other processes, CPU frequency, threads per process)");
+    } else if (st.cause == "untraced_host") {
+      st.regionNs = medianOf(mine), st.othersRegionNs = medianOf(others);
+      because = "before issuing the collective " + they + " spent " + ms(st.regionNs) +
+                " on the host outside any op the trace recorded (the others " + ms(st.othersRegionNs) +
+                "): Python or library work the profiler does not see";
+      st.fix = "find what " + R +
+               "'s Python does between its ops before this collective (a data pipeline in the main process, "
+               "logging, checkpointing, a sleep or a wait on I/O): py-spy dump on that rank, or profile with "
+               "with_stack=True and wrap the suspect code in record_function";
     } else if (st.cause == "slow_collective") {
       st.collectiveNs = medianOf(mine), st.othersCollectiveNs = medianOf(others);
       because = their + std::string(" collective on process group '") + st.group + "' ran " + ms(st.collectiveNs) +
