@@ -544,7 +544,7 @@ QString ExplainPanel::plainText() const {
     parts << cells.join(QLatin1Char('\t'));
   }
   parts << details_->toPlainText();
-  return parts.join(QLatin1Char('\n'));
+  return parts.join(QLatin1Char('\n')).remove(QChar(0x200B));  // the break opportunities are not text
 }
 
 }  // namespace attnscope::ui
