@@ -37,7 +37,7 @@ Before beforeOf(const RankSummary& s, size_t c) {
     const Collective& x = s.collectives[k];
     if (x.step != at.step) continue;
     for (const Activity& a : x.before) b.regions[a.name] += a.ns;
-    b.workNs += x.arrivalNs - x.beforeFromNs;
+    b.workNs += x.arrivalNs - x.beforeFromNs - std::min(x.peerWaitNs, x.arrivalNs - x.beforeFromNs);
   }
   b.startDelayNs = at.arrivalNs - at.issueNs;
   return b;

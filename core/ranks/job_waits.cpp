@@ -427,29 +427,52 @@ std::vector<LateSet> modelWaits(JobReport& r) {
         if (p.first == i) return alignedEnd(r, p);
       return int64_t{0};
     };
-    std::vector<int64_t> works;  // every member's readiness after its previous collective's end
+    // Time in point-to-point transfers since then (a pipeline stage waiting in recv for its neighbour) is
+    // waiting for another rank too, not the rank's own work.
+    auto peerWait = [&](size_t i, size_t k) {
+      for (const Part& p : r.matched[k].parts)
+        if (p.first == i) return r.ranks[i].collectives[p.second].peerWaitNs;
+      return int64_t{0};
+    };
+    // A member with no earlier matched collective (the trace's first ones) is read from its window's start
+    // (its step's start), against the others read so.
+    std::vector<int64_t> works, firstWorks;  // every member's own work since its previous collective's end
     std::vector<int64_t> workOf(a.size(), INT64_MIN);
     for (size_t q = 0; q < a.size(); ++q) {
       const auto [at, i, k] = a[q];
-      if (const int pk = previous(i, k); pk >= 0) {
-        workOf[q] = at - partEnd(i, static_cast<size_t>(pk));
-        works.push_back(workOf[q]);
+      const int pk = previous(i, k);
+      int64_t since = 0;
+      if (pk >= 0) {
+        since = at - partEnd(i, static_cast<size_t>(pk));
+      } else {
+        bool has = false;
+        for (const Part& p : r.matched[k].parts)
+          if (p.first == i) since = at - (collectiveOf(r, p).beforeFromNs - appliedOffset(r, i)), has = true;
+        if (!has) continue;
       }
+      workOf[q] = since - std::min(peerWait(i, k), std::max<int64_t>(since, 0));
+      (pk >= 0 ? works : firstWorks).push_back(workOf[q]);
     }
-    const int64_t usualWork = medianOf(works);
+    const int64_t usualWork = medianOf(works), usualFirstWork = medianOf(firstWorks);
     std::set<std::pair<size_t, size_t>> culprits;  // (rank, matched)
     const int step = r.matched[ks.front()].stepIndex;
     for (size_t q = 0; q < deep; ++q) {
       const auto [at, i, k] = a[q];
       const int64_t late = at - bulk;
+      const int pk = previous(i, k);
       bool victim = false;
       if (state[i].first == step && state[i].second != 0) {
         victim = state[i].second == 2;  // still late since an earlier collective of the step: as it was there
-      } else if (const int pk = previous(i, k); pk >= 0 && 2 * (workOf[q] - usualWork) < late) {
-        int64_t mineAt = 0;
-        for (const auto& [pt, pr] : rdy[static_cast<size_t>(pk)])
-          if (pr == i) mineAt = pt;
-        victim = 2 * (lastReady[static_cast<size_t>(pk)] - mineAt) >= late;
+      } else if (workOf[q] != INT64_MIN && 2 * (workOf[q] - (pk >= 0 ? usualWork : usualFirstWork)) < late) {
+        // Its own work was ordinary: a victim when it waited for another rank, at its previous collective
+        // or in point-to-point transfers since.
+        int64_t mineAt = 0, lastAt = 0;
+        if (pk >= 0) {
+          lastAt = lastReady[static_cast<size_t>(pk)];
+          for (const auto& [pt, pr] : rdy[static_cast<size_t>(pk)])
+            if (pr == i) mineAt = pt;
+        }
+        victim = 2 * (lastAt - mineAt) >= late || 2 * peerWait(i, k) >= late;
       }
       state[i] = {step, victim ? 2 : 1};
       if (!victim) culprits.insert({i, k});
