@@ -454,6 +454,30 @@ std::vector<LateSet> modelWaits(JobReport& r) {
       (pk >= 0 ? works : firstWorks).push_back(workOf[q]);
     }
     const int64_t usualWork = medianOf(works), usualFirstWork = medianOf(firstWorks);
+    // Over the step so far (its collectives of the step up to this one): its own work, and the time it
+    // spent in point-to-point transfers. A pipeline stage waits in recv at many places between two
+    // collectives, so its lateness at one can stem from waits far before the previous.
+    auto stepSoFar = [&](size_t i, size_t k) {
+      std::pair<int64_t, int64_t> workPeer{0, 0};
+      for (const Part& p : r.matched[k].parts) {
+        if (p.first != i) continue;
+        const std::vector<Collective>& cs = r.ranks[i].collectives;
+        for (size_t c = p.second + 1; c-- > 0 && cs[c].step == cs[p.second].step;) {
+          const int64_t span = std::max<int64_t>(cs[c].arrivalNs - cs[c].beforeFromNs, 0);
+          const int64_t peer = std::min(cs[c].peerWaitNs, span);
+          workPeer.first += span - peer;
+          workPeer.second += peer;
+        }
+      }
+      return workPeer;
+    };
+    std::vector<std::pair<int64_t, int64_t>> soFar(a.size());
+    std::vector<int64_t> stepWorks;
+    for (size_t q = 0; q < a.size(); ++q) {
+      soFar[q] = stepSoFar(std::get<1>(a[q]), std::get<2>(a[q]));
+      stepWorks.push_back(soFar[q].first);
+    }
+    const int64_t usualStepWork = medianOf(stepWorks);
     std::set<std::pair<size_t, size_t>> culprits;  // (rank, matched)
     const int step = r.matched[ks.front()].stepIndex;
     for (size_t q = 0; q < deep; ++q) {
@@ -474,6 +498,9 @@ std::vector<LateSet> modelWaits(JobReport& r) {
         }
         victim = 2 * (lastAt - mineAt) >= late || 2 * peerWait(i, k) >= late;
       }
+      if (!victim && state[i].second != 2 && 2 * soFar[q].second >= late &&
+          2 * (soFar[q].first - usualStepWork) < late)
+        victim = true;  // waited for its pipeline neighbours this step, and its own work was ordinary
       state[i] = {step, victim ? 2 : 1};
       if (!victim) culprits.insert({i, k});
     }
