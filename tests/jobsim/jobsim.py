@@ -379,10 +379,9 @@ def loop_pp(sim, j, idx):
     stage = lambda s: [d * P + s for d in range(D)]
     pairs = j["pp_pairs"]
     sim.push(ranks, "data_loading")
-    for s in range(P):  # the first stage loads the inputs, the others the labels only
-        sim.host_work(stage(s), j["loader"] if s == 0 else j["loader"] // 5,
-                      "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", where="loader",
-                      sigma=j["loader_sigma"])
+    # Every rank iterates the same loader (the first stage uses the inputs, the last the labels).
+    sim.host_work(ranks, j["loader"], "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
+                  where="loader", sigma=j["loader_sigma"])
     sim.pop(ranks)
     sim.push(ranks, "forward")
     for m in range(M):
