@@ -498,8 +498,7 @@ std::vector<LateSet> modelWaits(JobReport& r) {
         }
         victim = 2 * (lastAt - mineAt) >= late || 2 * peerWait(i, k) >= late;
       }
-      if (!victim && state[i].second != 2 && 2 * soFar[q].second >= late &&
-          2 * (soFar[q].first - usualStepWork) < late)
+      if (!victim && state[i].second != 2 && 2 * soFar[q].second >= late && 2 * (soFar[q].first - usualStepWork) < late)
         victim = true;  // waited for its pipeline neighbours this step, and its own work was ordinary
       state[i] = {step, victim ? 2 : 1};
       if (!victim) culprits.insert({i, k});

@@ -145,7 +145,8 @@ void glooCollectives(const EventStore& s, RankSummary& r, Intervals& p2p) {
   for (EventId id = 0; id < s.events().size(); ++id) {
     const Event& e = s.event(id);
     const std::string_view n = s.name(e);
-    if ((e.family == Family::CpuOp && startsWith(n, "c10d::")) || (e.family == Family::UserAnnotation && startsWith(n, "gloo:")))
+    if ((e.family == Family::CpuOp && startsWith(n, "c10d::")) ||
+        (e.family == Family::UserAnnotation && startsWith(n, "gloo:")))
       if (isP2p(n)) p2p.emplace_back(e.start, e.end());
     if (e.family == Family::CpuOp && startsWith(n, "c10d::") && !isP2p(n)) {
       bool nested = false;  // a c10d op inside another is the same collective

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """`attnscope-cli ranks` on jobs simulated by jobsim.py, scored against their construction.
 
-  sweep.py CLI [--jobs N] [--seed S] [--shape P] [--scenario X] [--gate-recall R] [--gate-false F]
-               [--gate-scenario-recall R] [--keep DIR] [-v]
+  sweep.py CLI [--jobs N] [--seed S] [--shape P] [--scenario X] [--keep DIR] [-v]
+               [--gate-recall R] [--gate-false F] [--gate-shape-recall R] [--gate-shape-false F] [--gate-cause C]
 
 Per job: the CLI's JSON on the job's folder (exit 0 expected, even with a rank missing or a step more or
 less). A true straggler is recalled when one named straggler has exactly its ranks and its steps within one
@@ -62,7 +62,9 @@ def main():
     ap.add_argument("--scenario")
     ap.add_argument("--gate-recall", type=float, default=0)
     ap.add_argument("--gate-false", type=float, default=1)
-    ap.add_argument("--gate-scenario-recall", type=float, default=0)
+    ap.add_argument("--gate-shape-recall", type=float, default=0, help="recall on every parallelism")
+    ap.add_argument("--gate-shape-false", type=float, default=1, help="false-positive rate on every parallelism")
+    ap.add_argument("--gate-cause", type=float, default=0, help="share of the recalled with their cause right")
     ap.add_argument("--keep")
     ap.add_argument("-v", action="store_true")
     a = ap.parse_args()
@@ -137,10 +139,20 @@ def main():
     if n and fj / n > a.gate_false:
         print("FAIL: false stragglers in %.3f of the clean jobs > %.3f" % (fj / n, a.gate_false))
         ok = False
-    for k, v in per.items():
-        if k.startswith("scenario ") and v[0] and v[1] / v[0] < a.gate_scenario_recall:
-            print("FAIL: %s recall %.3f < %.3f" % (k, v[1] / v[0], a.gate_scenario_recall))
+    for k, v in sorted(per.items()):
+        if not k.startswith("shape "):
+            continue
+        if v[0] and v[1] / v[0] < a.gate_shape_recall:
+            print("FAIL: %s recall %.3f < %.3f" % (k, v[1] / v[0], a.gate_shape_recall))
             ok = False
+        if v[4] and v[5] / v[4] > a.gate_shape_false:
+            print("FAIL: %s false stragglers in %.3f of its clean jobs > %.3f" % (k, v[5] / v[4], a.gate_shape_false))
+            ok = False
+    if r and per["all"][3] / r < a.gate_cause:
+        print("FAIL: the cause right for %.3f of the recalled < %.3f" % (per["all"][3] / r, a.gate_cause))
+        ok = False
+    print("%s: recall %d/%d, false stragglers in %d/%d clean jobs, cause right %d/%d" % (
+        "PASS" if ok else "FAIL", r, t, fj, n, per["all"][3], r))
     return 0 if ok else 1
 
 
