@@ -9,14 +9,14 @@
 // Parallel instances of one collective (each tensor-parallel group's all-reduce of the same step) are
 // read together: a group whose members are all late shows against the other groups, and its members are
 // then culprits wherever they made someone wait. A rank that is late only because it waited for someone
-// at its previous collective is that one's victim, not a culprit. Per step, ranks late together at a
-// collective (and any rank late with them) form a set; its imposed wait is added over the step's
-// collectives.
+// at its previous collective, or in point-to-point transfers (a pipeline stage in recv), is a victim, not a culprit.
+// Per step, ranks late together at a collective (and any rank late with them) form a set; its imposed wait is added
+// over the step's collectives.
 //
 // The jitter is measured robustly: each arrival against its collective's median, then against the
 // rank's own usual place at that collective in the other steps (a lower median: a rank late on half the
 // steps does not move it), and the 25th percentile of what is left, scaled to a standard deviation.
-// Ranks persistently late and transient stragglers hardly move it; the threshold is 8 times it and at
+// Ranks persistently late and transient stragglers hardly move it; the threshold is 6 times it and at
 // least 20 us.
 #include <algorithm>
 #include <cmath>
