@@ -43,8 +43,8 @@ Before beforeOf(const RankSummary& s, size_t c) {
     if (x.step != at.step) continue;
     int64_t covered = 0;
     for (const Activity& a : x.before) b.regions[a.name] += a.ns, covered += a.ns;
-    b.workNs += x.arrivalNs - x.beforeFromNs;
-    b.uncoveredNs += std::max<int64_t>(0, std::min(x.issueNs, x.arrivalNs) - x.beforeFromNs - covered);
+    b.workNs += x.arrivalNs - x.beforeFromNs - std::min(x.peerWaitNs, x.arrivalNs - x.beforeFromNs);
+    b.uncoveredNs += std::max<int64_t>(0, std::min(x.issueNs, x.arrivalNs) - x.beforeFromNs - covered - x.peerWaitNs);
   }
   b.startDelayNs = at.arrivalNs - at.issueNs;
   return b;
@@ -194,9 +194,11 @@ void findStragglers(JobReport& r, const std::vector<LateSet>& sets) {
   r.stragglerRule =
       "per collective, the ranks that arrived late together above the deepest gap that stands " +
       std::string("out of the job's arrival jitter (") + ms(r.jitterNs) +
-      ", measured over ranks and collectives against each rank's usual place) by 8 times it and at least 20 us, "
-      "with at least half the members on time; a rank late only because it waited for another at its previous "
-      "collective is that one's victim; per step, ranks late together form a set, and the wait it imposed on "
+      ", measured over ranks and collectives against each rank's usual place; per kind of collective where it has "
+      "enough values) by 6 times it and at least 20 us, "
+      "with at least half the members on time; a rank late only because it waited for another (at its previous "
+      "collective, or in send/recv for a pipeline neighbour) with ordinary work of its own is a victim; per step, "
+      "ranks late together form a set, and the wait it imposed on "
       "each on-time rank is added over the step's collectives; a straggler is a rank or set whose imposed wait in "
       "a step is at least 50 us and 0.1% of the median step; persistent when that holds in more than half the "
       "steps with collectives";
