@@ -46,9 +46,9 @@ enum Rule : int {
   kQueued,       // work already queued, nothing runs: the device waits on a dependency the trace
                  // does not show, or the trace's clocks disagree             -> little_work
   kSync,         // the host in a synchronize                                  -> explicit_sync
-  kSyncDrained,  // the device idle from a synchronize's return until its next work starts: the sync
-                 // emptied the queue, so nothing ran while the host launched again (but for the
-                 // host's own compute and the DataLoader, which hold that time) -> explicit_sync
+  kSyncDrained,  // the device idle after a synchronize's return, for as long as the sync waited on
+                 // work (the host would have run on beside that work without it), until the next
+                 // work starts (but for the host's own compute and the DataLoader) -> explicit_sync
   kCapture,      // the host capturing or instantiating a graph                -> graph_capture
   kLoader,       // the host in the DataLoader                                 -> data_loader
   kDispatch,     // the host in an op that launches device work, or a launch   -> launch_bound
