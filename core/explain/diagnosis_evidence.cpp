@@ -211,11 +211,11 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
       Acc& a = acc[gk];
       if (a.item.name.empty()) {
         a.item.kind = std::string(kind);
-        a.item.name = kind == "untraced" ? "the step's thread between its ops, nothing recorded (code the profiler "
-                                           "does not see)"
+        a.item.name = kind == "untraced"  ? "the step's thread between its ops, nothing recorded (code the profiler "
+                                            "does not see)"
                       : kind == "capture" ? "graph capture"
                       : kind == "copy"    ? callLabel(s, id)
-                                         : std::string(s.name(s.event(id)));
+                                          : std::string(s.name(s.event(id)));
         if (kind == "setup") a.item.detail = std::string(setupWords(r.setup[id]));
         if (kind == "capture")
           a.item.detail = "each from torch.cuda.graph's synchronize (or BeginCapture) to its cudaStreamEndCapture";

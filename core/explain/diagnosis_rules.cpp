@@ -387,10 +387,10 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w) 
       const auto [from, t] = rules[kSync].spans[k];
       auto next = std::lower_bound(busy.begin(), busy.end(), std::make_pair(t, INT64_MIN));
       if (next != busy.begin() && std::prev(next)->second > t) continue;  // work still running at the return
-      if (next == busy.end()) continue;
       // The last device work that ended inside the sync (busy is merged: the one before `next`).
-      const int64_t waitedUntil = next != busy.begin() && std::prev(next)->second > from ? std::prev(next)->second : from;
-      const int64_t until = std::min(next->first, t + (waitedUntil - from));
+      const int64_t waitedUntil =
+          next != busy.begin() && std::prev(next)->second > from ? std::prev(next)->second : from;
+      const int64_t until = std::min(next == busy.end() ? INT64_MAX : next->first, t + (waitedUntil - from));
       if (until <= t) continue;
       drained.emplace_back(t, until);
       rules[kSyncDrained].events.push_back(rules[kSync].events[k]);

@@ -16,7 +16,17 @@
 //   copyH2D       a copy op whose cudaMemcpyAsync (pageable) or cudaMemcpy (pinned) lasts as long as its copy
 //   readBack      aten::item: a D2H copy of 4 bytes behind a kernel that starts late (a dependency)
 //   userSync      an op launches a kernel; cudaDeviceSynchronize with no op around waits for it; then
-//                 Python until a last op launches the next kernel (the sync drained the queue)
+//                 Python until a last op launches the next kernel. Without the sync the host would have
+//                 run that Python beside the kernel: the device's idle after the return is the sync's
+//                 for as long as it waited on the kernel, the rest is host work. As long as the kernel
+//                 (syncs that cost), or several times longer (sync then untraced host work: the syncs
+//                 cost little, the host's own code much)
+//   captureGraph  torch.cuda.graph(): a warm-up kernel, the prologue (synchronize, gc.collect(),
+//                 empty_cache's cudaFree calls, capture_begin's RNG state: a cudaMalloc and two fill_
+//                 kernels), BeginCapture, an op allocating from the graph's pool, EndCapture, instantiate
+//   step edges    untraced host work with no op at a step's start after a synchronize that waited on
+//                 nothing (time.sleep or numpy right after torch.cuda.synchronize()), or at its end, with
+//                 or without a synchronize on a kernel before it
 //   alloc         cudaFree calls (under 1 ms) inside torch.cuda.empty_cache, inside an op, or bare
 //   loader        the DataLoader's __next__, single-process or with workers
 //   comm          a collective (all-reduce or send/recv, one or many small ones), on time or late
@@ -105,12 +115,36 @@ class Builder {
 
   // --- steps ---
   void beginStep() { stepStart_ = now; }
-  // Ends the step with a 2 us op that launches nothing (host work) and writes its ProfilerStep.
-  void endStep() {
+  // Ends the step with a 2 us op that launches nothing (host work) and writes its ProfilerStep. tail: 0
+  // nothing more; 1 the script's untraced code (no op) for tailNs until the step ends; 2 the same after
+  // an op's kernel and a synchronize waiting for it (the kernel a tenth of tailNs).
+  void endStep(int tail = 0, int64_t tailNs = 0) {
     op("aten::zero_", now, 2000);
     book(cpuOnly_ ? Cause::CpuOnly : Cause::HostCompute, 2000);
     cpuParts[0] += 2000;
     now += 2000;
+    if (tail == 2) {
+      // An op launches a kernel (dispatch 700 ns, queued 300 ns), the sync waits for it and 500 ns more.
+      const int64_t kd = std::max<int64_t>(tailNs / 10, 10'000);
+      op("aten::mul", now, 1000);
+      launch(now + 200, 500, "mul_kernel", now + 1000, kd);
+      call("cudaDeviceSynchronize", now + 1000, kd + 500);
+      book(Cause::LaunchBound, 700);
+      book(Cause::LittleWork, 300);
+      book(Cause::GpuCompute, kd);
+      now += 1500 + kd;
+      // The idle after the return: the sync's for as long as it waited on the kernel, then host work.
+      const int64_t drained = std::min(kd, tailNs);
+      book(Cause::ExplicitSync, 500 + drained);
+      book(Cause::HostCompute, tailNs - drained);
+      hostGapNs_ += tailNs - drained;
+      syncSteps_.insert(steps_);
+      now += tailNs;
+    } else if (tail == 1) {
+      book(Cause::HostCompute, tailNs);
+      hostGapNs_ += tailNs;
+      now += tailNs;
+    }
     x("user_annotation", "ProfilerStep#" + std::to_string(++steps_), stepStart_, now - stepStart_, kPid, kMain);
     truth.wallNs += now - stepStart_;
   }
@@ -185,17 +219,23 @@ class Builder {
     readBack_ = true;
     now += L;
   }
-  void userSync(int64_t L) {
-    const int64_t kd = L / 4;
+  // gapOverKernel >= 1: the Python after the sync over the kernel's length.
+  void userSync(int64_t L, double gapOverKernel = 1.0) {
+    const int64_t kd = static_cast<int64_t>(static_cast<double>(L - 4500) / (1.0 + gapOverKernel));
+    const int64_t gap = L - 4500 - kd;  // the sync's return to the last op
     op("aten::mul", now, 1000);
     launch(now + 200, 500, "mul_kernel", now + 1000, kd);
     call("cudaDeviceSynchronize", now + 1000, kd + 500);
     op("aten::add", now + L - 3000, 3000);
     launch(now + L - 2500, 500, "add_kernel", now + L - 2000, 1000);
-    book(Cause::LaunchBound, 2700);
+    // Dispatch: the first op (700 ns), the last op around its kernel (3 us: nothing queued behind the
+    // kernel, the host dispatching). The first kernel queued 300 ns, then runs kd; the sync's own 500 ns.
+    book(Cause::LaunchBound, 3700);
     book(Cause::LittleWork, 300);
     book(Cause::GpuCompute, kd);
-    book(Cause::ExplicitSync, L - 3000 - kd);
+    book(Cause::ExplicitSync, 500 + std::min(kd, gap));
+    book(Cause::HostCompute, gap - std::min(kd, gap));
+    hostGapNs_ += gap - std::min(kd, gap);
     syncSteps_.insert(steps_);
     now += L;
   }
@@ -256,11 +296,16 @@ class Builder {
     call("cudaStreamSynchronize", now + 1000, kd + 600);
     op("aten::add", now + L - 3000, 3000);
     launch(now + L - 2500, 500, "add_kernel", now + L - 2000, 1000);
-    book(Cause::LaunchBound, 2700);
+    // The sync waited kd + 100 (the kernel and the copy): the idle after its return is its own for that
+    // long (100 ns of it still inside the op), then Python until the last op.
+    const int64_t gap = L - 4700 - kd;
+    book(Cause::LaunchBound, 3700);
     book(Cause::LittleWork, 200);
     book(Cause::BlockingCopy, 100);
     book(Cause::GpuCompute, kd + 100);
-    book(Cause::ExplicitSync, L - 3100 - kd);
+    book(Cause::ExplicitSync, 600 + std::min(kd, gap));
+    book(Cause::HostCompute, gap - std::min(kd, gap));
+    hostGapNs_ += gap - std::min(kd, gap);
     now += L;
   }
   // A graph captured (BeginCapture to EndCapture, three launches recorded into it, nothing run).
@@ -269,6 +314,53 @@ class Builder {
     for (int k = 0; k < 3; ++k) call("cudaLaunchKernel", now + 3000 + k * 1000, 500, corr_++);
     call("cudaStreamEndCapture", now + L - 2000, 2000);
     book(Cause::GraphCapture, L);
+    now += L;
+  }
+  // torch.cuda.graph() (L >= 100 us): a warm-up op whose kernel runs 20 us, then the capture from the
+  // prologue's synchronize: gc.collect() (nothing recorded), empty_cache's two cudaFree calls,
+  // capture_begin's RNG state (aten::empty with a cudaMalloc, two aten::fill_ with 2 us kernels that
+  // run), BeginCapture, an op whose output mallocs from the graph's private pool and whose three launches
+  // are recorded (nothing runs), EndCapture and the graph's instantiation. All of it graph capture but
+  // the kernels that ran and the warm-up op's dispatch and queue.
+  void captureGraph(int64_t L) {
+    const int64_t t0 = now, w = 20'000, R = L - 3500 - w;
+    op("aten::linear", t0, 3000);
+    launch(t0 + 500, 500, "gelu_kernel", t0 + 3000, w);
+    call("cudaDeviceSynchronize", t0 + 3000, w + 500);
+    int64_t c = t0 + 3500 + w + R / 5;  // gc.collect()
+    for (int k = 0; k < 2; ++k, c += R * 3 / 20) call("cudaFree", c, R * 3 / 20);
+    op("aten::empty", c, R / 10);
+    call("cudaMalloc", c + 200, R / 10 - 400);
+    c += R / 10;
+    for (int k = 0; k < 2; ++k, c += 4000) {
+      op("aten::fill_", c, 4000);
+      launch(c + 500, 500, "fill_kernel", c + 1000, 2000);
+    }
+    call("cudaStreamBeginCapture", c, 1000);
+    c += 1000;
+    const int64_t opL = R * 3 / 20;
+    op("aten::addmm", c, opL);
+    call("cudaMalloc", c + 200, opL / 2);
+    for (int k = 0; k < 3; ++k) call("cudaLaunchKernel", c + opL / 2 + 400 + k * 1000, 500, corr_++);
+    c += opL;
+    call("cudaStreamEndCapture", c, 1000);
+    c += 1000;
+    call("cudaGraphInstantiateWithFlags", c, t0 + L - c);
+    book(Cause::LaunchBound, 1000);
+    book(Cause::LittleWork, 2000);
+    book(Cause::GpuCompute, w + 4000);
+    book(Cause::GraphCapture, L - 3000 - w - 4000);
+    captureSteps_.insert(steps_);
+    now += L;
+  }
+  // The step's start: a synchronize that waits on nothing (8 us, the device idle), then the script's
+  // untraced code for L - 8 us (torch.cuda.synchronize(); time.sleep(...) as the loop's first lines).
+  void syncThenSleep(int64_t L) {
+    call("cudaDeviceSynchronize", now, 8000);
+    book(Cause::ExplicitSync, 8000);
+    book(Cause::HostCompute, L - 8000);
+    hostGapNs_ += L - 8000;
+    syncSteps_.insert(steps_);
     now += L;
   }
   // An op of that name that launches nothing (a marker: DDP's, FSDP's, a compiled region's).
@@ -377,6 +469,7 @@ class Builder {
     if (firstStepSetup_) a.insert("warm_up");
     if (autotuneSteps_.size() >= 2) a.insert("fixed_shapes");
     if (compileSteps_.size() >= 2) a.insert("recompiles");
+    if (captureSteps_.size() >= 2) a.insert("capture_once");
   }
   int64_t maxAllocCall() const { return maxAllocCall_; }
 
@@ -410,7 +503,7 @@ class Builder {
        firstStepSetup_ = false;
   int64_t hostGapNs_ = 0, maxAllocCall_ = 0, fp32GemmNs_ = 0, tcGemmNs_ = 0;
   uint64_t allocInOp_ = 0;
-  std::set<int> syncSteps_, allocVariants_, commKinds_, setupKinds_, autotuneSteps_, compileSteps_;
+  std::set<int> syncSteps_, captureSteps_, allocVariants_, commKinds_, setupKinds_, autotuneSteps_, compileSteps_;
   std::set<bool> loaderWorkers_;
   std::vector<int64_t> collectiveDurs_;
 };
@@ -428,17 +521,39 @@ inline std::pair<std::string, Truth> randomCase(uint64_t seed) {
     const bool cpu = pick(10) == 0;
     if (cpu) b.setCpuOnly();
     // The causes of this case and their shares of a step.
-    enum Seg { kCompute, kLaunch, kHostOps, kHostGap, kCopy, kReadBack, kSync, kAlloc, kLoader, kComm, kSegs };
+    enum Seg {
+      kCompute,
+      kLaunch,
+      kHostOps,
+      kHostGap,
+      kCopy,
+      kReadBack,
+      kSync,
+      kAlloc,
+      kLoader,
+      kComm,
+      kSyncGap,   // a sync on a short kernel, then long untraced host work
+      kCapture,   // torch.cuda.graph() with its prologue and allocations
+      kLeadGap,   // the step opens with a sync on nothing and untraced host work
+      kTailGap,   // the step closes with untraced host work
+      kTailSync,  // the step closes with a sync on a kernel and untraced host work
+      kSegs
+    };
     std::vector<int> kinds;
     const int nk = 2 + pick(4);
     std::vector<int> pool =
         cpu ? std::vector<int>{kHostOps, kHostGap, kLoader, kComm}
-            : std::vector<int>{kCompute, kLaunch, kHostOps, kHostGap, kCopy, kReadBack, kSync, kAlloc, kLoader, kComm};
+            : std::vector<int>{kCompute, kLaunch, kHostOps, kHostGap, kCopy,    kReadBack, kSync,    kAlloc,
+                               kLoader,  kComm,   kSyncGap, kCapture, kLeadGap, kTailGap,  kTailSync};
     std::shuffle(pool.begin(), pool.end(), rng);
     for (int i = 0; i < nk && i < static_cast<int>(pool.size()); ++i) kinds.push_back(pool[static_cast<size_t>(i)]);
+    // A step has one end: untraced work after a sync on a kernel, or without one.
+    if (std::count(kinds.begin(), kinds.end(), kTailSync) > 0)
+      kinds.erase(std::remove(kinds.begin(), kinds.end(), kTailGap), kinds.end());
     // A trace with a device runs something on it (else it is a CPU-only profile).
     if (!cpu && std::none_of(kinds.begin(), kinds.end(), [](int k) {
-          return k == kCompute || k == kLaunch || k == kCopy || k == kReadBack || k == kSync || k == kComm;
+          return k == kCompute || k == kLaunch || k == kCopy || k == kReadBack || k == kSync || k == kComm ||
+                 k == kSyncGap || k == kCapture || k == kTailSync;
         }))
       kinds.push_back(kCompute);
     std::vector<double> w;
@@ -448,12 +563,13 @@ inline std::pair<std::string, Truth> randomCase(uint64_t seed) {
     // Variants fixed for the whole trace (a program does the same thing every step).
     const int flavour = pick(3), allocVariant = pick(3), commKind = pick(2), setupKind = pick(4);
     const bool pinned = pick(2), workers = pick(2), ddp = pick(2), late = pick(3) == 0, manyComm = pick(3) == 0;
+    const double syncGapRatio = uni(3.0, 9.0);
     const bool withSetup = !cpu && pick(3) == 0, longFirst = pick(4) == 0;
     const int periodic = steps >= 6 && pick(3) == 0 ? 2 + pick(2) : 0;
     std::string recipe = std::string(cpu ? "cpu-only " : "") + std::to_string(steps) + " steps of " +
                          std::to_string(stepNs / 1000) + " us:";
-    static const char* kNames[] = {"compute",  "launch", "hostops", "hostgap", "copy",
-                                   "readback", "sync",   "alloc",   "loader",  "comm"};
+    static const char* kNames[] = {"compute", "launch", "hostops", "hostgap", "copy",    "readback", "sync",    "alloc",
+                                   "loader",  "comm",   "syncgap", "capture", "leadgap", "tailgap",  "tailsync"};
     double sum = 0;
     for (double v : w) sum += v;
     for (size_t i = 0; i < kinds.size(); ++i) {
@@ -463,6 +579,19 @@ inline std::pair<std::string, Truth> randomCase(uint64_t seed) {
     }
     for (int s = 0; s < steps; ++s) {
       b.beginStep();
+      // Each segment's length this step (the noise drawn in the kinds' order).
+      std::vector<int64_t> lens;
+      for (size_t i = 0; i < kinds.size(); ++i) {
+        const double noise = uni(0.9, 1.1);
+        lens.push_back(std::max<int64_t>(static_cast<int64_t>(static_cast<double>(stepNs) * w[i] / sum * noise),
+                                         kinds[i] == kCapture ? 200'000 : 100'000));
+      }
+      int tail = 0;
+      int64_t tailNs = 0;
+      for (size_t i = 0; i < kinds.size(); ++i) {
+        if (kinds[i] == kLeadGap) b.syncThenSleep(lens[i]);
+        if (kinds[i] == kTailGap || kinds[i] == kTailSync) tail = kinds[i] == kTailGap ? 1 : 2, tailNs = lens[i];
+      }
       if (ddp && !cpu) b.ddpMarker();
       if (s == 0 && withSetup) {
         int64_t L = static_cast<int64_t>(uni(0.2, 0.6) * static_cast<double>(stepNs)) + 2'000'000;
@@ -473,9 +602,7 @@ inline std::pair<std::string, Truth> randomCase(uint64_t seed) {
       if (s == 0 && longFirst)
         b.hostOps(static_cast<int64_t>(uni(0.5, 1.0) * static_cast<double>(stepNs)), "aten::index");
       for (size_t i = 0; i < kinds.size(); ++i) {
-        const double noise = uni(0.9, 1.1);
-        int64_t L = static_cast<int64_t>(static_cast<double>(stepNs) * w[i] / sum * noise);
-        L = std::max<int64_t>(L, 100'000);
+        const int64_t L = lens[i];
         switch (kinds[i]) {
           case kCompute:
             b.compute(L, flavour);
@@ -498,6 +625,12 @@ inline std::pair<std::string, Truth> randomCase(uint64_t seed) {
           case kSync:
             b.userSync(L);
             break;
+          case kSyncGap:
+            b.userSync(L, syncGapRatio);
+            break;
+          case kCapture:
+            b.captureGraph(L);
+            break;
           case kAlloc:
             b.alloc(L, allocVariant);
             break;
@@ -516,7 +649,7 @@ inline std::pair<std::string, Truth> randomCase(uint64_t seed) {
       }
       if (periodic && s % periodic == periodic - 1)
         b.hostOps(static_cast<int64_t>(uni(0.8, 1.2) * static_cast<double>(stepNs)), "aten::linear");
-      b.endStep();
+      b.endStep(tail, tailNs);
     }
     if (withSetup) recipe += std::string("; set-up ") + std::to_string(setupKind) + " in step 1";
     if (longFirst) recipe += "; a longer first step (no set-up in it)";
