@@ -129,9 +129,11 @@ struct Builder {
 
 // The step's own thread between two of its recorded events (its direct children: ops, regions, Python
 // frames, runtime calls), with nothing recorded there: the host runs code the profiler does not see.
-// A ProfilerStep's own span bounds it too: from its start to its first child and from its last child
-// to its end the host is in the loop's body (the script's code before prof.step()). So does an
-// optimizer iteration's start, the end of the previous Optimizer.step. Steps with no thread of their
+// A ProfilerStep's own span bounds it too, where its thread records ops of its own in it: from its
+// start to its first child and from its last child to its end the host is in the loop's body (the
+// script's code before prof.step()). So does an optimizer iteration's start, the end of the previous
+// Optimizer.step. (A step whose thread records no op, a region at most, shows no loop running there:
+// its edges stay unexplained.) Steps with no thread of their
 // own (whole trace, optimizer iterations) use the thread with the most top-level op time.
 void hostGaps(const EventStore& s, const Windows& w, Builder& b) {
   uint32_t mainLane = UINT32_MAX;
@@ -154,7 +156,11 @@ void hostGaps(const EventStore& s, const Windows& w, Builder& b) {
     // Optimizer.step end), the host is known to be in the loop from there.
     const bool ownSpan = owner != kNoEvent;
     const bool afterOptimizer = w.source == "optimizer_steps" && &win != &w.list.front();
-    int64_t reached = ownSpan || afterOptimizer ? win.hostStartNs : INT64_MIN;
+    int64_t reached = afterOptimizer ? win.hostStartNs : INT64_MIN;
+    bool ownOps = false;
+    for (EventId id = first; id < last && ownSpan && !ownOps; ++id)
+      ownOps = s.event(id).family == Family::CpuOp && s.event(id).start >= win.hostStartNs;
+    if (ownOps) reached = win.hostStartNs;
     for (EventId id = first; id < last; ++id) {
       const Event& e = s.event(id);
       if (e.parent != owner || e.dur <= 0 || id == owner) continue;
@@ -163,7 +169,7 @@ void hostGaps(const EventStore& s, const Windows& w, Builder& b) {
       if (reached != INT64_MIN && e.start > reached) b.add(kHostGap, reached, e.start, owner != kNoEvent ? owner : id);
       reached = std::max(reached, std::min(e.end(), win.hostEndNs));
     }
-    if (ownSpan && reached < win.hostEndNs) b.add(kHostGap, reached, win.hostEndNs, owner);
+    if (ownOps && reached < win.hostEndNs) b.add(kHostGap, reached, win.hostEndNs, owner);
   }
 }
 
