@@ -130,6 +130,8 @@ FixFacts fixFacts(const EventStore& s, const Diagnosis& d, const RuleSet& r, con
   const int64_t computeNs = causeNs(Cause::GpuCompute);
   f.fp32NoTensorCores = r.gemmNs > 0 && r.gemmTcNs == 0 && r.gemmNs * 5 >= computeNs && computeNs > 0;
   f.kernelMedianNs = r.kernelMedianNs;
+  f.launchedKernels = r.launchedKernels;
+  f.kernelsInLaunch = r.kernelsInLaunch;
   f.manySmallKernels =
       r.kernels >= 200 && r.kernelMedianNs > 0 && r.kernelMedianNs < 10'000 && r.shortKernelNs * 4 >= r.kernelNs;
   // communication: the exposed collectives' evidence by kind

@@ -108,6 +108,9 @@ struct RuleSet {
   std::vector<SetupKind> setup;             // per event
   std::vector<EventId> autotuneOps;         // convolutions that timed candidates
   uint64_t kernels = 0;
+  // Compute kernels whose launch call the trace records, and of them those that ran inside it (started
+  // after the call began and ended before it returned: the launch waited for its kernel).
+  uint64_t launchedKernels = 0, kernelsInLaunch = 0;
   int64_t kernelNs = 0, shortKernelNs = 0, kernelMedianNs = 0, gemmNs = 0, gemmTcNs = 0;
 };
 RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w);

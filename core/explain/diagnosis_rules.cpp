@@ -271,13 +271,16 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w) 
         if (e.family == Family::GpuMemcpy) b.add(kCopyWaited, e.start, e.end(), id);  // intersected below
       }
       if (e.correlation != kNoId) {
-        int64_t unused = 0, callEnd = 0;
-        const bool called = corr.call(e.correlation, &unused, &callEnd);
+        int64_t callStart = 0, callEnd = 0;
+        const bool called = corr.call(e.correlation, &callStart, &callEnd);
         if (called && callEnd < e.start)
           b.add(f.kind == WorkKind::Communication ? kQueuedComm : kQueued, callEnd, e.start, id);
         // Only work whose launch is in the trace can tell a starved device (nothing queued) from a busy one.
-        if (called && e.family == Family::Kernel && f.kind == WorkKind::Kernel)
+        if (called && e.family == Family::Kernel && f.kind == WorkKind::Kernel) {
           linkedCompute.emplace_back(e.start, e.end());
+          ++out.launchedKernels;
+          out.kernelsInLaunch += callStart <= e.start && e.end() <= callEnd;
+        }
       }
       continue;
     }

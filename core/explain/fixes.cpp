@@ -231,6 +231,21 @@ const FixRule kTable[] = {
      },
      [](const FixFacts&) { return std::string("the DataLoader has worker processes and the main process waited"); }},
     // launch_bound
+    {"launch_blocking", Cause::LaunchBound,
+     "kernels that ran inside their own launch call (the call returned after its kernel ended) are half or more of "
+     "the 10 or more compute kernels whose launch the trace records",
+     [](const FixFacts& f) {
+       return f.launchNs > 0 && f.launchedKernels >= 10 && f.kernelsInLaunch * 2 >= f.launchedKernels;
+     },
+     [](const FixFacts&) {
+       return std::string(
+           "the launches are synchronous: each waited for its kernel to end (CUDA_LAUNCH_BLOCKING=1, or a debugger "
+           "or sanitizer): unset it to time the program, its launches then queue ahead of the device");
+     },
+     [](const FixFacts& f) {
+       return count(f.kernelsInLaunch) + " of " + count(f.launchedKernels) +
+              " kernels ran inside their own launch call";
+     }},
     {"fewer_launches", Cause::LaunchBound, "not compiled; compute kernels in the trace, their median under 50 us",
      [](const FixFacts& f) {
        return !f.compiled && f.launchNs > 0 && f.kernelMedianNs > 0 && f.kernelMedianNs < 50'000;

@@ -63,6 +63,8 @@ struct FixFacts {
   // launch_bound
   int64_t launchNs = 0;
   int64_t kernelMedianNs = 0;
+  uint64_t launchedKernels = 0;  // compute kernels whose launch call the trace records
+  uint64_t kernelsInLaunch = 0;  // of them: ran inside their launch call (synchronous launches)
   // host_compute
   int64_t hostNs = 0;
   int64_t hostGapNs = 0;  // of it: code the profiler does not record: the step's thread between two of its

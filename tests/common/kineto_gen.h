@@ -10,7 +10,8 @@
 // Segments:
 //   compute       an op launches kernels that then run back to back (fp32 GEMMs, Tensor Core GEMMs or
 //                 elementwise)
-//   launchBound   8 us ops, each launching one 2 us kernel that starts when its launch returns
+//   launchBound   8 us ops, each launching one 2 us kernel that starts when its launch returns (or, with
+//                 CUDA_LAUNCH_BLOCKING=1, inside its launch call)
 //   hostOps       an op that launches nothing
 //   hostGap       a 1 us op, then nothing recorded until the next segment (the script's own Python)
 //   copyH2D       a copy op whose cudaMemcpyAsync (pageable) or cudaMemcpy (pinned) lasts as long as its copy
@@ -101,6 +102,10 @@ class Builder {
     x("kernel", kernel, kTs, kDur, 0, stream,
       "\"device\":0,\"stream\":" + std::to_string(stream) + ",\"correlation\":" + std::to_string(c));
     if (stream == kStream && kernelKind_ != 2) kernelDurs.push_back(kDur);
+    if (kernelKind_ != 2) {
+      ++launchedKernels_;
+      kernelsInLaunch_ += callTs <= kTs && kTs + kDur <= callTs + callDur;
+    }
     if (kernel.find("gemm") != std::string::npos || kernel.find("conv") != std::string::npos)
       (kernel.find("xmma") != std::string::npos ? tcGemmNs_ : fp32GemmNs_) += kDur;
   }
@@ -173,12 +178,14 @@ class Builder {
     computeNs_[flavour] += L - 2000;
     now += L;
   }
-  void launchBound(int64_t L) {
+  // blocking: each launch returns only after its kernel ends (CUDA_LAUNCH_BLOCKING=1): the kernel runs
+  // inside the call, the host still in its op's dispatch throughout.
+  void launchBound(int64_t L, bool blocking = false) {
     const int64_t n = std::max<int64_t>(1, L / 8000);
     for (int64_t i = 0; i < n; ++i) {
       const int64_t t = now + i * 8000;
       op("aten::add", t, 8000);
-      launch(t + 1000, 4000, "elementwise_add_kernel", t + 5000, 2000);
+      launch(t + 1000, 4000, "elementwise_add_kernel", blocking ? t + 2000 : t + 5000, 2000);
     }
     book(Cause::LaunchBound, n * 8000);
     launchBoundSeen_ = true;
@@ -470,6 +477,7 @@ class Builder {
     if (autotuneSteps_.size() >= 2) a.insert("fixed_shapes");
     if (compileSteps_.size() >= 2) a.insert("recompiles");
     if (captureSteps_.size() >= 2) a.insert("capture_once");
+    if (launchedKernels_ >= 10 && kernelsInLaunch_ * 2 >= launchedKernels_) a.insert("launch_blocking");
   }
   int64_t maxAllocCall() const { return maxAllocCall_; }
 
@@ -502,7 +510,7 @@ class Builder {
   bool launchBoundSeen_ = false, pageableH2D_ = false, readBack_ = false, ddp_ = false, lateComm_ = false,
        firstStepSetup_ = false;
   int64_t hostGapNs_ = 0, maxAllocCall_ = 0, fp32GemmNs_ = 0, tcGemmNs_ = 0;
-  uint64_t allocInOp_ = 0;
+  uint64_t allocInOp_ = 0, launchedKernels_ = 0, kernelsInLaunch_ = 0;
   std::set<int> syncSteps_, captureSteps_, allocVariants_, commKinds_, setupKinds_, autotuneSteps_, compileSteps_;
   std::set<bool> loaderWorkers_;
   std::vector<int64_t> collectiveDurs_;
@@ -564,6 +572,7 @@ inline std::pair<std::string, Truth> randomCase(uint64_t seed) {
     const int flavour = pick(3), allocVariant = pick(3), commKind = pick(2), setupKind = pick(4);
     const bool pinned = pick(2), workers = pick(2), ddp = pick(2), late = pick(3) == 0, manyComm = pick(3) == 0;
     const double syncGapRatio = uni(3.0, 9.0);
+    const bool blockingLaunches = pick(6) == 0;  // CUDA_LAUNCH_BLOCKING=1
     const bool withSetup = !cpu && pick(3) == 0, longFirst = pick(4) == 0;
     const int periodic = steps >= 6 && pick(3) == 0 ? 2 + pick(2) : 0;
     std::string recipe = std::string(cpu ? "cpu-only " : "") + std::to_string(steps) + " steps of " +
@@ -608,7 +617,7 @@ inline std::pair<std::string, Truth> randomCase(uint64_t seed) {
             b.compute(L, flavour);
             break;
           case kLaunch:
-            b.launchBound(L);
+            b.launchBound(L, blockingLaunches);
             break;
           case kHostOps:
             b.hostOps(L);
@@ -654,6 +663,7 @@ inline std::pair<std::string, Truth> randomCase(uint64_t seed) {
     if (withSetup) recipe += std::string("; set-up ") + std::to_string(setupKind) + " in step 1";
     if (longFirst) recipe += "; a longer first step (no set-up in it)";
     if (periodic) recipe += "; every " + std::to_string(periodic) + "th step longer";
+    if (blockingLaunches) recipe += "; launches blocking";
     b.decideFixes();
     b.truth.periodicEvery = periodic;
     b.truth.recipe = recipe;

@@ -463,7 +463,8 @@ class DiagnosisTest : public QObject {
       t.x("cuda_runtime", "cudaMalloc", at + 52, 5, 1, 1, "");
       for (int k = 0; k < 2; ++k) {
         t.x("cpu_op", "aten::fill_", at + 58 + 4 * k, 4, 1, 1, "");
-        t.x("cuda_runtime", "cudaLaunchKernel", at + 59 + 4 * k, 1, 1, 1, QStringLiteral("\"correlation\":%1").arg(c + k));
+        t.x("cuda_runtime", "cudaLaunchKernel", at + 59 + 4 * k, 1, 1, 1,
+            QStringLiteral("\"correlation\":%1").arg(c + k));
         t.x("kernel", "fill_kernel", at + 60 + 4 * k, 2, 0, 7,
             QStringLiteral("\"device\":0,\"stream\":7,\"correlation\":%1").arg(c + k));
       }
@@ -526,7 +527,8 @@ class DiagnosisTest : public QObject {
     QCOMPARE(d.causes.front().code, Cause::HostCompute);
     for (const auto* list : {&d.causes, &d.minor})
       for (const DiagnosedCause& c : *list)
-        for (const Fix& f : c.fixes) QVERIFY2(c.code != d.causes.front().code || f.code != "remove_sync", d.headline.c_str());
+        for (const Fix& f : c.fixes)
+          QVERIFY2(c.code != d.causes.front().code || f.code != "remove_sync", d.headline.c_str());
     QVERIFY2(d.headline.find("remove the") == std::string::npos, d.headline.c_str());
     checkSplit(d, QStringLiteral("sync_sleep.json"));
   }

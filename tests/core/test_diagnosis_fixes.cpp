@@ -118,6 +118,8 @@ const std::vector<Case>& cases() {
        [](Builder& b, int) { b.loader(2'000'000, true); }},
       {"loader_faster", Cause::DataLoader, [](Builder& b, int) { b.loader(2'000'000, true); },
        [](Builder& b, int) { b.loader(2'000'000, false); }},
+      {"launch_blocking", Cause::LaunchBound, [](Builder& b, int) { b.launchBound(8000 * 50, true); },
+       [](Builder& b, int) { b.launchBound(8000 * 50); }},
       {"fewer_launches", Cause::LaunchBound,
        [](Builder& b, int) {
          // One small compiled function in an eager model is not a compiled model.
