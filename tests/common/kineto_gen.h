@@ -465,6 +465,7 @@ class Builder {
     if (readBack_) a.insert("read_back_less");
     if (syncSteps_.size() >= 2 || (steps_ == 1 && !syncSteps_.empty())) a.insert("remove_sync");
     if (allocVariants_.count(0)) a.insert("empty_cache");
+    if (allocVariants_.count(2)) a.insert("empty_cache_untraced");
     if (allocInOp_ > 3) a.insert("allocator_cache");
     if (loaderWorkers_.count(false)) a.insert("loader_workers");
     if (loaderWorkers_.count(true)) a.insert("loader_faster");

@@ -110,6 +110,8 @@ const std::vector<Case>& cases() {
          if (s == 0) b.userSync(2'000'000);
          b.hostOps(200'000);
        }},
+      {"empty_cache_untraced", Cause::Allocator, [](Builder& b, int) { b.alloc(3'000'000, 2); },
+       [](Builder& b, int) { b.alloc(3'000'000, 1); }},
       {"empty_cache", Cause::Allocator, [](Builder& b, int) { b.alloc(3'000'000, 0); },
        [](Builder& b, int) { b.alloc(3'000'000, 1); }},
       {"allocator_cache", Cause::Allocator, [](Builder& b, int) { b.alloc(3'000'000, 1); },
