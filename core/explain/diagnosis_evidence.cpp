@@ -284,6 +284,13 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
       it.detail += buf;
     }
     if (!it.events.empty() && it.kind != "untraced") it.where = whereOf(s, it.events.front());
+    // Where the script's untraced code ran longest: after which recorded event.
+    if (it.kind == "untraced" && !a.held.empty()) {
+      const Event& e = s.event(a.held.front().second);
+      const std::string name(s.name(e));
+      it.detail = "the longest " + spanDurationText(a.held.front().first) +
+                  (isStepMark(name) ? ", at the start of " + name : ", after " + name);
+    }
     it.share = causeNs > 0 ? static_cast<double>(it.ns) / static_cast<double>(causeNs) : 0;
     out.push_back(std::move(it));
   }

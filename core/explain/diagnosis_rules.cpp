@@ -161,15 +161,20 @@ void hostGaps(const EventStore& s, const Windows& w, Builder& b) {
     for (EventId id = first; id < last && ownSpan && !ownOps; ++id)
       ownOps = s.event(id).family == Family::CpuOp && s.event(id).start >= win.hostStartNs;
     if (ownOps) reached = win.hostStartNs;
+    // Each stretch is cited by the event it follows (the step's own annotation at its start), so the
+    // evidence can say where the untraced code ran.
+    EventId before = ownOps ? owner : kNoEvent;
     for (EventId id = first; id < last; ++id) {
       const Event& e = s.event(id);
       if (e.parent != owner || e.dur <= 0 || id == owner) continue;
       if (e.start < win.hostStartNs || e.start >= win.hostEndNs) continue;
       if (e.family == Family::Memory || e.family == Family::CpuInstant || e.family == Family::Overhead) continue;
-      if (reached != INT64_MIN && e.start > reached) b.add(kHostGap, reached, e.start, owner != kNoEvent ? owner : id);
+      if (reached != INT64_MIN && e.start > reached)
+        b.add(kHostGap, reached, e.start, before != kNoEvent ? before : id);
+      if (std::min(e.end(), win.hostEndNs) >= reached) before = id;
       reached = std::max(reached, std::min(e.end(), win.hostEndNs));
     }
-    if (ownOps && reached < win.hostEndNs) b.add(kHostGap, reached, win.hostEndNs, owner);
+    if (ownOps && reached < win.hostEndNs) b.add(kHostGap, reached, win.hostEndNs, before);
   }
 }
 

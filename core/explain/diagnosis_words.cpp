@@ -36,6 +36,7 @@ std::string itemPhrase(const EvidenceItem& it) {
     out = it.name + ", " + time;
   } else if (it.kind == "untraced" || it.kind == "nothing" || it.kind == "collective_wait") {
     out = it.name + ", in " + count(it.count) + " stretch" + (it.count == 1 ? "" : "es") + ", " + time;
+    if (!it.detail.empty()) out += " [" + it.detail + "]";
   } else {
     static const std::pair<const char*, const char*> kNouns[] = {{"call", "call"},
                                                                  {"copy", "call"},

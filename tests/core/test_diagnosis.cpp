@@ -530,6 +530,11 @@ class DiagnosisTest : public QObject {
         for (const Fix& f : c.fixes)
           QVERIFY2(c.code != d.causes.front().code || f.code != "remove_sync", d.headline.c_str());
     QVERIFY2(d.headline.find("remove the") == std::string::npos, d.headline.c_str());
+    // The evidence says where the untraced code ran longest: the 77 us after the sync.
+    const EvidenceItem& gap = d.causes.front().items.front();
+    QCOMPARE(gap.kind, std::string("untraced"));
+    QCOMPARE(gap.count, uint64_t{9});
+    QCOMPARE(gap.detail, std::string("the longest 77.000 us, after cudaDeviceSynchronize"));
     checkSplit(d, QStringLiteral("sync_sleep.json"));
   }
 
