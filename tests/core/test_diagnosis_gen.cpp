@@ -1,4 +1,5 @@
-// The diagnosis against traces whose causes are known by construction (tests/common/kineto_gen.h):
+// The diagnosis against traces whose causes are known by construction (tests/common/kineto_gen.h,
+// kineto_gen_random.h):
 // 600 Kineto-layout traces from a fixed seed, each mixing 2 to 5 causes at random shares (compute,
 // launch-bound dispatch, host ops, untraced host work, pageable or pinned copies, small reads behind
 // queued work, synchronizes, allocator calls inside empty_cache or ops or bare, the DataLoader with
@@ -19,7 +20,7 @@
 #include "core/explain/fixes.h"
 #include "core/read/trace_reader.h"
 #include "core/snapshot/trace_snapshot.h"
-#include "kineto_gen.h"
+#include "kineto_gen_random.h"
 
 using namespace attnscope;
 
