@@ -133,8 +133,8 @@ struct Builder {
 // start to its first child and from its last child to its end the host is in the loop's body (the
 // script's code before prof.step()). So does an optimizer iteration's start, the end of the previous
 // Optimizer.step. (A step whose thread records no op, a region at most, shows no loop running there:
-// its edges stay unexplained.) Steps with no thread of their
-// own (whole trace, optimizer iterations) use the thread with the most top-level op time.
+// its edges stay unexplained.) Steps with no thread of their own (whole trace, optimizer iterations)
+// use the thread with the most top-level op time.
 void hostGaps(const EventStore& s, const Windows& w, Builder& b) {
   uint32_t mainLane = UINT32_MAX;
   bool needMain = false;
