@@ -159,8 +159,8 @@ CauseWords wordsFor(Cause c, const FixFacts& f, const std::vector<EvidenceItem>&
                                    "profiler does not see)";
       if (f.queuedIdleNs > 0)
         what += "; " + spanDurationText(f.queuedIdleNs) +
-                " of it work sat launched but not started (a dependency the trace does not show, or clocks that "
-                "disagree)";
+                " of it work sat launched but not started (a dependency the trace does not show, work launched "
+                "before the recording began, or clocks that disagree)";
       return {"idle", what};
     }
     case Cause::Count:
