@@ -100,6 +100,8 @@ std::string_view kindOf(const EventStore& s, const RuleSet& r, int rule, EventId
   const Event& e = s.event(id);
   if (rule == kHostGap) return "untraced";
   if (rule == kSyncDrained) return "sync";
+  // A capture's span is held by the EndCapture that closed it (diagnosis_rules.cpp).
+  if (rule == kCapture && contains(s.name(e), "EndCapture")) return "capture";
   if (isDeviceWork(s, e)) {
     if (rule == kQueued || rule == kQueuedComm) return "queued";
     if (rule == kComm) return "collective";
@@ -204,18 +206,21 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
       // Grouped by kind and interned name (a copy's also by its device copy's name, which says the
       // direction): the text is built once per group.
       const EventId cp = kind == "copy" ? copyOfCall(s, id) : kNoEvent;
-      const GroupKey gk{kind.data(), kind == "untraced" ? UINT32_MAX : s.event(id).name,
+      const GroupKey gk{kind.data(), kind == "untraced" || kind == "capture" ? UINT32_MAX : s.event(id).name,
                         cp == kNoEvent ? UINT32_MAX : s.event(cp).name, rule == kSyncDrained};
       Acc& a = acc[gk];
       if (a.item.name.empty()) {
         a.item.kind = std::string(kind);
-        a.item.name = kind == "untraced" ? "the step's thread between its ops, nothing recorded (code the profiler "
-                                           "does not see)"
-                      : kind == "copy"   ? callLabel(s, id)
-                                         : std::string(s.name(s.event(id)));
+        a.item.name = kind == "untraced"  ? "the step's thread between its ops, nothing recorded (code the profiler "
+                                            "does not see)"
+                      : kind == "capture" ? "graph capture"
+                      : kind == "copy"    ? callLabel(s, id)
+                                          : std::string(s.name(s.event(id)));
         if (kind == "setup") a.item.detail = std::string(setupWords(r.setup[id]));
+        if (kind == "capture")
+          a.item.detail = "each from torch.cuda.graph's synchronize (or BeginCapture) to its cudaStreamEndCapture";
         if (kind == "sync" && rule == kSyncDrained)
-          a.item.detail = "the device idle from its return until the next work started";
+          a.item.detail = "the device idle after its return, as long as the sync had waited on work";
       }
       ++a.item.count;
       a.item.ns += held;
@@ -279,6 +284,13 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
       it.detail += buf;
     }
     if (!it.events.empty() && it.kind != "untraced") it.where = whereOf(s, it.events.front());
+    // Where the script's untraced code ran longest: after which recorded event.
+    if (it.kind == "untraced" && !a.held.empty()) {
+      const Event& e = s.event(a.held.front().second);
+      const std::string name(s.name(e));
+      it.detail = "the longest " + spanDurationText(a.held.front().first) +
+                  (isStepMark(name) ? ", at the start of " + name : ", after " + name);
+    }
     it.share = causeNs > 0 ? static_cast<double>(it.ns) / static_cast<double>(causeNs) : 0;
     out.push_back(std::move(it));
   }

@@ -130,6 +130,8 @@ FixFacts fixFacts(const EventStore& s, const Diagnosis& d, const RuleSet& r, con
   const int64_t computeNs = causeNs(Cause::GpuCompute);
   f.fp32NoTensorCores = r.gemmNs > 0 && r.gemmTcNs == 0 && r.gemmNs * 5 >= computeNs && computeNs > 0;
   f.kernelMedianNs = r.kernelMedianNs;
+  f.launchedKernels = r.launchedKernels;
+  f.kernelsInLaunch = r.kernelsInLaunch;
   f.manySmallKernels =
       r.kernels >= 200 && r.kernelMedianNs > 0 && r.kernelMedianNs < 10'000 && r.shortKernelNs * 4 >= r.kernelNs;
   // communication: the exposed collectives' evidence by kind
@@ -210,6 +212,7 @@ FixFacts fixFacts(const EventStore& s, const Diagnosis& d, const RuleSet& r, con
   {
     std::map<std::string, uint64_t> perOp;
     std::map<std::string, uint64_t> recurringOps;
+    std::set<int> bareSteps;
     std::vector<EventId> calls = r.rules[kAlloc].events;
     std::sort(calls.begin(), calls.end(), [&](EventId a, EventId b) { return s.event(a).start < s.event(b).start; });
     for (EventId id : calls) {
@@ -222,6 +225,16 @@ FixFacts fixFacts(const EventStore& s, const Diagnosis& d, const RuleSet& r, con
         f.allocInEmptyCacheNs += held;
         continue;
       }
+      // A free with nothing of the script's around it (a step's annotation at most): no op frees memory
+      // there; the caching allocator gives its cached blocks back (empty_cache, not recorded as a call).
+      bool bare = contains(s.name(e), "Free") && !contains(s.name(e), "Host");
+      for (EventId p = e.parent; p != kNoEvent && bare; p = s.event(p).parent)
+        bare = s.event(p).family == Family::UserAnnotation && isStepMark(s.name(s.event(p)));
+      if (bare && held > 0) {
+        f.bareFreeNs += held;
+        ++f.bareFrees;
+        if (const int st = stepOf(e.start); st >= 0) bareSteps.insert(st);
+      }
       // Frees inside ops: the cache gives memory back there (off, bypassed, or full and retrying); a
       // malloc inside an op is the cache growing, which a first pass does.
       const EventId op = innermostCpuOp(s, id);
@@ -233,6 +246,7 @@ FixFacts fixFacts(const EventStore& s, const Diagnosis& d, const RuleSet& r, con
       ++f.allocInOpsCalls;
       recurringOps[name]++;
     }
+    f.bareFreeSteps = static_cast<int>(bareSteps.size());
     uint64_t top = 0;
     for (const auto& [name, n] : recurringOps)
       if (n > top) top = n, f.allocOp = name;

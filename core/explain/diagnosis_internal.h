@@ -46,9 +46,9 @@ enum Rule : int {
   kQueued,       // work already queued, nothing runs: the device waits on a dependency the trace
                  // does not show, or the trace's clocks disagree             -> little_work
   kSync,         // the host in a synchronize                                  -> explicit_sync
-  kSyncDrained,  // the device idle from a synchronize's return until its next work starts: the sync
-                 // emptied the queue, so nothing ran while the host launched again (but for the
-                 // host's own compute and the DataLoader, which hold that time) -> explicit_sync
+  kSyncDrained,  // the device idle after a synchronize's return, for as long as the sync waited on
+                 // work (the host would have run on beside that work without it), until the next
+                 // work starts (but for the host's own compute and the DataLoader) -> explicit_sync
   kCapture,      // the host capturing or instantiating a graph                -> graph_capture
   kLoader,       // the host in the DataLoader                                 -> data_loader
   kDispatch,     // the host in an op that launches device work, or a launch   -> launch_bound
@@ -108,6 +108,9 @@ struct RuleSet {
   std::vector<SetupKind> setup;             // per event
   std::vector<EventId> autotuneOps;         // convolutions that timed candidates
   uint64_t kernels = 0;
+  // Compute kernels whose launch call the trace records, and of them those that ran inside it (started
+  // after the call began and ended before it returned: the launch waited for its kernel).
+  uint64_t launchedKernels = 0, kernelsInLaunch = 0;
   int64_t kernelNs = 0, shortKernelNs = 0, kernelMedianNs = 0, gemmNs = 0, gemmTcNs = 0;
 };
 RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w);

@@ -103,6 +103,15 @@ class CorrTable {
   std::unordered_map<int64_t, bool> workMap_;
 };
 
+// A launch that capture_begin makes before BeginCapture: the RNG state's seed and offset filled
+// (aten::fill_ or aten::zero_ around it).
+bool capturePrologueLaunch(const EventStore& s, EventId launch) {
+  const EventId op = innermostCpuOp(s, launch);
+  if (op == kNoEvent) return false;
+  const std::string_view n = s.name(s.event(op));
+  return n == "aten::fill_" || n == "aten::zero_";
+}
+
 // The rule a blocking call of each kind feeds (CallKind order; Other is dispatch or host work, by length).
 
 constexpr Rule kCallRule[] = {kAlloc, kCopy, kSync, kCapture};
@@ -120,8 +129,12 @@ struct Builder {
 
 // The step's own thread between two of its recorded events (its direct children: ops, regions, Python
 // frames, runtime calls), with nothing recorded there: the host runs code the profiler does not see.
-// Steps with no thread of their own (whole trace, optimizer iterations) use the thread with the most
-// top-level op time.
+// A ProfilerStep's own span bounds it too, where its thread records ops of its own in it: from its
+// start to its first child and from its last child to its end the host is in the loop's body (the
+// script's code before prof.step()). So does an optimizer iteration's start, the end of the previous
+// Optimizer.step. (A step whose thread records no op, a region at most, shows no loop running there:
+// its edges stay unexplained.) Steps with no thread of their own (whole trace, optimizer iterations)
+// use the thread with the most top-level op time.
 void hostGaps(const EventStore& s, const Windows& w, Builder& b) {
   uint32_t mainLane = UINT32_MAX;
   bool needMain = false;
@@ -139,15 +152,29 @@ void hostGaps(const EventStore& s, const Windows& w, Builder& b) {
     if (laneId == UINT32_MAX) continue;
     const EventId owner = win.lane != UINT32_MAX ? win.event : kNoEvent;
     const auto [first, last] = s.visibleRange(laneId, win.hostStartNs, win.hostEndNs);
-    int64_t reached = INT64_MIN;
+    // Where the window's start is a recorded event's edge (its step's start; the previous iteration's
+    // Optimizer.step end), the host is known to be in the loop from there.
+    const bool ownSpan = owner != kNoEvent;
+    const bool afterOptimizer = w.source == "optimizer_steps" && &win != &w.list.front();
+    int64_t reached = afterOptimizer ? win.hostStartNs : INT64_MIN;
+    bool ownOps = false;
+    for (EventId id = first; id < last && ownSpan && !ownOps; ++id)
+      ownOps = s.event(id).family == Family::CpuOp && s.event(id).start >= win.hostStartNs;
+    if (ownOps) reached = win.hostStartNs;
+    // Each stretch is cited by the event it follows (the step's own annotation at its start), so the
+    // evidence can say where the untraced code ran.
+    EventId before = ownOps ? owner : kNoEvent;
     for (EventId id = first; id < last; ++id) {
       const Event& e = s.event(id);
       if (e.parent != owner || e.dur <= 0 || id == owner) continue;
       if (e.start < win.hostStartNs || e.start >= win.hostEndNs) continue;
       if (e.family == Family::Memory || e.family == Family::CpuInstant || e.family == Family::Overhead) continue;
-      if (reached != INT64_MIN && e.start > reached) b.add(kHostGap, reached, e.start, owner != kNoEvent ? owner : id);
+      if (reached != INT64_MIN && e.start > reached)
+        b.add(kHostGap, reached, e.start, before != kNoEvent ? before : id);
+      if (std::min(e.end(), win.hostEndNs) >= reached) before = id;
       reached = std::max(reached, std::min(e.end(), win.hostEndNs));
     }
+    if (ownOps && reached < win.hostEndNs) b.add(kHostGap, reached, win.hostEndNs, before);
   }
 }
 
@@ -249,13 +276,16 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w) 
         if (e.family == Family::GpuMemcpy) b.add(kCopyWaited, e.start, e.end(), id);  // intersected below
       }
       if (e.correlation != kNoId) {
-        int64_t unused = 0, callEnd = 0;
-        const bool called = corr.call(e.correlation, &unused, &callEnd);
+        int64_t callStart = 0, callEnd = 0;
+        const bool called = corr.call(e.correlation, &callStart, &callEnd);
         if (called && callEnd < e.start)
           b.add(f.kind == WorkKind::Communication ? kQueuedComm : kQueued, callEnd, e.start, id);
         // Only work whose launch is in the trace can tell a starved device (nothing queued) from a busy one.
-        if (called && e.family == Family::Kernel && f.kind == WorkKind::Kernel)
+        if (called && e.family == Family::Kernel && f.kind == WorkKind::Kernel) {
           linkedCompute.emplace_back(e.start, e.end());
+          ++out.launchedKernels;
+          out.kernelsInLaunch += callStart <= e.start && e.end() <= callEnd;
+        }
       }
       continue;
     }
@@ -269,20 +299,24 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w) 
       // A capture, BeginCapture to EndCapture on one thread, is graph_capture whole: the kernels the
       // host "launches" meanwhile are recorded into the graph, not run. (Events are in time order
       // within a lane.) torch.cuda.graph() begins a capture with a prologue: synchronize, gc.collect(),
-      // empty_cache() (cudaFree of the cached blocks): a capture starts at the synchronize before it
-      // when the thread launched no device work between them.
+      // empty_cache() (cudaFree of the cached blocks), then capture_begin, which registers the RNG
+      // generator with the graph (allocates its seed and offset tensors, cudaMalloc after the
+      // empty_cache, and fills them: two fill_ kernels). A capture starts at the synchronize before
+      // it when the thread launched no other device work between them.
       if (hn.kind == CallKind::Sync) {
         lastSync[e.lane] = e.start;
       } else if (hn.beginCapture) {
         const auto prologue = lastSync.find(e.lane);
         openCapture.try_emplace(e.lane, prologue != lastSync.end() ? prologue->second : e.start);
-      } else if (corr.hasWork(e.correlation)) {
+      } else if (corr.hasWork(e.correlation) && lastSync.count(e.lane) > 0 && !capturePrologueLaunch(s, id)) {
         lastSync.erase(e.lane);
       }
       if (hn.endCapture) {
         if (const auto it = openCapture.find(e.lane); it != openCapture.end()) {
+          // The capture's span holds the call itself (its evidence: one capture, not a call and a capture).
           b.add(kCapture, it->second, e.end(), id);
           openCapture.erase(it);
+          continue;
         }
       }
       // (A first-use launch still launches: the op around it dispatches device work.)
@@ -352,21 +386,29 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w) 
   for (auto& [dev, iv] : out.deviceWork) iv = merged(std::move(iv));
   // A capture holds its whole span, the synchronize and empty_cache of its prologue included.
   for (Rule r : {kSetup, kAlloc, kSync}) takeCovered(rules[r].cover, rules[kCapture].cover);
-  // Drained: from each synchronize's return to the next device work's start, the device idles
-  // because the sync emptied its queue; the host's own compute and the DataLoader keep theirs.
+  // Drained: a synchronize makes the host wait for the work queued before it; without it the host
+  // would have gone on that much earlier, beside that work. So after the sync's return the device's
+  // idle is the sync's for as long as the sync waited on work (from its start to the end of the last
+  // device work that ended inside it), and no longer: past that, the device idles on whatever the
+  // host does next (its untraced code, its ops), as it would with no sync. A sync that waited on
+  // nothing drains nothing. The host's own compute and the DataLoader keep theirs.
   {
     Intervals busy;
     for (const auto& [dev, iv] : out.deviceWork) busy.insert(busy.end(), iv.begin(), iv.end());
     busy = merged(std::move(busy));
     Intervals drained;
     for (size_t k = 0; k < rules[kSync].spans.size(); ++k) {
-      const int64_t t = rules[kSync].spans[k].second;
+      const auto [from, t] = rules[kSync].spans[k];
       auto next = std::lower_bound(busy.begin(), busy.end(), std::make_pair(t, INT64_MIN));
       if (next != busy.begin() && std::prev(next)->second > t) continue;  // work still running at the return
-      if (next == busy.end()) continue;
-      drained.emplace_back(t, next->first);
+      // The last device work that ended inside the sync (busy is merged: the one before `next`).
+      const int64_t waitedUntil =
+          next != busy.begin() && std::prev(next)->second > from ? std::prev(next)->second : from;
+      const int64_t until = std::min(next == busy.end() ? INT64_MAX : next->first, t + (waitedUntil - from));
+      if (until <= t) continue;
+      drained.emplace_back(t, until);
       rules[kSyncDrained].events.push_back(rules[kSync].events[k]);
-      rules[kSyncDrained].spans.emplace_back(t, next->first);
+      rules[kSyncDrained].spans.emplace_back(t, until);
     }
     drained = merged(std::move(drained));
     takeCovered(drained, rules[kHostOther].cover);

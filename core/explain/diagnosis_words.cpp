@@ -36,6 +36,7 @@ std::string itemPhrase(const EvidenceItem& it) {
     out = it.name + ", " + time;
   } else if (it.kind == "untraced" || it.kind == "nothing" || it.kind == "collective_wait") {
     out = it.name + ", in " + count(it.count) + " stretch" + (it.count == 1 ? "" : "es") + ", " + time;
+    if (!it.detail.empty()) out += " [" + it.detail + "]";
   } else {
     static const std::pair<const char*, const char*> kNouns[] = {{"call", "call"},
                                                                  {"copy", "call"},
@@ -56,6 +57,7 @@ std::string itemPhrase(const EvidenceItem& it) {
           (noun == "device cop" ? (it.count == 1 ? "y" : "ies")
            : it.count == 1      ? ""
                                 : "s");
+    if (it.kind == "capture") out = count(it.count) + (it.count == 1 ? " graph capture" : " graph captures");
     if (it.kind == "queued")
       out =
           count(it.count) + " " + shortName(it.name) + (it.count == 1 ? " launch" : " launches") + " waiting to start";
@@ -91,7 +93,8 @@ CauseWords wordsFor(Cause c, const FixFacts& f, const std::vector<EvidenceItem>&
       return {"blocking copies", "the host sat in memory copy calls while the copies ran or " + device + " idled"};
     case Cause::ExplicitSync:
       return {"synchronizes", "the host sat in synchronize calls, and after each one " + device +
-                                  " idled until the host launched again: the sync had emptied its queue"};
+                                  " idled for as long as the sync had waited on work (without it the host "
+                                  "would have run on beside that work)"};
     case Cause::Allocator:
       return {"the allocator", "the host sat in the device allocator (free/malloc) while " + device + " idled"};
     case Cause::DataLoader:
@@ -156,8 +159,8 @@ CauseWords wordsFor(Cause c, const FixFacts& f, const std::vector<EvidenceItem>&
                                    "profiler does not see)";
       if (f.queuedIdleNs > 0)
         what += "; " + spanDurationText(f.queuedIdleNs) +
-                " of it work sat launched but not started (a dependency the trace does not show, or clocks that "
-                "disagree)";
+                " of it work sat launched but not started (a dependency the trace does not show, work launched "
+                "before the recording began, or clocks that disagree)";
       return {"idle", what};
     }
     case Cause::Count:

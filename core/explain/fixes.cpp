@@ -186,6 +186,23 @@ const FixRule kTable[] = {
               share(f.userSyncNs, f.syncNs) + "), in " + std::to_string(f.userSyncSteps) + " step(s)";
      }},
     // allocator
+    {"empty_cache_untraced", Cause::Allocator,
+     "the trace records no call of torch.cuda.empty_cache and no Python stacks; frees outside any op, region or "
+     "Python frame hold 20% or more of the allocator's time, in two steps or more (or the only one)",
+     [](const FixFacts& f) {
+       return f.emptyCacheCalls == 0 && !f.withStack && f.allocNs > 0 && f.bareFreeNs * 5 >= f.allocNs &&
+              (f.bareFreeSteps >= 2 || (f.steps == 1 && f.bareFreeSteps == 1));
+     },
+     [](const FixFacts&) {
+       return std::string(
+           "the caching allocator gave its blocks back outside any op, as torch.cuda.empty_cache() does: stop "
+           "calling it in the loop (the trace has no Python stacks to show the call: with_stack=True finds it)");
+     },
+     [](const FixFacts& f) {
+       return count(f.bareFrees) + " frees outside any op hold " + ms(f.bareFreeNs) + " (" +
+              share(f.bareFreeNs, f.allocNs) + " of the allocator's time), in " + std::to_string(f.bareFreeSteps) +
+              " step(s)";
+     }},
     {"empty_cache", Cause::Allocator,
      "the trace records calls of torch.cuda.empty_cache and they hold 20% or more of the allocator's time",
      [](const FixFacts& f) { return f.emptyCacheCalls > 0 && f.allocInEmptyCacheNs * 5 >= f.allocNs && f.allocNs > 0; },
@@ -231,6 +248,21 @@ const FixRule kTable[] = {
      },
      [](const FixFacts&) { return std::string("the DataLoader has worker processes and the main process waited"); }},
     // launch_bound
+    {"launch_blocking", Cause::LaunchBound,
+     "kernels that ran inside their own launch call (the call returned after its kernel ended) are half or more of "
+     "the 10 or more compute kernels whose launch the trace records",
+     [](const FixFacts& f) {
+       return f.launchNs > 0 && f.launchedKernels >= 10 && f.kernelsInLaunch * 2 >= f.launchedKernels;
+     },
+     [](const FixFacts&) {
+       return std::string(
+           "the launches are synchronous: each waited for its kernel to end (CUDA_LAUNCH_BLOCKING=1, or a debugger "
+           "or sanitizer): unset it to time the program, its launches then queue ahead of the device");
+     },
+     [](const FixFacts& f) {
+       return count(f.kernelsInLaunch) + " of " + count(f.launchedKernels) +
+              " kernels ran inside their own launch call";
+     }},
     {"fewer_launches", Cause::LaunchBound, "not compiled; compute kernels in the trace, their median under 50 us",
      [](const FixFacts& f) {
        return !f.compiled && f.launchNs > 0 && f.kernelMedianNs > 0 && f.kernelMedianNs < 50'000;

@@ -57,12 +57,18 @@ struct FixFacts {
   int64_t allocInOpsRecurringNs = 0;  // frees inside ops, past each op's first three
   uint64_t allocInOpsCalls = 0;       // those calls
 
-  std::string allocOp;  // the op the allocator calls ran in most
+  std::string allocOp;     // the op the allocator calls ran in most
+  int64_t bareFreeNs = 0;  // of allocNs: frees outside any op, region or Python frame (the allocator emptying
+                           // its cache: torch.cuda.empty_cache() where the trace does not record the call)
+  uint64_t bareFrees = 0;
+  int bareFreeSteps = 0;
   // data_loader
   bool loaderSingleProcess = false, loaderWorkers = false;
   // launch_bound
   int64_t launchNs = 0;
   int64_t kernelMedianNs = 0;
+  uint64_t launchedKernels = 0;  // compute kernels whose launch call the trace records
+  uint64_t kernelsInLaunch = 0;  // of them: ran inside their launch call (synchronous launches)
   // host_compute
   int64_t hostNs = 0;
   int64_t hostGapNs = 0;  // of it: code the profiler does not record: the step's thread between two of its

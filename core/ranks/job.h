@@ -118,12 +118,13 @@ struct Straggler {
   bool persistent = false;         // in more than half of those steps
   int64_t lateNs = 0;              // median over its steps of the wait it imposed on each other rank in the step
   int64_t minLateNs = 0, maxLateNs = 0;
-  int64_t totalLateNs = 0;                   // added over its steps: the time each other rank lost to it
-  double stepShare = 0;                      // lateNs over the median step time
-  double jobShare = 0;                       // totalLateNs over the job's time (the median step time x the steps)
-  std::string cause;                         // "slow_region", "slow_work", "slow_collective", "late_start", "unknown"
-  std::string region;                        // slow_region: the region's name
-  int64_t regionNs = 0, othersRegionNs = 0;  // its time there and the others' median
+  int64_t totalLateNs = 0;  // added over its steps: the time each other rank lost to it
+  double stepShare = 0;     // lateNs over the median step time
+  double jobShare = 0;      // totalLateNs over the job's time (the median step time x the steps)
+  std::string cause;        // "slow_region", "untraced_host", "slow_work", "slow_collective", "late_start", "unknown"
+  std::string region;       // slow_region: the region's name
+  int64_t regionNs = 0, othersRegionNs = 0;  // its time there and the others' median (untraced_host: its host time
+                                             // outside any recorded op before issuing, and the others')
   double workRatio = 0;                      // slow_work: its work before arriving / the others' median
   std::string group;                         // slow_collective: the group whose collectives ran long
   int64_t collectiveNs = 0, othersCollectiveNs = 0;  // that collective's time after its last arrival, and on

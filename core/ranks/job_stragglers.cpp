@@ -28,6 +28,11 @@ std::string pct(double share) {
 struct Before {
   std::map<std::string, int64_t> regions;
   int64_t workNs = 0, startDelayNs = 0;
+  // The issuing thread's time before it issued (from the previous collective's end) that no recorded op
+  // or annotation covers: host work the profiler does not see (Python between ops, a busy data pipeline
+  // in the main process, logging, a sleep). Regions are counted up to the arrival, so on a GPU rank
+  // (whose host runs ahead) this reads low, never high.
+  int64_t uncoveredNs = 0;
 };
 
 Before beforeOf(const RankSummary& s, size_t c) {
@@ -36,8 +41,10 @@ Before beforeOf(const RankSummary& s, size_t c) {
   for (size_t k = 0; k <= c; ++k) {
     const Collective& x = s.collectives[k];
     if (x.step != at.step) continue;
-    for (const Activity& a : x.before) b.regions[a.name] += a.ns;
-    b.workNs += x.arrivalNs - x.beforeFromNs;
+    int64_t covered = 0;
+    for (const Activity& a : x.before) b.regions[a.name] += a.ns, covered += a.ns;
+    b.workNs += x.arrivalNs - x.beforeFromNs - std::min(x.peerWaitNs, x.arrivalNs - x.beforeFromNs);
+    b.uncoveredNs += std::max<int64_t>(0, std::min(x.issueNs, x.arrivalNs) - x.beforeFromNs - covered - x.peerWaitNs);
   }
   b.startDelayNs = at.arrivalNs - at.issueNs;
   return b;
@@ -139,9 +146,16 @@ Reason reasonFor(const JobReport& r, const LateSet& s, size_t i) {
     return why;
   }
   why.region.clear();
-  std::vector<int64_t> work, delay;
-  for (const Before& b : others) work.push_back(b.workNs), delay.push_back(b.startDelayNs);
-  const int64_t usualWork = medianOf(work);
+  std::vector<int64_t> work, delay, uncovered;
+  for (const Before& b : others)
+    work.push_back(b.workNs), delay.push_back(b.startDelayNs), uncovered.push_back(b.uncoveredNs);
+  const int64_t usualWork = medianOf(work), usualUncovered = medianOf(uncovered);
+  if (2 * (mine.uncoveredNs - usualUncovered) >= s.lateNs) {
+    why.cause = "untraced_host";
+    why.mineNs = mine.uncoveredNs;
+    why.othersNs = usualUncovered;
+    return why;
+  }
   if (usualWork > 0 && 2 * (mine.workNs - usualWork) >= s.lateNs) {
     why.cause = "slow_work";
     why.mineNs = mine.workNs;
@@ -180,9 +194,11 @@ void findStragglers(JobReport& r, const std::vector<LateSet>& sets) {
   r.stragglerRule =
       "per collective, the ranks that arrived late together above the deepest gap that stands " +
       std::string("out of the job's arrival jitter (") + ms(r.jitterNs) +
-      ", measured over ranks and collectives against each rank's usual place) by 8 times it and at least 20 us, "
-      "with at least half the members on time; a rank late only because it waited for another at its previous "
-      "collective is that one's victim; per step, ranks late together form a set, and the wait it imposed on "
+      ", measured over ranks and collectives against each rank's usual place; per kind of collective where it has "
+      "enough values) by 6 times it and at least 20 us, "
+      "with at least half the members on time; a rank late only because it waited for another (at its previous "
+      "collective, or in send/recv for a pipeline neighbour) with ordinary work of its own is a victim; per step, "
+      "ranks late together form a set, and the wait it imposed on "
       "each on-time rank is added over the step's collectives; a straggler is a rank or set whose imposed wait in "
       "a step is at least 50 us and 0.1% of the median step; persistent when that holds in more than half the "
       "steps with collectives";
@@ -367,8 +383,21 @@ void findStragglers(JobReport& r, const std::vector<LateSet>& sets) {
       std::snprintf(b, sizeof b, "%.2fx", st.workRatio);
       because = their + std::string(" work before arriving took ") + b + " the others' (" + ms(medianOf(mine)) +
                 " against " + ms(medianOf(others)) + ")";
-      st.fix = "check " + R + "'s device (clocks and temperature: nvidia-smi -q -d PERFORMANCE) and whether " + they +
-               " get more work than the others (uneven batches or sequence lengths)";
+      bool device = false;
+      for (size_t i : members) device |= r.ranks[i].hasDevice;
+      st.fix = std::string("check whether ") + they + (members.size() == 1 ? " gets" : " get") +
+               " more work than the others (uneven batches or sequence lengths)" +
+               (device ? " and " + R + "'s device (clocks and temperature: nvidia-smi -q -d PERFORMANCE)"
+                       : " and " + R + "'s host (other processes, CPU frequency, threads per process)");
+    } else if (st.cause == "untraced_host") {
+      st.regionNs = medianOf(mine), st.othersRegionNs = medianOf(others);
+      because = "before issuing the collective " + they + " spent " + ms(st.regionNs) +
+                " on the host outside any op the trace recorded (the others " + ms(st.othersRegionNs) +
+                "): Python or library work the profiler does not see";
+      st.fix = "find what " + R +
+               "'s Python does between its ops before this collective (a data pipeline in the main process, "
+               "logging, checkpointing, a sleep or a wait on I/O): py-spy dump on that rank, or profile with "
+               "with_stack=True and wrap the suspect code in record_function";
     } else if (st.cause == "slow_collective") {
       st.collectiveNs = medianOf(mine), st.othersCollectiveNs = medianOf(others);
       because = their + std::string(" collective on process group '") + st.group + "' ran " + ms(st.collectiveNs) +

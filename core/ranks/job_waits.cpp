@@ -9,14 +9,14 @@
 // Parallel instances of one collective (each tensor-parallel group's all-reduce of the same step) are
 // read together: a group whose members are all late shows against the other groups, and its members are
 // then culprits wherever they made someone wait. A rank that is late only because it waited for someone
-// at its previous collective is that one's victim, not a culprit. Per step, ranks late together at a
-// collective (and any rank late with them) form a set; its imposed wait is added over the step's
-// collectives.
+// at its previous collective, or in point-to-point transfers (a pipeline stage in recv), is a victim, not a culprit.
+// Per step, ranks late together at a collective (and any rank late with them) form a set; its imposed wait is added
+// over the step's collectives.
 //
 // The jitter is measured robustly: each arrival against its collective's median, then against the
 // rank's own usual place at that collective in the other steps (a lower median: a rank late on half the
 // steps does not move it), and the 25th percentile of what is left, scaled to a standard deviation.
-// Ranks persistently late and transient stragglers hardly move it; the threshold is 8 times it and at
+// Ranks persistently late and transient stragglers hardly move it; the threshold is 6 times it and at
 // least 20 us.
 #include <algorithm>
 #include <cmath>
@@ -232,6 +232,10 @@ std::vector<LateSet> modelWaits(JobReport& r) {
     lastReady[k] = rdy[k].front().first;
   }
 
+  // Arrivals against the others' median (x) carry a persistent straggler's lateness whole, and with two
+  // ranks they only mirror each other: x is read only where no rank has the 3 steps that its own centre
+  // (e) needs. A 2-rank job of 3 steps, one rank 30 ms late at each collective, read 45 ms of "jitter"
+  // from x and named no one.
   // The jitter, per role (a collective's place in its step, what it is and how many take part): each
   // rank's readiness against the others' median, then against the rank's own usual place in that role
   // (the middle of the tightest half of its steps), pooled over the ranks.
@@ -267,12 +271,12 @@ std::vector<LateSet> modelWaits(JobReport& r) {
     allX.insert(allX.end(), x.begin(), x.end());
     if (typical) lengths.push_back(typical);
     independent[role] = byRank.size() == 2 ? e.size() / 2 : e.size();
-    sigma[role] =
-        e.size() >= 8 ? scaleOf(e, centredQuantiles(typical)) : (x.size() >= 4 ? scaleOf(x, {kQ25, kQ50}) : -1);
+    sigma[role] = e.size() >= 8 ? scaleOf(e, centredQuantiles(typical))
+                                : (e.empty() && x.size() >= 4 ? scaleOf(x, {kQ25, kQ50}) : -1);
   }
   std::sort(lengths.begin(), lengths.end());
   r.jitterNs =
-      allE.size() >= 8 ? scaleOf(allE, centredQuantiles(lengths[lengths.size() / 2])) : scaleOf(allX, {kQ25, kQ50});
+      allE.size() >= 4 ? scaleOf(allE, centredQuantiles(lengths[lengths.size() / 2])) : scaleOf(allX, {kQ25, kQ50});
   size_t allIndependent = 0;
   for (const auto& [role, m] : independent) allIndependent += m;
   // A scale read from few values is uncertain: it is taken at the top of its likely range (the robust
@@ -427,30 +431,79 @@ std::vector<LateSet> modelWaits(JobReport& r) {
         if (p.first == i) return alignedEnd(r, p);
       return int64_t{0};
     };
-    std::vector<int64_t> works;  // every member's readiness after its previous collective's end
+    // Time in point-to-point transfers since then (a pipeline stage waiting in recv for its neighbour) is
+    // waiting for another rank too, not the rank's own work.
+    auto peerWait = [&](size_t i, size_t k) {
+      for (const Part& p : r.matched[k].parts)
+        if (p.first == i) return r.ranks[i].collectives[p.second].peerWaitNs;
+      return int64_t{0};
+    };
+    // A member with no earlier matched collective (the trace's first ones) is read from its window's start
+    // (its step's start), against the others read so.
+    std::vector<int64_t> works, firstWorks;  // every member's own work since its previous collective's end
     std::vector<int64_t> workOf(a.size(), INT64_MIN);
     for (size_t q = 0; q < a.size(); ++q) {
       const auto [at, i, k] = a[q];
-      if (const int pk = previous(i, k); pk >= 0) {
-        workOf[q] = at - partEnd(i, static_cast<size_t>(pk));
-        works.push_back(workOf[q]);
+      const int pk = previous(i, k);
+      int64_t since = 0;
+      if (pk >= 0) {
+        since = at - partEnd(i, static_cast<size_t>(pk));
+      } else {
+        bool has = false;
+        for (const Part& p : r.matched[k].parts)
+          if (p.first == i) since = at - (collectiveOf(r, p).beforeFromNs - appliedOffset(r, i)), has = true;
+        if (!has) continue;
       }
+      workOf[q] = since - std::min(peerWait(i, k), std::max<int64_t>(since, 0));
+      (pk >= 0 ? works : firstWorks).push_back(workOf[q]);
     }
-    const int64_t usualWork = medianOf(works);
+    const int64_t usualWork = medianOf(works), usualFirstWork = medianOf(firstWorks);
+    // Over the step so far (its collectives of the step up to this one): its own work, and the time it
+    // spent in point-to-point transfers. A pipeline stage waits in recv at many places between two
+    // collectives, so its lateness at one can stem from waits far before the previous.
+    auto stepSoFar = [&](size_t i, size_t k) {
+      std::pair<int64_t, int64_t> workPeer{0, 0};
+      for (const Part& p : r.matched[k].parts) {
+        if (p.first != i) continue;
+        const std::vector<Collective>& cs = r.ranks[i].collectives;
+        for (size_t c = p.second + 1; c-- > 0 && cs[c].step == cs[p.second].step;) {
+          const int64_t span = std::max<int64_t>(cs[c].arrivalNs - cs[c].beforeFromNs, 0);
+          const int64_t peer = std::min(cs[c].peerWaitNs, span);
+          workPeer.first += span - peer;
+          workPeer.second += peer;
+        }
+      }
+      return workPeer;
+    };
+    std::vector<std::pair<int64_t, int64_t>> soFar(a.size());
+    std::vector<int64_t> stepWorks;
+    for (size_t q = 0; q < a.size(); ++q) {
+      soFar[q] = stepSoFar(std::get<1>(a[q]), std::get<2>(a[q]));
+      stepWorks.push_back(soFar[q].first);
+    }
+    const int64_t usualStepWork = medianOf(stepWorks);
     std::set<std::pair<size_t, size_t>> culprits;  // (rank, matched)
     const int step = r.matched[ks.front()].stepIndex;
     for (size_t q = 0; q < deep; ++q) {
       const auto [at, i, k] = a[q];
       const int64_t late = at - bulk;
+      const int pk = previous(i, k);
       bool victim = false;
       if (state[i].first == step && state[i].second != 0) {
         victim = state[i].second == 2;  // still late since an earlier collective of the step: as it was there
-      } else if (const int pk = previous(i, k); pk >= 0 && 2 * (workOf[q] - usualWork) < late) {
-        int64_t mineAt = 0;
-        for (const auto& [pt, pr] : rdy[static_cast<size_t>(pk)])
-          if (pr == i) mineAt = pt;
-        victim = 2 * (lastReady[static_cast<size_t>(pk)] - mineAt) >= late;
+      } else if (workOf[q] != INT64_MIN && 2 * (workOf[q] - (pk >= 0 ? usualWork : usualFirstWork)) < late) {
+        // Its own work was ordinary: a victim when it waited for another rank, at its previous collective
+        // or in point-to-point transfers since.
+        int64_t mineAt = 0, lastAt = 0;
+        if (pk >= 0) {
+          lastAt = lastReady[static_cast<size_t>(pk)];
+          for (const auto& [pt, pr] : rdy[static_cast<size_t>(pk)])
+            if (pr == i) mineAt = pt;
+        }
+        victim = 2 * (lastAt - mineAt) >= late || 2 * peerWait(i, k) >= late;
       }
+      if (!victim && state[i].second != 2 && 2 * soFar[q].second >= late && 2 * (soFar[q].first - usualStepWork) < late)
+        victim = true;  // waited for its pipeline neighbours this step, and its own work was ordinary
       state[i] = {step, victim ? 2 : 1};
       if (!victim) culprits.insert({i, k});
     }

@@ -140,11 +140,14 @@ struct Dsu {
 // gloo: c10d ops paired with the gloo worker spans that ran them; the group inferred from the worker
 // threads (threads that ran the same collective signature belong to one group; the groups in the
 // order their threads were created, which is the order the groups were).
-void glooCollectives(const EventStore& s, RankSummary& r) {
+void glooCollectives(const EventStore& s, RankSummary& r, Intervals& p2p) {
   std::vector<EventId> ops, workers;
   for (EventId id = 0; id < s.events().size(); ++id) {
     const Event& e = s.event(id);
     const std::string_view n = s.name(e);
+    if ((e.family == Family::CpuOp && startsWith(n, "c10d::")) ||
+        (e.family == Family::UserAnnotation && startsWith(n, "gloo:")))
+      if (isP2p(n)) p2p.emplace_back(e.start, e.end());
     if (e.family == Family::CpuOp && startsWith(n, "c10d::") && !isP2p(n)) {
       bool nested = false;  // a c10d op inside another is the same collective
       for (EventId at = e.parent; at != kNoEvent && !nested; at = s.event(at).parent)
@@ -296,7 +299,7 @@ struct CommNames {
   }
 };
 
-void gpuCollectives(const TraceSnapshot& snap, RankSummary& r, CommNames& isComm) {
+void gpuCollectives(const TraceSnapshot& snap, RankSummary& r, CommNames& isComm, Intervals& p2p) {
   const EventStore& s = *snap.store;
   for (EventId id : snap.index.gpuWorkByStart()) {
     const Event& k = s.event(id);
@@ -305,7 +308,10 @@ void gpuCollectives(const TraceSnapshot& snap, RankSummary& r, CommNames& isComm
     const EventId op = enqueuingOp(s, k);
     // all_to_all runs as SendRecv kernels: a kernel is point-to-point only when its op says so (or,
     // with no op, its own name).
-    if (isP2p(op != kNoEvent ? s.name(s.event(op)) : kn)) continue;
+    if (isP2p(op != kNoEvent ? s.name(s.event(op)) : kn)) {
+      p2p.emplace_back(k.start, k.end());
+      continue;
+    }
     Collective c;
     c.kind = "gpu_kernel";
     c.op = std::string(kn.substr(0, kn.find('(')));
@@ -411,10 +417,12 @@ RankSummary summarizeRank(const TraceSnapshot& snap, const std::string& file) {
       gpuComm = true;
       break;
     }
+  Intervals p2p;  // point-to-point transfers: each runs until its peer is there
   if (gpuComm)
-    gpuCollectives(snap, r, isComm);
+    gpuCollectives(snap, r, isComm, p2p);
   else
-    glooCollectives(s, r);
+    glooCollectives(s, r, p2p);
+  p2p = merged(std::move(p2p));
   std::stable_sort(r.collectives.begin(), r.collectives.end(),
                    [](const Collective& a, const Collective& b) { return a.issueNs < b.issueNs; });
 
@@ -431,8 +439,13 @@ RankSummary summarizeRank(const TraceSnapshot& snap, const std::string& file) {
     if (auto it = earlierEnds.upper_bound(c.arrivalNs); it != earlierEnds.begin()) from = std::max(from, *--it);
     earlierEnds.insert(c.endNs);
     c.beforeFromNs = std::min(from, c.arrivalNs);
+    // The thread's regions up to the issue only: after it, what the thread does (a loss.item() waiting
+    // for the device, the next ops' launches) no longer delays this collective; the device's queue does.
     const auto it = laneOf.find(c.thread);
-    if (it != laneOf.end()) c.before = regionsIn(s, it->second, stepEvents, c.beforeFromNs, c.arrivalNs, 6);
+    if (it != laneOf.end())
+      c.before = regionsIn(s, it->second, stepEvents, c.beforeFromNs,
+                           std::max(c.beforeFromNs, std::min(c.issueNs, c.arrivalNs)), 6);
+    for (const auto& [a, b] : intersected(p2p, Intervals{{c.beforeFromNs, c.arrivalNs}})) c.peerWaitNs += b - a;
   }
 
   // Per step: compute and communication.

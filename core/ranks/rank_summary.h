@@ -50,7 +50,10 @@ struct Collective {
   // ended before this one's arrival; the step's start for the first) to this arrival: the regions one
   // level below the step, largest first, and the window itself.
   int64_t beforeFromNs = 0;
-  std::vector<Activity> before;
+  std::vector<Activity> before;  // the regions up to its issue (after it, the rank no longer holds it up)
+  // Of that window, the time this rank spent in point-to-point transfers (send/recv: NCCL kernels, gloo
+  // spans), which run until the peer is there: waiting for a pipeline neighbour, not its own work.
+  int64_t peerWaitNs = 0;
 };
 
 struct RankStep {

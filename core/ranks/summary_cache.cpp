@@ -124,7 +124,7 @@ std::vector<std::pair<std::string, Table>> summaryTables(const RankSummary& s, c
   }
   {  // collectives, collective_before
     const size_t k = s.collectives.size();
-    std::vector<int64_t> idx(k), seq(k), nel(k), issue(k), arr(k), end(k), step(k), from(k), bIdx, bNs;
+    std::vector<int64_t> idx(k), seq(k), nel(k), issue(k), arr(k), end(k), step(k), from(k), peer(k), bIdx, bNs;
     std::vector<std::string> name(k), op(k), kind(k), pg(k), cid(k), dims(k), dtype(k), thread(k), blocked(k), bName;
     std::vector<bool> inferred(k), cut(k);
     std::vector<double> ms(k);
@@ -135,7 +135,7 @@ std::vector<std::pair<std::string, Table>> summaryTables(const RankSummary& s, c
       dtype[i] = c.dtype, thread[i] = c.thread, blocked[i] = c.blockedIn;
       inferred[i] = c.pgInferred, cut[i] = c.cut;
       seq[i] = c.seq, nel[i] = c.nelems, issue[i] = c.issueNs, arr[i] = c.arrivalNs, end[i] = c.endNs;
-      step[i] = c.step, from[i] = c.beforeFromNs;
+      step[i] = c.step, from[i] = c.beforeFromNs, peer[i] = c.peerWaitNs;
       ms[i] = static_cast<double>(c.endNs - c.arrivalNs) / 1e6;
       for (const Activity& a : c.before) {
         bIdx.push_back(static_cast<int64_t>(i));
@@ -164,6 +164,7 @@ std::vector<std::pair<std::string, Table>> summaryTables(const RankSummary& s, c
                         ipc::utf8Column("thread", thread),
                         ipc::utf8Column("blocked_in", blocked),
                         ipc::int64Column("before_from_ns", from),
+                        ipc::int64Column("peer_wait_ns", peer),
                         ipc::float64Column("duration_ms", ms)});
     add("collective_before", {ipc::int64Column("rank", brk), ipc::int64Column("collective", bIdx),
                               ipc::utf8Column("name", bName), ipc::int64Column("ns", bNs)});
@@ -246,6 +247,7 @@ bool summaryFromTables(const std::vector<std::pair<std::string, Table>>& tables,
     c.issueNs = co.i("issue_ns", i), c.arrivalNs = co.i("arrival_ns", i), c.endNs = co.i("end_ns", i);
     c.cut = co.b("cut", i), c.step = static_cast<int>(co.i("step", i)), c.thread = co.s("thread", i);
     c.blockedIn = co.s("blocked_in", i), c.beforeFromNs = co.i("before_from_ns", i);
+    c.peerWaitNs = co.i("peer_wait_ns", i);
     s.collectives.push_back(std::move(c));
   }
   Cols be{*before, "collective_before", error};

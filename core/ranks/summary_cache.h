@@ -19,7 +19,7 @@
 namespace attnscope::ranks {
 
 // 2: engine traces summarised by their ProfilerSteps; 3: the rank's host and truncation
-inline constexpr const char* kSummaryCacheVersion = "3";
+inline constexpr const char* kSummaryCacheVersion = "4";
 
 struct SummaryCacheDir {
   std::string dir;        // the folder the summary's files are (or go) in

@@ -10,13 +10,24 @@
 // Segments:
 //   compute       an op launches kernels that then run back to back (fp32 GEMMs, Tensor Core GEMMs or
 //                 elementwise)
-//   launchBound   8 us ops, each launching one 2 us kernel that starts when its launch returns
+//   launchBound   8 us ops, each launching one 2 us kernel that starts when its launch returns (or, with
+//                 CUDA_LAUNCH_BLOCKING=1, inside its launch call)
 //   hostOps       an op that launches nothing
 //   hostGap       a 1 us op, then nothing recorded until the next segment (the script's own Python)
 //   copyH2D       a copy op whose cudaMemcpyAsync (pageable) or cudaMemcpy (pinned) lasts as long as its copy
 //   readBack      aten::item: a D2H copy of 4 bytes behind a kernel that starts late (a dependency)
 //   userSync      an op launches a kernel; cudaDeviceSynchronize with no op around waits for it; then
-//                 Python until a last op launches the next kernel (the sync drained the queue)
+//                 Python until a last op launches the next kernel. Without the sync the host would have
+//                 run that Python beside the kernel: the device's idle after the return is the sync's
+//                 for as long as it waited on the kernel, the rest is host work. As long as the kernel
+//                 (syncs that cost), or several times longer (sync then untraced host work: the syncs
+//                 cost little, the host's own code much)
+//   captureGraph  torch.cuda.graph(): a warm-up kernel, the prologue (synchronize, gc.collect(),
+//                 empty_cache's cudaFree calls, capture_begin's RNG state: a cudaMalloc and two fill_
+//                 kernels), BeginCapture, an op allocating from the graph's pool, EndCapture, instantiate
+//   step edges    untraced host work with no op at a step's start after a synchronize that waited on
+//                 nothing (time.sleep or numpy right after torch.cuda.synchronize()), or at its end, with
+//                 or without a synchronize on a kernel before it
 //   alloc         cudaFree calls (under 1 ms) inside torch.cuda.empty_cache, inside an op, or bare
 //   loader        the DataLoader's __next__, single-process or with workers
 //   comm          a collective (all-reduce or send/recv, one or many small ones), on time or late
@@ -91,6 +102,10 @@ class Builder {
     x("kernel", kernel, kTs, kDur, 0, stream,
       "\"device\":0,\"stream\":" + std::to_string(stream) + ",\"correlation\":" + std::to_string(c));
     if (stream == kStream && kernelKind_ != 2) kernelDurs.push_back(kDur);
+    if (kernelKind_ != 2) {
+      ++launchedKernels_;
+      kernelsInLaunch_ += callTs <= kTs && kTs + kDur <= callTs + callDur;
+    }
     if (kernel.find("gemm") != std::string::npos || kernel.find("conv") != std::string::npos)
       (kernel.find("xmma") != std::string::npos ? tcGemmNs_ : fp32GemmNs_) += kDur;
   }
@@ -105,12 +120,36 @@ class Builder {
 
   // --- steps ---
   void beginStep() { stepStart_ = now; }
-  // Ends the step with a 2 us op that launches nothing (host work) and writes its ProfilerStep.
-  void endStep() {
+  // Ends the step with a 2 us op that launches nothing (host work) and writes its ProfilerStep. tail: 0
+  // nothing more; 1 the script's untraced code (no op) for tailNs until the step ends; 2 the same after
+  // an op's kernel and a synchronize waiting for it (the kernel a tenth of tailNs).
+  void endStep(int tail = 0, int64_t tailNs = 0) {
     op("aten::zero_", now, 2000);
     book(cpuOnly_ ? Cause::CpuOnly : Cause::HostCompute, 2000);
     cpuParts[0] += 2000;
     now += 2000;
+    if (tail == 2) {
+      // An op launches a kernel (dispatch 700 ns, queued 300 ns), the sync waits for it and 500 ns more.
+      const int64_t kd = std::max<int64_t>(tailNs / 10, 10'000);
+      op("aten::mul", now, 1000);
+      launch(now + 200, 500, "mul_kernel", now + 1000, kd);
+      call("cudaDeviceSynchronize", now + 1000, kd + 500);
+      book(Cause::LaunchBound, 700);
+      book(Cause::LittleWork, 300);
+      book(Cause::GpuCompute, kd);
+      now += 1500 + kd;
+      // The idle after the return: the sync's for as long as it waited on the kernel, then host work.
+      const int64_t drained = std::min(kd, tailNs);
+      book(Cause::ExplicitSync, 500 + drained);
+      book(Cause::HostCompute, tailNs - drained);
+      hostGapNs_ += tailNs - drained;
+      syncSteps_.insert(steps_);
+      now += tailNs;
+    } else if (tail == 1) {
+      book(Cause::HostCompute, tailNs);
+      hostGapNs_ += tailNs;
+      now += tailNs;
+    }
     x("user_annotation", "ProfilerStep#" + std::to_string(++steps_), stepStart_, now - stepStart_, kPid, kMain);
     truth.wallNs += now - stepStart_;
   }
@@ -139,12 +178,14 @@ class Builder {
     computeNs_[flavour] += L - 2000;
     now += L;
   }
-  void launchBound(int64_t L) {
+  // blocking: each launch returns only after its kernel ends (CUDA_LAUNCH_BLOCKING=1): the kernel runs
+  // inside the call, the host still in its op's dispatch throughout.
+  void launchBound(int64_t L, bool blocking = false) {
     const int64_t n = std::max<int64_t>(1, L / 8000);
     for (int64_t i = 0; i < n; ++i) {
       const int64_t t = now + i * 8000;
       op("aten::add", t, 8000);
-      launch(t + 1000, 4000, "elementwise_add_kernel", t + 5000, 2000);
+      launch(t + 1000, 4000, "elementwise_add_kernel", blocking ? t + 2000 : t + 5000, 2000);
     }
     book(Cause::LaunchBound, n * 8000);
     launchBoundSeen_ = true;
@@ -185,17 +226,23 @@ class Builder {
     readBack_ = true;
     now += L;
   }
-  void userSync(int64_t L) {
-    const int64_t kd = L / 4;
+  // gapOverKernel >= 1: the Python after the sync over the kernel's length.
+  void userSync(int64_t L, double gapOverKernel = 1.0) {
+    const int64_t kd = static_cast<int64_t>(static_cast<double>(L - 4500) / (1.0 + gapOverKernel));
+    const int64_t gap = L - 4500 - kd;  // the sync's return to the last op
     op("aten::mul", now, 1000);
     launch(now + 200, 500, "mul_kernel", now + 1000, kd);
     call("cudaDeviceSynchronize", now + 1000, kd + 500);
     op("aten::add", now + L - 3000, 3000);
     launch(now + L - 2500, 500, "add_kernel", now + L - 2000, 1000);
-    book(Cause::LaunchBound, 2700);
+    // Dispatch: the first op (700 ns), the last op around its kernel (3 us: nothing queued behind the
+    // kernel, the host dispatching). The first kernel queued 300 ns, then runs kd; the sync's own 500 ns.
+    book(Cause::LaunchBound, 3700);
     book(Cause::LittleWork, 300);
     book(Cause::GpuCompute, kd);
-    book(Cause::ExplicitSync, L - 3000 - kd);
+    book(Cause::ExplicitSync, 500 + std::min(kd, gap));
+    book(Cause::HostCompute, gap - std::min(kd, gap));
+    hostGapNs_ += gap - std::min(kd, gap);
     syncSteps_.insert(steps_);
     now += L;
   }
@@ -256,11 +303,16 @@ class Builder {
     call("cudaStreamSynchronize", now + 1000, kd + 600);
     op("aten::add", now + L - 3000, 3000);
     launch(now + L - 2500, 500, "add_kernel", now + L - 2000, 1000);
-    book(Cause::LaunchBound, 2700);
+    // The sync waited kd + 100 (the kernel and the copy): the idle after its return is its own for that
+    // long (100 ns of it still inside the op), then Python until the last op.
+    const int64_t gap = L - 4700 - kd;
+    book(Cause::LaunchBound, 3700);
     book(Cause::LittleWork, 200);
     book(Cause::BlockingCopy, 100);
     book(Cause::GpuCompute, kd + 100);
-    book(Cause::ExplicitSync, L - 3100 - kd);
+    book(Cause::ExplicitSync, 600 + std::min(kd, gap));
+    book(Cause::HostCompute, gap - std::min(kd, gap));
+    hostGapNs_ += gap - std::min(kd, gap);
     now += L;
   }
   // A graph captured (BeginCapture to EndCapture, three launches recorded into it, nothing run).
@@ -269,6 +321,53 @@ class Builder {
     for (int k = 0; k < 3; ++k) call("cudaLaunchKernel", now + 3000 + k * 1000, 500, corr_++);
     call("cudaStreamEndCapture", now + L - 2000, 2000);
     book(Cause::GraphCapture, L);
+    now += L;
+  }
+  // torch.cuda.graph() (L >= 100 us): a warm-up op whose kernel runs 20 us, then the capture from the
+  // prologue's synchronize: gc.collect() (nothing recorded), empty_cache's two cudaFree calls,
+  // capture_begin's RNG state (aten::empty with a cudaMalloc, two aten::fill_ with 2 us kernels that
+  // run), BeginCapture, an op whose output mallocs from the graph's private pool and whose three launches
+  // are recorded (nothing runs), EndCapture and the graph's instantiation. All of it graph capture but
+  // the kernels that ran and the warm-up op's dispatch and queue.
+  void captureGraph(int64_t L) {
+    const int64_t t0 = now, w = 20'000, R = L - 3500 - w;
+    op("aten::linear", t0, 3000);
+    launch(t0 + 500, 500, "gelu_kernel", t0 + 3000, w);
+    call("cudaDeviceSynchronize", t0 + 3000, w + 500);
+    int64_t c = t0 + 3500 + w + R / 5;  // gc.collect()
+    for (int k = 0; k < 2; ++k, c += R * 3 / 20) call("cudaFree", c, R * 3 / 20);
+    op("aten::empty", c, R / 10);
+    call("cudaMalloc", c + 200, R / 10 - 400);
+    c += R / 10;
+    for (int k = 0; k < 2; ++k, c += 4000) {
+      op("aten::fill_", c, 4000);
+      launch(c + 500, 500, "fill_kernel", c + 1000, 2000);
+    }
+    call("cudaStreamBeginCapture", c, 1000);
+    c += 1000;
+    const int64_t opL = R * 3 / 20;
+    op("aten::addmm", c, opL);
+    call("cudaMalloc", c + 200, opL / 2);
+    for (int k = 0; k < 3; ++k) call("cudaLaunchKernel", c + opL / 2 + 400 + k * 1000, 500, corr_++);
+    c += opL;
+    call("cudaStreamEndCapture", c, 1000);
+    c += 1000;
+    call("cudaGraphInstantiateWithFlags", c, t0 + L - c);
+    book(Cause::LaunchBound, 1000);
+    book(Cause::LittleWork, 2000);
+    book(Cause::GpuCompute, w + 4000);
+    book(Cause::GraphCapture, L - 3000 - w - 4000);
+    captureSteps_.insert(steps_);
+    now += L;
+  }
+  // The step's start: a synchronize that waits on nothing (8 us, the device idle), then the script's
+  // untraced code for L - 8 us (torch.cuda.synchronize(); time.sleep(...) as the loop's first lines).
+  void syncThenSleep(int64_t L) {
+    call("cudaDeviceSynchronize", now, 8000);
+    book(Cause::ExplicitSync, 8000);
+    book(Cause::HostCompute, L - 8000);
+    hostGapNs_ += L - 8000;
+    syncSteps_.insert(steps_);
     now += L;
   }
   // An op of that name that launches nothing (a marker: DDP's, FSDP's, a compiled region's).
@@ -366,6 +465,7 @@ class Builder {
     if (readBack_) a.insert("read_back_less");
     if (syncSteps_.size() >= 2 || (steps_ == 1 && !syncSteps_.empty())) a.insert("remove_sync");
     if (allocVariants_.count(0)) a.insert("empty_cache");
+    if (allocVariants_.count(2)) a.insert("empty_cache_untraced");
     if (allocInOp_ > 3) a.insert("allocator_cache");
     if (loaderWorkers_.count(false)) a.insert("loader_workers");
     if (loaderWorkers_.count(true)) a.insert("loader_faster");
@@ -377,6 +477,8 @@ class Builder {
     if (firstStepSetup_) a.insert("warm_up");
     if (autotuneSteps_.size() >= 2) a.insert("fixed_shapes");
     if (compileSteps_.size() >= 2) a.insert("recompiles");
+    if (captureSteps_.size() >= 2) a.insert("capture_once");
+    if (launchedKernels_ >= 10 && kernelsInLaunch_ * 2 >= launchedKernels_) a.insert("launch_blocking");
   }
   int64_t maxAllocCall() const { return maxAllocCall_; }
 
@@ -409,131 +511,10 @@ class Builder {
   bool launchBoundSeen_ = false, pageableH2D_ = false, readBack_ = false, ddp_ = false, lateComm_ = false,
        firstStepSetup_ = false;
   int64_t hostGapNs_ = 0, maxAllocCall_ = 0, fp32GemmNs_ = 0, tcGemmNs_ = 0;
-  uint64_t allocInOp_ = 0;
-  std::set<int> syncSteps_, allocVariants_, commKinds_, setupKinds_, autotuneSteps_, compileSteps_;
+  uint64_t allocInOp_ = 0, launchedKernels_ = 0, kernelsInLaunch_ = 0;
+  std::set<int> syncSteps_, captureSteps_, allocVariants_, commKinds_, setupKinds_, autotuneSteps_, compileSteps_;
   std::set<bool> loaderWorkers_;
   std::vector<int64_t> collectiveDurs_;
 };
-
-// A random case: 3 to 8 steps mixing 2 to 5 causes at random shares (the first cause clearly first:
-// 6 points of share or more ahead of the second), with noise on every segment's length, sometimes a
-// longer first step with no set-up in it, set-up in the first step, periodic work every Nth step; one
-// case in ten CPU-only.
-inline std::pair<std::string, Truth> randomCase(uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  auto uni = [&](double a, double b) { return std::uniform_real_distribution<double>(a, b)(rng); };
-  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
-  for (int attempt = 0;; ++attempt) {
-    Builder b;
-    const bool cpu = pick(10) == 0;
-    if (cpu) b.setCpuOnly();
-    // The causes of this case and their shares of a step.
-    enum Seg { kCompute, kLaunch, kHostOps, kHostGap, kCopy, kReadBack, kSync, kAlloc, kLoader, kComm, kSegs };
-    std::vector<int> kinds;
-    const int nk = 2 + pick(4);
-    std::vector<int> pool =
-        cpu ? std::vector<int>{kHostOps, kHostGap, kLoader, kComm}
-            : std::vector<int>{kCompute, kLaunch, kHostOps, kHostGap, kCopy, kReadBack, kSync, kAlloc, kLoader, kComm};
-    std::shuffle(pool.begin(), pool.end(), rng);
-    for (int i = 0; i < nk && i < static_cast<int>(pool.size()); ++i) kinds.push_back(pool[static_cast<size_t>(i)]);
-    // A trace with a device runs something on it (else it is a CPU-only profile).
-    if (!cpu && std::none_of(kinds.begin(), kinds.end(), [](int k) {
-          return k == kCompute || k == kLaunch || k == kCopy || k == kReadBack || k == kSync || k == kComm;
-        }))
-      kinds.push_back(kCompute);
-    std::vector<double> w;
-    for (size_t i = 0; i < kinds.size(); ++i) w.push_back(-std::log(uni(1e-6, 1.0)));
-    const int steps = 3 + pick(6);
-    const int64_t stepNs = static_cast<int64_t>(uni(2e6, 20e6));
-    // Variants fixed for the whole trace (a program does the same thing every step).
-    const int flavour = pick(3), allocVariant = pick(3), commKind = pick(2), setupKind = pick(4);
-    const bool pinned = pick(2), workers = pick(2), ddp = pick(2), late = pick(3) == 0, manyComm = pick(3) == 0;
-    const bool withSetup = !cpu && pick(3) == 0, longFirst = pick(4) == 0;
-    const int periodic = steps >= 6 && pick(3) == 0 ? 2 + pick(2) : 0;
-    std::string recipe = std::string(cpu ? "cpu-only " : "") + std::to_string(steps) + " steps of " +
-                         std::to_string(stepNs / 1000) + " us:";
-    static const char* kNames[] = {"compute",  "launch", "hostops", "hostgap", "copy",
-                                   "readback", "sync",   "alloc",   "loader",  "comm"};
-    double sum = 0;
-    for (double v : w) sum += v;
-    for (size_t i = 0; i < kinds.size(); ++i) {
-      char buf[48];
-      std::snprintf(buf, sizeof buf, " %s %.2f", kNames[kinds[i]], w[i] / sum);
-      recipe += buf;
-    }
-    for (int s = 0; s < steps; ++s) {
-      b.beginStep();
-      if (ddp && !cpu) b.ddpMarker();
-      if (s == 0 && withSetup) {
-        int64_t L = static_cast<int64_t>(uni(0.2, 0.6) * static_cast<double>(stepNs)) + 2'000'000;
-        // A huge first cudaFree is 20x the trace's other frees (which last up to 0.8 ms) or more.
-        if (setupKind == 0) L = std::max<int64_t>(L, 21'000'000);
-        b.setup(L, setupKind);
-      }
-      if (s == 0 && longFirst)
-        b.hostOps(static_cast<int64_t>(uni(0.5, 1.0) * static_cast<double>(stepNs)), "aten::index");
-      for (size_t i = 0; i < kinds.size(); ++i) {
-        const double noise = uni(0.9, 1.1);
-        int64_t L = static_cast<int64_t>(static_cast<double>(stepNs) * w[i] / sum * noise);
-        L = std::max<int64_t>(L, 100'000);
-        switch (kinds[i]) {
-          case kCompute:
-            b.compute(L, flavour);
-            break;
-          case kLaunch:
-            b.launchBound(L);
-            break;
-          case kHostOps:
-            b.hostOps(L);
-            break;
-          case kHostGap:
-            b.hostGap(L);
-            break;
-          case kCopy:
-            b.copyH2D(L, pinned);
-            break;
-          case kReadBack:
-            b.readBack(L);
-            break;
-          case kSync:
-            b.userSync(L);
-            break;
-          case kAlloc:
-            b.alloc(L, allocVariant);
-            break;
-          case kLoader:
-            b.loader(L, workers);
-            break;
-          case kComm:
-            if (cpu)
-              b.glooWait(L);
-            else
-              b.comm(L, commKind, manyComm ? 25 : 1, late);
-            break;
-          default:
-            break;
-        }
-      }
-      if (periodic && s % periodic == periodic - 1)
-        b.hostOps(static_cast<int64_t>(uni(0.8, 1.2) * static_cast<double>(stepNs)), "aten::linear");
-      b.endStep();
-    }
-    if (withSetup) recipe += std::string("; set-up ") + std::to_string(setupKind) + " in step 1";
-    if (longFirst) recipe += "; a longer first step (no set-up in it)";
-    if (periodic) recipe += "; every " + std::to_string(periodic) + "th step longer";
-    b.decideFixes();
-    b.truth.periodicEvery = periodic;
-    b.truth.recipe = recipe;
-    // The first cause clearly first (and a CPU-only trace's largest part).
-    std::vector<int64_t> v(b.truth.ns, b.truth.ns + kCauseCount);
-    if (cpu) v.assign(b.cpuParts, b.cpuParts + 4);
-    std::sort(v.rbegin(), v.rend());
-    if (static_cast<double>(v[0] - v[1]) < 0.06 * static_cast<double>(b.truth.wallNs) && attempt < 50) {
-      rng.seed(seed * 1000003 + static_cast<uint64_t>(attempt) + 1);
-      continue;
-    }
-    return {b.json(), b.truth};
-  }
-}
 
 }  // namespace attnscope::kgen

@@ -184,8 +184,9 @@ class DiagnosisTest : public QObject {
   // A long first step is not set-up unless the trace records first-use work in it: four ProfilerSteps,
   // each an aten::mm that launches one 10 us kernel; steps 2-4 last 100 us, step 1 400 us (its op runs
   // 300 us longer, no runtime call in it longer than 5 us). By hand: a steady step is launch_bound 89 us
-  // (the op's 90 us but for the 1 us the kernel sat queued) and little_work 11 us (5 + 5 us outside the
-  // op, 1 us queued); the first step holds its 300 us more as what it is, launch_bound, and no set-up.
+  // (the op's 90 us but for the 1 us the kernel sat queued), little_work 1 us (queued) and host_compute
+  // 10 us (the step's thread in the loop's code with no op: 5 us before the op and 5 us after it); the
+  // first step holds its 300 us more as what it is, launch_bound, and no set-up.
   void longFirstStepIsNotSetUp() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
@@ -210,12 +211,14 @@ class DiagnosisTest : public QObject {
     auto part = [&](size_t step, Cause c) { return d.steps[step].parts[static_cast<int>(c)]; };
     for (size_t i = 1; i < 4; ++i) {
       QCOMPARE(part(i, Cause::LaunchBound), int64_t{89'000});
-      QCOMPARE(part(i, Cause::LittleWork), int64_t{11'000});
+      QCOMPARE(part(i, Cause::LittleWork), int64_t{1'000});
+      QCOMPARE(part(i, Cause::HostCompute), int64_t{10'000});
       QCOMPARE(part(i, Cause::OneTimeSetup), int64_t{0});
     }
     QCOMPARE(part(0, Cause::OneTimeSetup), int64_t{0});
     QCOMPARE(part(0, Cause::LaunchBound), int64_t{389'000});
-    QCOMPARE(part(0, Cause::LittleWork), int64_t{11'000});
+    QCOMPARE(part(0, Cause::LittleWork), int64_t{1'000});
+    QCOMPARE(part(0, Cause::HostCompute), int64_t{10'000});
     checkSplit(d, QStringLiteral("steps.json"));
   }
 
@@ -287,12 +290,13 @@ class DiagnosisTest : public QObject {
   }
 
   // A loop that synchronizes after every tiny kernel (known_causes.py's sync_every_kernel, which the
-  // H200 showed launch_bound): per iteration the host launches (5 us), the kernel runs (4 us) while
-  // the host waits in cudaDeviceSynchronize (from 6 to 11 us), then the host is back in Python until
-  // the next launch (11 to 20 us). The device idles from each sync's return until its next kernel
-  // starts (11 to 21 us of each 20 us iteration: 10 us, the next iteration's launch included):
-  // explicit_sync, worked out by hand below; the kernels' 4 us are GPU compute.
-  void syncAfterEveryKernelIsExplicitSync() {
+  // H200 showed launch_bound): per iteration the host launches (op +1 to +6 us, its launch +2 to +5),
+  // the kernel runs (+6 to +10) while the host waits in cudaDeviceSynchronize (+6 to +11), then the host
+  // is back in Python until the next op (+11 to +21). Without the sync the host would have run on beside
+  // the kernel: a sync costs its own microsecond past the kernel and, after its return, as long as it
+  // waited on the kernel (4 us, +11 to +15); the rest of the Python (+15 to +21) is the host's own code,
+  // as it would be with no sync (a sync is never blamed for the gap after it). Worked out by hand below.
+  void syncAfterEveryKernelIsBlamedForItsWait() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     TraceText t;
@@ -312,14 +316,17 @@ class DiagnosisTest : public QObject {
     const Diagnosis& d = snap->explanation->diagnosis;
     QCOMPARE(d.steps.size(), size_t{1});
     const StepWaits& st = d.steps.front();
-    // Compute: 10 kernels x 4 us. The sync's own wait past the kernel: 10.0-11.0 us, 1 us each.
+    // Compute: 10 kernels x 4 us. Each sync: its own wait past the kernel (+10 to +11) and the idle
+    // after its return for as long as it waited (+11 to +15): 5 us, ten times.
     QCOMPARE(st.parts[static_cast<int>(Cause::GpuCompute)], int64_t{40'000});
-    // Drained: from each sync's return (at + 11) to the next kernel (at + 26), but for the last
-    // microsecond, when the kernel was launched and not yet started (at + 25 to at + 26: little
-    // work, as queued work always is): 14 us, nine times (the last sync has no next kernel). Plus
-    // each sync's own wait past its kernel (at + 10 to at + 11), ten times.
-    QCOMPARE(st.parts[static_cast<int>(Cause::ExplicitSync)], int64_t{9 * 14'000 + 10 * 1'000});
-    QCOMPARE(d.causes.front().code, Cause::ExplicitSync);
+    QCOMPARE(st.parts[static_cast<int>(Cause::ExplicitSync)], int64_t{10 * 5'000});
+    // Dispatch +1 to +5 (the op, its launch), the kernel queued +5 to +6.
+    QCOMPARE(st.parts[static_cast<int>(Cause::LaunchBound)], int64_t{10 * 4'000});
+    QCOMPARE(st.parts[static_cast<int>(Cause::LittleWork)], int64_t{10 * 1'000});
+    // Python: the step's start to the first op (1 us), +15 to the next op at +21 (6 us, nine times),
+    // the last sync's +15 to the step's end at +20 (5 us).
+    QCOMPARE(st.parts[static_cast<int>(Cause::HostCompute)], int64_t{1'000 + 9 * 6'000 + 5'000});
+    QCOMPARE(d.causes.front().code, Cause::HostCompute);
     checkSplit(d, QStringLiteral("sync_loop.json"));
   }
 
@@ -432,6 +439,103 @@ class DiagnosisTest : public QObject {
     QCOMPARE(d.causes.front().code, Cause::GraphCapture);
     QCOMPARE(d.steps[1].parts[static_cast<int>(Cause::GpuCompute)], int64_t{3'000});
     checkSplit(d, QStringLiteral("capture_prologue.json"));
+  }
+
+  // torch.cuda.graph() on torch 2.x (the H100's known_causes cuda_graph_capture): between the prologue's
+  // synchronize and BeginCapture, empty_cache's cudaFree calls and capture_begin registering the RNG
+  // state: aten::empty (a cudaMalloc, the cache just emptied) and two aten::fill_ whose 2 us kernels run.
+  // Per 100 us step by hand: the capture from the synchronize (+5) to EndCapture's end (+82), 77 us, but
+  // for the fill kernels' 4 us (GPU compute), plus the instantiation (+83, 10 us): graph_capture 83 us;
+  // the allocator none (its calls are the capture's); the loop's own code 13 us (+0 to +5, +82 to +83,
+  // +93 to +100: host_compute).
+  void graphCaptureBeginsWithItsRngState() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    TraceText t;
+    for (int i = 0; i < 3; ++i) {
+      const double at = 1000 + 100 * i;
+      const int c = 100 * (i + 1);
+      t.x("user_annotation", QStringLiteral("ProfilerStep#%1").arg(i + 1), at, 100, 1, 1, "");
+      t.x("cuda_runtime", "cudaDeviceSynchronize", at + 5, 3, 1, 1, "");
+      t.x("cuda_runtime", "cudaFree", at + 20, 15, 1, 1, "");
+      t.x("cuda_runtime", "cudaFree", at + 36, 14, 1, 1, "");
+      t.x("cpu_op", "aten::empty", at + 51, 7, 1, 1, "");
+      t.x("cuda_runtime", "cudaMalloc", at + 52, 5, 1, 1, "");
+      for (int k = 0; k < 2; ++k) {
+        t.x("cpu_op", "aten::fill_", at + 58 + 4 * k, 4, 1, 1, "");
+        t.x("cuda_runtime", "cudaLaunchKernel", at + 59 + 4 * k, 1, 1, 1,
+            QStringLiteral("\"correlation\":%1").arg(c + k));
+        t.x("kernel", "fill_kernel", at + 60 + 4 * k, 2, 0, 7,
+            QStringLiteral("\"device\":0,\"stream\":7,\"correlation\":%1").arg(c + k));
+      }
+      t.x("cuda_runtime", "cudaStreamBeginCapture", at + 70, 1, 1, 1, "");
+      t.x("cpu_op", "aten::addmm", at + 72, 8, 1, 1, "");
+      t.x("cuda_runtime", "cudaMalloc", at + 73, 4, 1, 1, "");
+      t.x("cuda_runtime", "cudaLaunchKernel", at + 78, 1, 1, 1, QStringLiteral("\"correlation\":%1").arg(c + 50));
+      t.x("cuda_runtime", "cudaStreamEndCapture", at + 80, 2, 1, 1, "");
+      t.x("cuda_runtime", "cudaGraphInstantiateWithFlags", at + 83, 10, 1, 1, "");
+    }
+    const auto snap = snapshotAt(t.write(dir, "capture_rng.json"));
+    QVERIFY(snap);
+    const Diagnosis& d = snap->explanation->diagnosis;
+    QCOMPARE(d.steps.size(), size_t{3});
+    for (const StepWaits& st : d.steps) {
+      QCOMPARE(st.parts[static_cast<int>(Cause::GraphCapture)], int64_t{83'000});
+      QCOMPARE(st.parts[static_cast<int>(Cause::GpuCompute)], int64_t{4'000});
+      QCOMPARE(st.parts[static_cast<int>(Cause::Allocator)], int64_t{0});
+      QCOMPARE(st.parts[static_cast<int>(Cause::HostCompute)], int64_t{13'000});
+    }
+    QCOMPARE(d.causes.front().code, Cause::GraphCapture);
+    // One evidence item per capture, not a call and a capture.
+    QVERIFY(!d.causes.front().items.empty());
+    QCOMPARE(d.causes.front().items.front().kind, std::string("capture"));
+    QCOMPARE(d.causes.front().items.front().count, uint64_t{3});
+    checkSplit(d, QStringLiteral("capture_rng.json"));
+  }
+
+  // The H100 capture's loop: each step synchronizes first (nothing is running: the sync waits on no
+  // work) and then sleeps with nothing recorded before its ops. A sync is blamed for what it waited
+  // on, never for the gap after it: per 100 us step by hand, the sync's own 2 us (+1 to +3) are
+  // explicit_sync; +0 to +1, +3 to +80 and +94 to +100 (84 us) the loop's untraced code (host_compute);
+  // the op +80 to +85 (its launch +81 to +83, the kernel queued +83 to +84, running with nothing behind
+  // it while the op dispatches +84 to +85) launch-bound 4 us and little work 1 us; the kernel +85 to
+  // +94 GPU compute. The fix is the host's work, not the sync.
+  void syncThenUntracedSleepIsHostWork() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    TraceText t;
+    for (int i = 0; i < 3; ++i) {
+      const double at = 1000 + 100 * i;
+      t.x("user_annotation", QStringLiteral("ProfilerStep#%1").arg(i + 1), at, 100, 1, 1, "");
+      t.x("cuda_runtime", "cudaDeviceSynchronize", at + 1, 2, 1, 1, "");
+      t.x("cpu_op", "aten::mm", at + 80, 5, 1, 1, "");
+      t.x("cuda_runtime", "cudaLaunchKernel", at + 81, 2, 1, 1, QStringLiteral("\"correlation\":%1").arg(i + 1));
+      t.x("kernel", "gemm_kernel", at + 84, 10, 0, 7,
+          QStringLiteral("\"device\":0,\"stream\":7,\"correlation\":%1").arg(i + 1));
+    }
+    const auto snap = snapshotAt(t.write(dir, "sync_sleep.json"));
+    QVERIFY(snap);
+    const Diagnosis& d = snap->explanation->diagnosis;
+    QCOMPARE(d.steps.size(), size_t{3});
+    for (const StepWaits& st : d.steps) {
+      QCOMPARE(st.parts[static_cast<int>(Cause::ExplicitSync)], int64_t{2'000});
+      QCOMPARE(st.parts[static_cast<int>(Cause::HostCompute)], int64_t{84'000});
+      QCOMPARE(st.parts[static_cast<int>(Cause::LaunchBound)], int64_t{4'000});
+      QCOMPARE(st.parts[static_cast<int>(Cause::LittleWork)], int64_t{1'000});
+      QCOMPARE(st.parts[static_cast<int>(Cause::GpuCompute)], int64_t{9'000});
+    }
+    QCOMPARE(d.causes.front().code, Cause::HostCompute);
+    for (const auto* list : {&d.causes, &d.minor})
+      for (const DiagnosedCause& c : *list)
+        for (const Fix& f : c.fixes)
+          QVERIFY2(c.code != d.causes.front().code || f.code != "remove_sync", d.headline.c_str());
+    QVERIFY2(d.headline.find("remove the") == std::string::npos, d.headline.c_str());
+    // The evidence says where the untraced code ran longest: the 77 us after the sync.
+    const EvidenceItem& gap = d.causes.front().items.front();
+    QCOMPARE(gap.kind, std::string("untraced"));
+    QCOMPARE(gap.count, uint64_t{9});
+    QCOMPARE(gap.detail, std::string("the longest 77.000 us, after cudaDeviceSynchronize"));
+    checkSplit(d, QStringLiteral("sync_sleep.json"));
   }
 
   // The whole trace's window is the profiler's recorded span: an inference trace whose 30 us of kernels

@@ -110,6 +110,8 @@ const std::vector<Case>& cases() {
          if (s == 0) b.userSync(2'000'000);
          b.hostOps(200'000);
        }},
+      {"empty_cache_untraced", Cause::Allocator, [](Builder& b, int) { b.alloc(3'000'000, 2); },
+       [](Builder& b, int) { b.alloc(3'000'000, 1); }},
       {"empty_cache", Cause::Allocator, [](Builder& b, int) { b.alloc(3'000'000, 0); },
        [](Builder& b, int) { b.alloc(3'000'000, 1); }},
       {"allocator_cache", Cause::Allocator, [](Builder& b, int) { b.alloc(3'000'000, 1); },
@@ -118,6 +120,8 @@ const std::vector<Case>& cases() {
        [](Builder& b, int) { b.loader(2'000'000, true); }},
       {"loader_faster", Cause::DataLoader, [](Builder& b, int) { b.loader(2'000'000, true); },
        [](Builder& b, int) { b.loader(2'000'000, false); }},
+      {"launch_blocking", Cause::LaunchBound, [](Builder& b, int) { b.launchBound(8000 * 50, true); },
+       [](Builder& b, int) { b.launchBound(8000 * 50); }},
       {"fewer_launches", Cause::LaunchBound,
        [](Builder& b, int) {
          // One small compiled function in an eager model is not a compiled model.

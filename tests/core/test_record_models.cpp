@@ -169,7 +169,18 @@ class TestRecordModels : public QObject {
     QVERIFY2(r.code == 0, qPrintable(r.err + r.out));
     QVERIFY2(r.out.contains("the job (2 of 2 ranks traced): " + out), qPrintable(r.out));
     const QString job = r.out.section(QStringLiteral("the job (2 of 2 ranks traced): "), 1).section('\n', 1, 1);
-    QVERIFY2(job.contains("rank 1 makes the others wait"), qPrintable(r.out));
+    // Late in all 3 steps by construction; on a loaded machine (2 cores, load 9) the others' own jitter
+    // hid it in one step of 3 once: 2 of 3 is accepted, fewer is a miss.
+    QVERIFY2(job.contains(QRegularExpression(QStringLiteral("rank 1 held the others up on [23] of 3 steps"))),
+             qPrintable(job));
+    // The script's slow rank spins 30 ms in plain Python before each forward, outside any op: the reason
+    // names that host time (by construction about 30 ms; the others have next to none), and no device.
+    const QRegularExpressionMatch m =
+        QRegularExpression(QStringLiteral("spent ([0-9.]+) ms on the host outside any op the trace recorded"))
+            .match(job);
+    QVERIFY2(m.hasMatch(), qPrintable(job));
+    QVERIFY2(m.captured(1).toDouble() >= 29 && m.captured(1).toDouble() < 60, qPrintable(job));
+    QVERIFY2(!job.contains("nvidia-smi"), qPrintable(job));
     QVERIFY(r.out.contains("open the job: attnscope-cli ranks " + out));
     // Rank 0's own view is still there.
     QVERIFY(r.out.contains("recorded: rank 0: " + out + "/rank-0.json"));

@@ -175,7 +175,7 @@ void ExplainPanel::setTrace(std::shared_ptr<const LoadedTrace> trace) {
   // the CPU, where every step is "CPU only", what the run shows instead (the founding answer's).
   const FoundingAnswer* fa = trace_->snapshot->answer.get();
   const std::string& headline = fa && fa->cpuRun && !fa->headline.empty() ? fa->headline : an->diagnosis.headline;
-  if (!headline.empty()) head = QStringLiteral("<b>%1</b><br>").arg(qs(headline).toHtmlEscaped()) + head;
+  if (!headline.empty()) head = QStringLiteral("<b>%1</b><br>").arg(breakable(qs(headline))) + head;
   view_->setColumnHidden(StepsModel::CostMost, model_->costMostSaysNothing());
   header_->setText(head);
   details_->setHtml(overviewHtml());
@@ -544,7 +544,7 @@ QString ExplainPanel::plainText() const {
     parts << cells.join(QLatin1Char('\t'));
   }
   parts << details_->toPlainText();
-  return parts.join(QLatin1Char('\n'));
+  return parts.join(QLatin1Char('\n')).remove(QChar(0x200B));  // the break opportunities are not text
 }
 
 }  // namespace attnscope::ui

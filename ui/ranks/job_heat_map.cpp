@@ -40,6 +40,9 @@ QString msNumber(int64_t ns) { return QString::number(static_cast<double>(ns) / 
 QString stragglerCause(const ranks::Straggler& s) {
   if (s.cause == "slow_region")
     return QObject::tr("in %1 %2 (the others %3)").arg(qs(s.region), ms(s.regionNs), ms(s.othersRegionNs));
+  if (s.cause == "untraced_host")
+    return QObject::tr("%1 on the host outside any recorded op (the others %2)")
+        .arg(ms(s.regionNs), ms(s.othersRegionNs));
   if (s.cause == "slow_work")
     return QObject::tr("its work before arriving took %1x the others'").arg(s.workRatio, 0, 'f', 1);
   if (s.cause == "late_start") return QObject::tr("its device started the collective late");

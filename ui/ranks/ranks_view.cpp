@@ -280,6 +280,8 @@ void RanksView::showReport(std::shared_ptr<const ranks::JobReport> report, const
     top->setSizes({left, total - left});
   }
   timelines_->setReport(report_);
+  fitSplit();
+  QTimer::singleShot(0, this, &RanksView::fitSplit);  // again once the new report's layout has settled
   model_->setReport(report_, timelines_->originNs());
   table_->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
   proxy_->sort(-1);
@@ -290,6 +292,20 @@ void RanksView::showReport(std::shared_ptr<const ranks::JobReport> report, const
   selectedStep_.clear();
   selection_->setText(tr("Click a cell to show that rank's timeline at that step; hover it for its figures."));
   emit jobShown();
+}
+
+// The map and the words above get what the map needs (at most 45% of the height), the ranks' timelines the
+// rest: the splitter's first layout went by size hints and left each rank's lanes 30 px at 1280x800.
+void RanksView::fitSplit() {
+  const QList<int> sizes = split_->sizes();
+  if (sizes.size() != 2) return;
+  const int total = sizes[0] + sizes[1];
+  if (total <= 0) return;
+  QWidget* top = split_->widget(0);
+  const int need = heatMap_->sizeHint().height() + selection_->sizeHint().height() + 16;
+  const int first = std::max(top->minimumSizeHint().height(), std::min(need, total * 45 / 100));
+  if (first >= total) return;
+  split_->setSizes({first, total - first});
 }
 
 void RanksView::onCellSelected(qint64 rank, const QString& step) {

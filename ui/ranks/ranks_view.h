@@ -73,6 +73,7 @@ class RanksView : public QWidget {
   void onCellSelected(qint64 rank, const QString& step);
   void onCollectiveChosen();
   void pollProgress();
+  void fitSplit();
 
   QLabel* headline_ = nullptr;
   QLabel* subtitle_ = nullptr;
