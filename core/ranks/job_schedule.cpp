@@ -6,14 +6,16 @@
 // all-reduce. That is the schedule's lateness (the pipeline bubble), not a straggler.
 //
 // A stage's ranks are each other's peers: the ranks linked by the job's process groups other than the world
-// (a stage's data-parallel group, its tensor-parallel groups), or a rank alone where none links it. At each
-// kind of collective (its place in the step, name, size), each rank's usual place is the median over the steps
-// of its readiness after the collective's early ranks (the lower quartile). Where a stage's usual place stands
-// out of the jitter, and most of its ranks share it (their usual places within the cut of the stage's), that
-// place is the stage's schedule: it is taken off its ranks' readiness there before the model reads who was
-// late. A rank is then late when it is late against its own stage's peers or beyond the stage's usual lateness.
-// A rank late alone in most steps is not a stage's schedule where its stage has other ranks (they are not late
-// with it); a pipeline of one replica has a stage of one rank, where the two cannot be told apart.
+// (a stage's data-parallel group, its tensor-parallel groups). At each kind of collective (its place in the step,
+// name, size), each rank's usual place is the median over the steps of its readiness after the collective's
+// early ranks (the lower quartile), and a stage's place in a step is its own early quarter (so a rank late
+// against its peers does not move it). Where a stage's usual place stands out of the jitter (the cut), and most
+// of its ranks and most steps are alike (within the cut, or 6 times the stage's own step-to-step spread: its
+// lateness is its compute, which varies as compute does), that is the stage's schedule: its place in the step
+// (or its usual place, in a step where it was later than alike) is taken off its ranks' readiness there before
+// the model reads who was late. A rank is then late when it is late against its own stage's peers or beyond
+// the stage's usual lateness. A stage of one rank (a pipeline of one replica) has no peers to tell the two
+// apart by, and is left as it is.
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -82,6 +84,8 @@ std::map<std::pair<size_t, size_t>, int64_t> pipelineSchedule(
     for (const auto& [root, members] : stages) {
       // Not the whole job: the stage is at most half the ranks at this collective.
       if (2 * members.size() > s.byRank.size()) continue;
+      // One replica: a stage of one rank has no peers to tell the schedule from a straggler by; left as it is.
+      if (members.size() < 2) continue;
       std::vector<int64_t> us;
       for (size_t i : members) us.push_back(usual[i]);
       const int64_t mid = medianOf(us);
