@@ -111,13 +111,6 @@ double rangeFactor(size_t n) {
   return 2 * std::sqrt(2 * std::log(static_cast<double>(n))) - 0.5;  // close enough past 10
 }
 
-struct Dsu {
-  std::vector<size_t> p;
-  explicit Dsu(size_t n) : p(n) { std::iota(p.begin(), p.end(), 0); }
-  size_t find(size_t x) { return p[x] == x ? x : p[x] = find(p[x]); }
-  void unite(size_t a, size_t b) { p[find(a)] = find(b); }
-};
-
 std::string signatureOf(const MatchedCollective& m) {
   return collectiveKey(m.name) + "|" + m.dims + "|" + std::to_string(m.nelems) + "|" + std::to_string(m.parts.size());
 }
@@ -340,6 +333,17 @@ std::vector<LateSet> modelWaits(JobReport& r) {
     order.emplace_back(medianOf(a), &ks);
   }
   std::sort(order.begin(), order.end());
+  // A pipeline stage's usual lateness by the schedule is taken off its ranks' readiness (job_schedule.cpp).
+  std::map<std::string, int64_t> cutOf;
+  for (const auto& [role, sg] : sigma)
+    cutOf[role] = std::max<int64_t>(static_cast<int64_t>(kCutSigmas * static_cast<double>(sg)), kCutFloorNs);
+  std::vector<const std::vector<size_t>*> virtuals;
+  for (const auto& o : order) virtuals.push_back(o.second);
+  const auto shift = pipelineSchedule(r, rdy, virtuals, roleOf, cutOf);
+  auto shiftOf = [&shift](size_t k, size_t i) {
+    const auto it = shift.find({k, i});
+    return it == shift.end() ? int64_t{0} : it->second;
+  };
 
   // Per rank, as of the last collective read: its step, and on time (0), late by its own doing (1), or late
   // as another's victim (2). A rank late from one collective to the next stays what it was.
@@ -371,7 +375,7 @@ std::vector<LateSet> modelWaits(JobReport& r) {
   for (size_t vi = 0; vi < order.size(); ++vi) {
     auto& a = arrivalsOf[vi];
     for (size_t k : *order[vi].second)
-      for (const auto& [at, i] : rdy[k]) a.emplace_back(at, i, k);
+      for (const auto& [at, i] : rdy[k]) a.emplace_back(at - shiftOf(k, i), i, k);
     std::sort(a.begin(), a.end(), std::greater<>());
     const double sg = static_cast<double>(sigma[roleOf[order[vi].second->front()]]);
     const int64_t thr = std::max<int64_t>(static_cast<int64_t>(kCutSigmas * sg), kCutFloorNs);
@@ -469,11 +473,12 @@ std::vector<LateSet> modelWaits(JobReport& r) {
       const int pk = previous(i, k);
       int64_t since = 0;
       if (pk >= 0) {
-        since = at - partEnd(i, static_cast<size_t>(pk));
+        since = at + shiftOf(k, i) - partEnd(i, static_cast<size_t>(pk));
       } else {
         bool has = false;
         for (const Part& p : r.matched[k].parts)
-          if (p.first == i) since = at - (collectiveOf(r, p).beforeFromNs - appliedOffset(r, i)), has = true;
+          if (p.first == i)
+            since = at + shiftOf(k, i) - (collectiveOf(r, p).beforeFromNs - appliedOffset(r, i)), has = true;
         if (!has) continue;
       }
       workOf[q] = since - std::min(peerWait(i, k), std::max<int64_t>(since, 0));
@@ -534,8 +539,8 @@ std::vector<LateSet> modelWaits(JobReport& r) {
     std::map<size_t, int64_t> onLast;  // matched -> its on-time members' last arrival
     for (size_t q = deep; q < a.size(); ++q) {
       const auto [at, i, k] = a[q];
-      auto [it, fresh] = onLast.emplace(k, at);
-      if (!fresh) it->second = std::max(it->second, at);
+      auto [it, fresh] = onLast.emplace(k, at + shiftOf(k, i));  // as it arrived: the others waited for that
+      if (!fresh) it->second = std::max(it->second, at + shiftOf(k, i));
     }
     for (const std::vector<size_t>& g : groups) {
       Cluster cl{r.matched[ks.front()].stepIndex, vi, {}, 0, {}};
