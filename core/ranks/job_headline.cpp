@@ -176,6 +176,12 @@ void writeHeadline(JobReport& r) {
                                       : ".";
   }
   if (main.empty()) main = noStraggler(r);
+  // A pipeline stage last by the schedule is said, so that its lateness is not read as a straggler's.
+  for (const JobFinding& f : r.findings)
+    if (f.kind == "pipeline_schedule") {
+      main += " By the pipeline's schedule, not a straggler: " + f.text.substr(0, f.text.find(", so in")) + ".";
+      break;
+    }
   r.headline = pre + main + offsetsSentence(r);
 }
 

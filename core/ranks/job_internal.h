@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <numeric>
+#include <string>
 #include <vector>
 
 #include "core/ranks/job.h"
@@ -26,6 +29,14 @@ struct LateSet {
 // late ranks and the wait they imposed, the jitter, per rank and step figures; returns the late sets of
 // each step, for findStragglers.
 std::vector<LateSet> modelWaits(JobReport& r);
+// A pipeline's schedule (job_schedule.cpp): in a job with send/recv, a whole stage's usual lateness at a kind of
+// collective, said as a "pipeline_schedule" finding; returns what to take off each (matched, rank index)'s
+// readiness there. `rdy`: per matched collective, (aligned readiness, rank index); `virtuals`: the parallel
+// instances read together, in the order they ran; `cutOf`: per kind of collective, how far a rank must stand out.
+std::map<std::pair<size_t, size_t>, int64_t> pipelineSchedule(
+    JobReport& r, const std::vector<std::vector<std::pair<int64_t, size_t>>>& rdy,
+    const std::vector<const std::vector<size_t>*>& virtuals, const std::vector<std::string>& roleOf,
+    const std::map<std::string, int64_t>& cutOf);
 // Stragglers from the late sets, with their cause, cost and fix (job_stragglers.cpp).
 void findStragglers(JobReport& r, const std::vector<LateSet>& sets);
 // Hangs (only where the other ranks' waits show one), truncated traces said (job_faults.cpp).
@@ -33,6 +44,14 @@ void findHangs(JobReport& r);
 void noteTruncations(JobReport& r);
 // The headline (job_headline.cpp).
 void writeHeadline(JobReport& r);
+
+// Disjoint sets of rank indices.
+struct Dsu {
+  std::vector<size_t> p;
+  explicit Dsu(size_t n) : p(n) { std::iota(p.begin(), p.end(), 0); }
+  size_t find(size_t x) { return p[x] == x ? x : p[x] = find(p[x]); }
+  void unite(size_t a, size_t b) { p[find(a)] = find(b); }
+};
 
 inline int64_t medianOf(std::vector<int64_t> v) {
   if (v.empty()) return 0;

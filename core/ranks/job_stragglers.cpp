@@ -188,6 +188,18 @@ std::string stepsText(const std::vector<std::string>& steps) {
   return s;
 }
 
+// The value a standard normal exceeds with probability 0.05 / n (the largest of n deviations stays below it
+// 95 times in 100, Bonferroni): by bisection on erfc.
+double largestOfNormal(size_t n) {
+  const double p = 0.05 / static_cast<double>(std::max<size_t>(n, 1));
+  double lo = 0, hi = 40;
+  for (int k = 0; k < 80; ++k) {
+    const double mid = (lo + hi) / 2;
+    (0.5 * std::erfc(mid / std::sqrt(2.0)) > p ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 }  // namespace
 
 void findStragglers(JobReport& r, const std::vector<LateSet>& sets) {
@@ -200,12 +212,21 @@ void findStragglers(JobReport& r, const std::vector<LateSet>& sets) {
       "collective, or in send/recv for a pipeline neighbour) with ordinary work of its own is a victim; per step, "
       "ranks late together form a set, and the wait it imposed on "
       "each on-time rank is added over the step's collectives; a straggler is a rank or set whose imposed wait in "
-      "a step is at least 50 us and 0.1% of the median step; persistent when that holds in more than half the "
+      "a step is at least 50 us, 1% of the median step and the largest deviation chance gives over the ranks' "
+      "arrivals looked at (the jitter times the normal quantile of 0.05 / their count); persistent when that holds in "
+      "more than half the "
       "steps with collectives";
   std::set<int> withCollectives;
   for (const MatchedCollective& m : r.matched)
     if (m.stepIndex >= 0 && m.parts.size() >= 2) withCollectives.insert(m.stepIndex);
-  const int64_t material = std::max<int64_t>(50'000, r.medianStepNs / 1000);
+  // What is worth naming. A step's imposed wait must stand out of the job's arrival jitter by more than the
+  // largest of the deviations looked at (every rank at every collective: with hundreds of them the largest
+  // normal one is 4 sigma or more), and cost the others at least 1% of a step (clean jobs' chance sets
+  // cost 0.1-0.5%; stragglers of 2 ms in 200 ms steps 1% and more) and 50 us.
+  size_t looked = 0;
+  for (const MatchedCollective& m : r.matched) looked += m.parts.size();
+  const int64_t chance = static_cast<int64_t>(largestOfNormal(looked) * static_cast<double>(r.jitterNs));
+  const int64_t material = std::max({int64_t{50'000}, r.medianStepNs / 100, chance});
   // The job's time: each step with collectives at its median duration over the ranks.
   int64_t jobNs = 0;
   for (int k : withCollectives) {

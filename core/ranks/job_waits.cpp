@@ -111,13 +111,6 @@ double rangeFactor(size_t n) {
   return 2 * std::sqrt(2 * std::log(static_cast<double>(n))) - 0.5;  // close enough past 10
 }
 
-struct Dsu {
-  std::vector<size_t> p;
-  explicit Dsu(size_t n) : p(n) { std::iota(p.begin(), p.end(), 0); }
-  size_t find(size_t x) { return p[x] == x ? x : p[x] = find(p[x]); }
-  void unite(size_t a, size_t b) { p[find(a)] = find(b); }
-};
-
 std::string signatureOf(const MatchedCollective& m) {
   return collectiveKey(m.name) + "|" + m.dims + "|" + std::to_string(m.nelems) + "|" + std::to_string(m.parts.size());
 }
@@ -240,6 +233,13 @@ std::vector<LateSet> modelWaits(JobReport& r) {
   // rank's readiness against the others' median, then against the rank's own usual place in that role
   // (the middle of the tightest half of its steps), pooled over the ranks.
   std::map<std::string, std::map<size_t, std::vector<int64_t>>> dev;  // role -> rank -> ready - the others' median
+  // Two ranks: each one's readiness against the others' mirrors the other's lateness, so a job where both were
+  // late on different steps (or one on most) reads its lateness as jitter. Each rank's own time from its step's
+  // start (each step ended waiting for the same collective) to its readiness is moved only by its own lateness
+  // where it did not wait for the other in send/recv before (a pipeline stage's time holds its neighbour's): its
+  // deviation from its usual place, times sqrt(2) (the gap is a difference of two such), is the jitter there.
+  std::map<std::string, std::map<size_t, std::vector<int64_t>>> own;  // role -> rank -> ready - its step's start
+  std::set<std::string> withPeers;                                    // roles with send/recv before them in the step
   std::vector<std::string> roleOf(r.matched.size());
   for (size_t k = 0; k < r.matched.size(); ++k) {
     const MatchedCollective& m = r.matched[k];
@@ -250,6 +250,17 @@ std::vector<LateSet> modelWaits(JobReport& r) {
     std::reverse(a.begin(), a.end());  // ascending
     for (size_t q = 0; q < a.size(); ++q)
       dev[roleOf[k]][rdy[k][a.size() - 1 - q].second].push_back(a[q] - lowerQuartileWithout(a, q));
+    if (m.parts.size() != 2) continue;
+    for (const Part& p : m.parts) {
+      const Collective& c = collectiveOf(r, p);
+      if (c.step < 0) continue;
+      const int64_t t = c.kind == "gpu_kernel" ? c.arrivalNs : std::min(c.issueNs, c.arrivalNs);
+      const std::vector<Collective>& cs = r.ranks[p.first].collectives;
+      bool peer = false;
+      for (size_t q = p.second + 1; q-- > 0 && cs[q].step == c.step;) peer = peer || cs[q].peerWaitNs > 0;
+      if (peer) withPeers.insert(roleOf[k]);
+      own[roleOf[k]][p.first].push_back(t - r.ranks[p.first].steps[static_cast<size_t>(c.step)].startNs);
+    }
   }
   std::map<std::string, int64_t> sigma;
   std::map<std::string, size_t> independent;  // values a role's scale rests on (two ranks mirror each other)
@@ -258,19 +269,23 @@ std::vector<LateSet> modelWaits(JobReport& r) {
   for (const auto& [role, byRank] : dev) {
     std::vector<int64_t> e, x;
     std::vector<size_t> len;
+    const auto mine = own.find(role);
+    const bool pair = byRank.size() == 2 && mine != own.end() && mine->second.size() == 2 && !withPeers.count(role);
     for (const auto& [i, v] : byRank) {
       x.insert(x.end(), v.begin(), v.end());
-      if (v.size() < 3) continue;
-      const int64_t centre = tightestHalfCentre(v);
-      for (int64_t d : v) e.push_back(d - centre);
-      len.push_back(v.size());
+      const std::vector<int64_t>& w = pair ? mine->second.at(i) : v;
+      if (w.size() < 3) continue;
+      const int64_t centre = tightestHalfCentre(w);
+      for (int64_t d : w)
+        e.push_back(pair ? static_cast<int64_t>(std::sqrt(2.0) * static_cast<double>(d - centre)) : d - centre);
+      len.push_back(w.size());
     }
     std::sort(len.begin(), len.end());
     const size_t typical = len.empty() ? 0 : len[len.size() / 2];
     allE.insert(allE.end(), e.begin(), e.end());
     allX.insert(allX.end(), x.begin(), x.end());
     if (typical) lengths.push_back(typical);
-    independent[role] = byRank.size() == 2 ? e.size() / 2 : e.size();
+    independent[role] = byRank.size() == 2 && !pair ? e.size() / 2 : e.size();
     sigma[role] = e.size() >= 8 ? scaleOf(e, centredQuantiles(typical))
                                 : (e.empty() && x.size() >= 4 ? scaleOf(x, {kQ25, kQ50}) : -1);
   }
@@ -318,6 +333,17 @@ std::vector<LateSet> modelWaits(JobReport& r) {
     order.emplace_back(medianOf(a), &ks);
   }
   std::sort(order.begin(), order.end());
+  // A pipeline stage's usual lateness by the schedule is taken off its ranks' readiness (job_schedule.cpp).
+  std::map<std::string, int64_t> cutOf;
+  for (const auto& [role, sg] : sigma)
+    cutOf[role] = std::max<int64_t>(static_cast<int64_t>(kCutSigmas * static_cast<double>(sg)), kCutFloorNs);
+  std::vector<const std::vector<size_t>*> virtuals;
+  for (const auto& o : order) virtuals.push_back(o.second);
+  const auto shift = pipelineSchedule(r, rdy, virtuals, roleOf, cutOf);
+  auto shiftOf = [&shift](size_t k, size_t i) {
+    const auto it = shift.find({k, i});
+    return it == shift.end() ? int64_t{0} : it->second;
+  };
 
   // Per rank, as of the last collective read: its step, and on time (0), late by its own doing (1), or late
   // as another's victim (2). A rank late from one collective to the next stays what it was.
@@ -349,7 +375,7 @@ std::vector<LateSet> modelWaits(JobReport& r) {
   for (size_t vi = 0; vi < order.size(); ++vi) {
     auto& a = arrivalsOf[vi];
     for (size_t k : *order[vi].second)
-      for (const auto& [at, i] : rdy[k]) a.emplace_back(at, i, k);
+      for (const auto& [at, i] : rdy[k]) a.emplace_back(at - shiftOf(k, i), i, k);
     std::sort(a.begin(), a.end(), std::greater<>());
     const double sg = static_cast<double>(sigma[roleOf[order[vi].second->front()]]);
     const int64_t thr = std::max<int64_t>(static_cast<int64_t>(kCutSigmas * sg), kCutFloorNs);
@@ -447,11 +473,12 @@ std::vector<LateSet> modelWaits(JobReport& r) {
       const int pk = previous(i, k);
       int64_t since = 0;
       if (pk >= 0) {
-        since = at - partEnd(i, static_cast<size_t>(pk));
+        since = at + shiftOf(k, i) - partEnd(i, static_cast<size_t>(pk));
       } else {
         bool has = false;
         for (const Part& p : r.matched[k].parts)
-          if (p.first == i) since = at - (collectiveOf(r, p).beforeFromNs - appliedOffset(r, i)), has = true;
+          if (p.first == i)
+            since = at + shiftOf(k, i) - (collectiveOf(r, p).beforeFromNs - appliedOffset(r, i)), has = true;
         if (!has) continue;
       }
       workOf[q] = since - std::min(peerWait(i, k), std::max<int64_t>(since, 0));
@@ -512,8 +539,8 @@ std::vector<LateSet> modelWaits(JobReport& r) {
     std::map<size_t, int64_t> onLast;  // matched -> its on-time members' last arrival
     for (size_t q = deep; q < a.size(); ++q) {
       const auto [at, i, k] = a[q];
-      auto [it, fresh] = onLast.emplace(k, at);
-      if (!fresh) it->second = std::max(it->second, at);
+      auto [it, fresh] = onLast.emplace(k, at + shiftOf(k, i));  // as it arrived: the others waited for that
+      if (!fresh) it->second = std::max(it->second, at + shiftOf(k, i));
     }
     for (const std::vector<size_t>& g : groups) {
       Cluster cl{r.matched[ks.front()].stepIndex, vi, {}, 0, {}};

@@ -14,6 +14,7 @@
 
 #include "cli_run.h"
 #include "core/ranks/rank_summary.h"
+#include "test_json.h"
 
 namespace {
 
@@ -31,18 +32,6 @@ QJsonObject fileJson(const QString& path) {
   QFile f(path);
   if (!f.open(QIODevice::ReadOnly)) return {};
   return QJsonDocument::fromJson(f.readAll()).object();
-}
-
-QList<qint64> ints(const QJsonValue& v) {
-  QList<qint64> out;
-  for (const QJsonValue& x : v.toArray()) out << x.toInteger();
-  return out;
-}
-
-QStringList strings(const QJsonValue& v) {
-  QStringList out;
-  for (const QJsonValue& x : v.toArray()) out << x.toString();
-  return out;
 }
 
 }  // namespace

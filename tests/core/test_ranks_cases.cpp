@@ -16,6 +16,7 @@
 #include <cmath>
 
 #include "job_gen.h"
+#include "test_json.h"
 
 namespace {
 
@@ -41,35 +42,12 @@ Out ranks(const QString& folder) {
   return o;
 }
 
-QList<qint64> ints(const QJsonValue& v) {
-  QList<qint64> out;
-  for (const QJsonValue& x : v.toArray()) out << x.toInteger();
-  return out;
-}
-
-QStringList strings(const QJsonValue& v) {
-  QStringList out;
-  for (const QJsonValue& x : v.toArray()) out << x.toString();
-  return out;
-}
-
 QList<qint64> ranksOf(const jobgen::TrueStraggler& t) { return QList<qint64>(t.ranks.begin(), t.ranks.end()); }
 
 QStringList stepsOf(const jobgen::Job& j, const jobgen::TrueStraggler& t) {
   QStringList s;
   for (int k : t.steps) s << QString::fromStdString(j.stepNames[static_cast<size_t>(k)]);
   return s;
-}
-
-QByteArray gunzip(const QString& path) {
-  gzFile f = gzopen(path.toLocal8Bit().constData(), "rb");
-  if (!f) return {};
-  QByteArray out;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, n);
-  gzclose(f);
-  return out;
 }
 
 QJsonObject truthOf(const QString& set) {

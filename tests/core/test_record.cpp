@@ -372,9 +372,9 @@ class TestRecord : public QObject {
     QTemporaryDir d;
     const QString out = d.filePath(QStringLiteral("slow.json"));
     QProcess p;
-    p.start(
-        QStringLiteral(ATTNSCOPE_BIN_DIR "/attnscope-cli"),
-        {"record", "--active", "1000", "--progress", "json", "--out", out, "--", "python3", kScripts + "slow_loop.py"});
+    p.start(QStringLiteral(ATTNSCOPE_BIN_DIR "/attnscope-cli"),
+            {"record", "--active", "1000", "--progress", "json", "--out", out, "--", "python3",
+             kScripts + "slow_loop.py", d.path()});  // an argument the script ignores: this run's own, for pgrep below
     QVERIFY(p.waitForStarted());
     QByteArray progress;
     QElapsedTimer clock;
@@ -391,9 +391,10 @@ class TestRecord : public QObject {
     QVERIFY2(err.contains("cancelled before the trace was complete; nothing was written"), qPrintable(err));
     QVERIFY(!QFile::exists(out));
     QCOMPARE(QDir(d.path()).entryList(QDir::Files), QStringList());
-    // The Python process (and its group) are gone.
+    // The Python process (and its group) are gone (matched by this run's argument: other runs of the
+    // script on the machine, another test's or another user's, are not this one's).
     QProcess pg;
-    pg.start(QStringLiteral("pgrep"), {"-f", "slow_loop.py"});
+    pg.start(QStringLiteral("pgrep"), {"-f", "slow_loop.py " + d.path()});
     pg.waitForFinished();
     QCOMPARE(QString::fromUtf8(pg.readAllStandardOutput()).trimmed(), QString());
   }

@@ -559,7 +559,7 @@ def generate(seed, shape=None, scenario=None):
     job = {"seed": seed, "shape": j["shape"], "scenario": j["scenario"], "backend": "nccl" if j["nccl"] else "gloo",
            "world": j["world"], "steps": names, "jitter": j["jitter"], "late_ns": j["late"],
            "collectives_per_step": count_collectives(sim, names[0]),
-           "stragglers": truth, "hosts": hosts, "clock_ns": [offsets[h] for h in hosts], "faults": faults}
+           "stragglers": truth, "stages": j.get("stages"), "hosts": hosts, "clock_ns": [offsets[h] for h in hosts], "faults": faults}
     return job, {r: render(j, r, ev, hosts[r], offsets[hosts[r]]) for r, ev in files.items()}
 
 

@@ -3,6 +3,7 @@
 
   sweep.py CLI [--jobs N] [--seed S] [--shape P] [--scenario X] [--keep DIR] [-v]
                [--gate-recall R] [--gate-false F] [--gate-shape-recall R] [--gate-shape-false F] [--gate-cause C]
+               [--gate-schedule S] [--gate-schedule-said S]
 
 Per job: the CLI's JSON on the job's folder (exit 0 expected, even with a rank missing or a step more or
 less). A true straggler is recalled when one named straggler has exactly its ranks and its steps within one
@@ -11,6 +12,9 @@ without a late rank (no injection, or a slow link that lengthens every rank's co
 any straggler named is a false positive. The cause is scored apart: data loading injected must read
 slow_region 'data_loading'; a slower kernel must read slow_work or a region of the step's work
 (forward/backward), never a host call that only waited for the device.
+In a pipeline, a pipeline_schedule finding (a stage last by the schedule) must name exactly one stage (all its
+replicas, by construction); with 2 or more replicas a GPipe schedule makes the first stage last at the step's
+closing all-reduce, so the finding is expected there.
 Exit 1 when a gate fails, 2 on an error (the CLI failing on a job).
 """
 import argparse
@@ -65,6 +69,10 @@ def main():
     ap.add_argument("--gate-shape-recall", type=float, default=0, help="recall on every parallelism")
     ap.add_argument("--gate-shape-false", type=float, default=1, help="false-positive rate on every parallelism")
     ap.add_argument("--gate-cause", type=float, default=0, help="share of the recalled with their cause right")
+    ap.add_argument("--gate-schedule", type=float, default=0,
+                    help="share of the pipeline_schedule findings whose ranks are exactly one stage")
+    ap.add_argument("--gate-schedule-said", type=float, default=0,
+                    help="share of the pipelines of 2 or more replicas where the schedule is said")
     ap.add_argument("--keep")
     ap.add_argument("-v", action="store_true")
     a = ap.parse_args()
@@ -76,6 +84,9 @@ def main():
         shutil.rmtree(root, ignore_errors=True)
     per = {}  # key -> [truths, recalled, exact, cause right, clean jobs, false jobs, extra stragglers]
     misses, falses, errors = [], [], []
+    # The pipeline's schedule: a finding's ranks must be exactly one stage (all its replicas), by construction.
+    sched = [0, 0, 0, 0]  # multi-replica pipeline jobs, those with the schedule said, findings, exactly a stage
+    wrong_sched = []
     for job, out, err in results:
         keys = ["scenario " + job["scenario"], "shape " + job["shape"], "all"]
         for k in keys:
@@ -86,6 +97,20 @@ def main():
         if err:
             errors.append(desc + ": " + err)
             continue
+        stages = []
+        if job["shape"] == "pp":
+            P = job["stages"]
+            gone = job["faults"].get("missing_rank")  # a deleted file's rank is not read
+            stages = [sorted(d * P + st for d in range(job["world"] // P) if d * P + st != gone) for st in range(P)]
+        said = [f for f in out["findings"] if f["kind"] == "pipeline_schedule"]
+        if len(stages) and len(stages[0]) >= 2:
+            sched[0] += 1
+            sched[1] += bool(said)
+        for f in said:
+            sched[2] += 1
+            sched[3] += sorted(f["ranks"]) in stages
+            if sorted(f["ranks"]) not in stages:
+                wrong_sched.append(desc + ": " + f["text"][:200])
         order = {s: i for i, s in enumerate(job["steps"])}
         found = [dict(s, used=False) for s in out["stragglers"]]
         for t in job["stragglers"]:
@@ -128,6 +153,10 @@ def main():
         print("  extra: " + f)
     for e in errors:
         print("  error: " + e)
+    print("pipeline schedule: said in %d of %d pipeline jobs with 2 or more replicas; its ranks exactly one stage in "
+          "%d of %d findings" % (sched[1], sched[0], sched[3], sched[2]))
+    for w in wrong_sched:
+        print("  not one stage: " + w)
     t, r, _, _, n, fj, _ = per["all"]
     ok = True
     if errors:
@@ -148,6 +177,14 @@ def main():
         if v[4] and v[5] / v[4] > a.gate_shape_false:
             print("FAIL: %s false stragglers in %.3f of its clean jobs > %.3f" % (k, v[5] / v[4], a.gate_shape_false))
             ok = False
+    if sched[2] and sched[3] / sched[2] < a.gate_schedule:
+        print("FAIL: the pipeline_schedule findings exactly one stage in %.3f < %.3f" % (sched[3] / sched[2],
+                                                                                       a.gate_schedule))
+        ok = False
+    if sched[0] and sched[1] / sched[0] < a.gate_schedule_said:
+        print("FAIL: the pipeline schedule said in %.3f of the pipelines with replicas < %.3f" % (
+            sched[1] / sched[0], a.gate_schedule_said))
+        ok = False
     if r and per["all"][3] / r < a.gate_cause:
         print("FAIL: the cause right for %.3f of the recalled < %.3f" % (per["all"][3] / r, a.gate_cause))
         ok = False

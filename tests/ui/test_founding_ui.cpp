@@ -17,6 +17,7 @@
 
 #include "app_harness.h"
 #include "founding_oracle.h"
+#include "test_json.h"
 #include "ui/common/screen_fit.h"
 #include "ui/panels/steps_model.h"
 #include "ui/panels/steps_view.h"
@@ -130,17 +131,6 @@ qint64 torchSoftmaxRow() {
   for (const QJsonValue& v : QJsonDocument::fromJson(f.readAll()).object().value("by_name").toArray())
     if (v["key"].toString() == "SOFTMAX PASS") return std::llround(v["device_total_us"].toDouble() * 1000.0);
   return -1;
-}
-
-QByteArray gunzip(const QString& path) {
-  gzFile f = gzopen(path.toLocal8Bit().constData(), "rb");
-  QByteArray out;
-  if (!f) return out;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, n);
-  gzclose(f);
-  return out;
 }
 
 // The steps' host time (ProfilerStep#N durations), their median, as numpy's.

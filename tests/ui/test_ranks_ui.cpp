@@ -14,6 +14,7 @@
 
 #include "app_harness.h"
 #include "job_gen.h"
+#include "test_json.h"
 #include "ui/common/text.h"
 #include "ui/ranks/collectives_model.h"
 #include "ui/ranks/job_heat_map.h"
@@ -47,17 +48,6 @@ bool drop(QWidget* w, const QStringList& paths) {
   QDropEvent dropEv(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
   QCoreApplication::sendEvent(w, &dropEv);
   return dropEv.isAccepted();
-}
-
-QByteArray gunzip(const QString& path) {
-  gzFile f = gzopen(path.toLocal8Bit().constData(), "rb");
-  if (!f) return {};
-  QByteArray out;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, n);
-  gzclose(f);
-  return out;
 }
 
 bool waitFor(const std::function<bool()>& ok, int ms = 60000) {

@@ -240,7 +240,7 @@ QColor JobHeatMap::colorOf(int64_t waitNs) const {
 QString JobHeatMap::toolTipAt(QPoint pos) const {
   const auto cell = cellAt(pos);
   if (!cell || !report_) return {};
-  const auto [row, col] = *cell;
+  const int row = cell->first, col = cell->second;  // not a structured binding: the lambda below reads row
   const int64_t rank = report_->ranks[static_cast<size_t>(row)].rank;
   const ranks::StepFigures* f = figures(row, col);
   if (!f) return tr("rank %1 · %2: this rank has no such step").arg(rank).arg(steps_[col]);
