@@ -101,10 +101,43 @@ bool inRange(const void* p) {
   return b && p >= b && p < b + kRangeBytes;
 }
 
+void dropRange(const void* p, size_t bytes) noexcept {
+  // The mapping's own pages only: a caller's region may start inside a page.
+  const size_t page = pageSize();
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t first = (at + page - 1) / page * page;
+  const uintptr_t last = (at + bytes) / page * page;
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
+size_t residentFile();
+
+// Drops regions' pages, the cache's mappings first, then spilled buffers oldest first, until the
+// mapped pages resident are at most `target` (read again after every 64 MiB dropped).
+void dropOldest(size_t target) noexcept {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  size_t sinceCheck = 0;
+  auto step = [&](const void* p, const Region& r) {
+    dropRange(p, r.bytes);
+    sinceCheck += r.bytes;
+    if (sinceCheck < (size_t{64} << 20)) return false;
+    sinceCheck = 0;
+    return residentFile() <= target;
+  };
+  for (const auto& [p, r] : s.regions)
+    if (!r.owned && step(p, r)) return;
+  for (const auto& [p, r] : s.regions)  // owned buffers by address: the order they were made
+    if (r.owned && step(p, r)) return;
+}
+
 // Every 20 ms: when the mapped pages resident (files: spilled buffers, the cache, and the program's
-// own code) pass half the budget, they are dropped. The heap is not the governor's: the other half of
-// the budget is left to it. Dropping only past that mark, not whenever the whole resident set is over
-// budget, keeps a pass over a spilled array from faulting its pages back every 20 ms.
+// own code) pass half the budget, pages are dropped until they are under a quarter of it, the oldest
+// first: the cache's mappings, then spilled buffers in the order they were made (they are placed in
+// address order), so the arrays an analysis has just made, usually the ones it is working on, keep
+// their pages while the ones it finished with go (dropping every page at once made a pass over a
+// new array fault it back every 20 ms). The heap is not the governor's: the other half of the budget is
+// left to it.
 void governor() {
   State& s = state();
   for (;;) {
@@ -116,7 +149,7 @@ void governor() {
       budget = s.settings.budgetBytes;
     }
     if (budget && residentFileBytes() > budget / 2) {
-      dropAll();
+      dropOldest(budget / 4);
       s.drops.fetch_add(1, std::memory_order_relaxed);
     }
   }
@@ -262,14 +295,7 @@ void unregisterRegion(const void* p) noexcept {
 void dropAll() noexcept {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
-  const size_t page = pageSize();
-  for (const auto& [p, r] : s.regions) {
-    // The mapping's own pages only: a caller's region may start inside a page.
-    const auto at = reinterpret_cast<uintptr_t>(p);
-    const uintptr_t first = (at + page - 1) / page * page;
-    const uintptr_t last = (at + r.bytes) / page * page;
-    if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
-  }
+  for (const auto& [p, r] : s.regions) dropRange(p, r.bytes);
 }
 
 namespace {
@@ -291,10 +317,14 @@ size_t residentBytes() {
   return statm(&r, &sh) ? r : 0;
 }
 
-size_t residentFileBytes() {
+size_t residentFileBytes() { return residentFile(); }
+
+namespace {
+size_t residentFile() {
   size_t r = 0, sh = 0;
   return statm(&r, &sh) ? sh : 0;
 }
+}  // namespace
 
 uint64_t drops() { return state().drops.load(std::memory_order_relaxed); }
 
