@@ -93,6 +93,7 @@ struct Acc {
   std::map<std::string, uint64_t> inside;
   std::vector<int64_t> bytes;
   int64_t callNs = 0, waitedNs = 0, copyNs = 0;  // copies: their calls, the wait before the copy started, the copy
+  uint32_t first = UINT32_MAX;                   // the place of the event its text came from
 };
 
 std::string_view kindOf(const EventStore& s, const RuleSet& r, int rule, EventId id,
@@ -164,6 +165,7 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
                                         const Intervals& nothing, int64_t causeNs) {
   std::map<GroupKey, Acc> acc;
   std::unordered_map<uint32_t, CallKind> callKinds;
+  uint32_t arrival = 0;
   for (int rule = 0; rule < kRuleCount; ++rule) {
     if (causeOfRule(rule, r.anyDevice) != c || taken[rule].empty()) continue;
     const RuleEvents& re = r.rules[rule];
@@ -194,28 +196,46 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
     stretches.reserve(order.size());
     for (const Key& key : order) stretches.push_back(re.spans[key.k]);
     Unclaimed left(taken[rule], stretches);
+    // What each event holds is decided in that order (spans only); the store is then read in the
+    // events' own order (a trace larger than memory reads its columns front to back, not at random),
+    // and the five largest of each group are chosen in the first order again, as they came.
+    struct Hit {
+      EventId ev;        // the rule's event; after the second pass, the event the evidence names
+      uint32_t arrival;  // its place in the first order, over every rule of the cause
+      int64_t held;
+      Acc* acc;
+    };
+    std::vector<Hit> hits;
     for (const Key& key : order) {
-      const size_t k = key.k;
-      EventId id = re.events[k];
-      const int64_t held = left.take(re.spans[k].first, re.spans[k].second);
+      const int64_t held = left.take(re.spans[key.k].first, re.spans[key.k].second);
+      if (held > 0) hits.push_back({re.events[key.k], arrival, held, nullptr});
+      ++arrival;
+    }
+    std::stable_sort(hits.begin(), hits.end(), [](const Hit& x, const Hit& y) { return x.ev < y.ev; });
+    for (Hit& h : hits) {
+      EventId id = h.ev;
       // A waited-on device copy is its call's evidence: the host sat in the call.
       if (rule == kCopyWaited)
         if (const EventId call = launchOf(s, id); call != kNoEvent) id = call;
-      if (held <= 0) continue;
+      h.ev = id;
+      const int64_t held = h.held;
       const std::string_view kind = kindOf(s, r, rule, id, callKinds);
       // Grouped by kind and interned name (a copy's also by its device copy's name, which says the
-      // direction): the text is built once per group.
+      // direction): the text is built once per group, from the event that came first.
       const EventId cp = kind == "copy" ? copyOfCall(s, id) : kNoEvent;
       const GroupKey gk{kind.data(), kind == "untraced" || kind == "capture" ? UINT32_MAX : s.event(id).name,
                         cp == kNoEvent ? UINT32_MAX : s.event(cp).name, rule == kSyncDrained};
       Acc& a = acc[gk];
-      if (a.item.name.empty()) {
+      h.acc = &a;
+      if (h.arrival < a.first) {
+        a.first = h.arrival;
         a.item.kind = std::string(kind);
         a.item.name = kind == "untraced"  ? "the step's thread between its ops, nothing recorded (code the profiler "
                                             "does not see)"
                       : kind == "capture" ? "graph capture"
                       : kind == "copy"    ? callLabel(s, id)
                                           : std::string(s.name(s.event(id)));
+        a.item.detail.clear();
         if (kind == "setup") a.item.detail = std::string(setupWords(r.setup[id]));
         if (kind == "capture")
           a.item.detail = "each from torch.cuda.graph's synchronize (or BeginCapture) to its cudaStreamEndCapture";
@@ -224,15 +244,6 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
       }
       ++a.item.count;
       a.item.ns += held;
-      // The five largest, kept as they come.
-      if (a.held.size() < 5 || held > a.held.back().first) {
-        if (a.held.size() == 5) a.held.pop_back();
-        a.held.insert(std::upper_bound(a.held.begin(), a.held.end(), std::make_pair(held, id),
-                                       [](const auto& x, const auto& y) {
-                                         return x.first != y.first ? x.first > y.first : x.second < y.second;
-                                       }),
-                      {held, id});
-      }
       const Event& e = s.event(id);
       if (kind == "allocator" || kind == "copy" || kind == "sync") {
         const EventId op = innermostCpuOp(s, id);
@@ -246,6 +257,19 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
           a.waitedNs += std::clamp<int64_t>(g.start - e.start, 0, e.dur);
           a.copyNs += std::max<int64_t>(0, std::min(g.end(), e.end()) - std::max(g.start, e.start));
         }
+      }
+    }
+    std::sort(hits.begin(), hits.end(), [](const Hit& x, const Hit& y) { return x.arrival < y.arrival; });
+    for (const Hit& h : hits) {
+      // The five largest, kept as they come.
+      auto& top = h.acc->held;
+      if (top.size() < 5 || h.held > top.back().first) {
+        if (top.size() == 5) top.pop_back();
+        top.insert(std::upper_bound(top.begin(), top.end(), std::make_pair(h.held, h.ev),
+                                    [](const auto& x, const auto& y) {
+                                      return x.first != y.first ? x.first > y.first : x.second < y.second;
+                                    }),
+                   {h.held, h.ev});
       }
     }
   }

@@ -1,12 +1,13 @@
 #include "core/snapshot/trace_snapshot.h"
 
 #include <exception>
+#include <optional>
 #include <thread>
 
 namespace attnscope {
 
 namespace {
-// Stores this large compute their two attributions on two threads.
+// Stores this large are snapshotted on two threads.
 constexpr size_t kParallelSnapshotEvents = 200'000;
 }  // namespace
 
@@ -30,22 +31,34 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
           explainTrace(*snap, options.steps, options.profilerStepsFirst, /*stepsOnly=*/true));
     return snap;
   }
+  // A large trace's work on two threads (not while spilling, a trace larger than the memory budget:
+  // one analysis's arrays at a time): torch's two attributions on one, the activity index and the part
+  // of the explanation that reads no table on the other; then what reads both.
+  const bool twoThreads =
+      s.size() >= kParallelSnapshotEvents && std::thread::hardware_concurrency() >= 2 && !spill::spilling();
+  std::optional<Explanation> explanation;
   if (options.shapeTables) {
-    // Each attribution once, both groupings from it; a large trace's two attributions (and the activity
-    // index) on two threads.
+    // Each attribution once, both groupings from it.
     KeyAveragesBothGroupings torch, corrected;
-    auto second = [&] {
-      corrected = computeKeyAveragesBothGroupings(s, Attribution::Corrected);
+    // With no explanation to make, the corrected attribution goes with the index instead.
+    auto tables = [&] {
+      torch = computeKeyAveragesBothGroupings(s, Attribution::Torch);
+      if (options.explain) corrected = computeKeyAveragesBothGroupings(s, Attribution::Corrected);
+    };
+    auto indexAndExplain = [&] {
       snap->index = ActivityIndex(s);
+      if (options.explain)
+        explanation = explainWithoutTables(*snap, options.steps, options.profilerStepsFirst);
+      else
+        corrected = computeKeyAveragesBothGroupings(s, Attribution::Corrected);
     };
     std::exception_ptr err;
     std::thread t;
-    // Not while spilling (a trace larger than the memory budget): one attribution's arrays at a time.
-    if (s.size() >= kParallelSnapshotEvents && std::thread::hardware_concurrency() >= 2 && !spill::spilling()) {
+    if (twoThreads) {
       try {
         t = std::thread([&] {
           try {
-            second();
+            indexAndExplain();
           } catch (...) {
             err = std::current_exception();
           }
@@ -55,7 +68,7 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
       }
     }
     try {
-      torch = computeKeyAveragesBothGroupings(s, Attribution::Torch);
+      tables();
     } catch (...) {
       if (t.joinable()) t.join();
       throw;
@@ -63,7 +76,7 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
     if (t.joinable())
       t.join();
     else
-      second();
+      indexAndExplain();
     if (err) std::rethrow_exception(err);
     snap->torchByName = std::make_shared<const KeyAverages>(std::move(torch.byName));
     snap->torchByInputShape = std::make_shared<const KeyAverages>(std::move(torch.byInputShape));
@@ -76,8 +89,9 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
         std::make_shared<const KeyAverages>(computeKeyAverages(s, GroupBy::Name, Attribution::Corrected));
   }
   if (options.explain) {
-    snap->explanation =
-        std::make_shared<const Explanation>(explainTrace(*snap, options.steps, options.profilerStepsFirst));
+    if (!explanation) explanation = explainWithoutTables(*snap, options.steps, options.profilerStepsFirst);
+    finishWithTables(*snap, *explanation);
+    snap->explanation = std::make_shared<const Explanation>(std::move(*explanation));
     snap->answer = std::make_shared<const FoundingAnswer>(
         foundingAnswer(s, *snap->explanation, *snap->torchByName, snap->engine ? &*snap->engine : nullptr));
   }
