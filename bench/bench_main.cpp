@@ -9,6 +9,7 @@ int benchLoad(const std::vector<std::string>& args);
 int benchAggregate(const std::vector<std::string>& args);
 int benchGen(const std::vector<std::string>& args);
 int benchHuge(const std::vector<std::string>& args);
+int benchCache(const std::vector<std::string>& args);
 int benchLayouts(const std::vector<std::string>& args);
 int benchSteps(const std::vector<std::string>& args);
 int benchHostile(const std::vector<std::string>& args);
@@ -37,6 +38,9 @@ int main(int argc, char** argv) {
                  "         transformer_train20) with shifted times and fresh ids\n"
                  "  huge TRACE [--cli PATH]\n"
                  "         attnscope-cli info and table on TRACE: time and peak RSS (from the OS)\n"
+                 "  cache TRACE [--cmd CMD]... [--no-one-core]\n"
+                 "         the columnar cache: info, table and explain on TRACE, first open (JSON read, cache\n"
+                 "         written) on 2 CPUs and on 1, then the second open (cache mapped): time, peak RSS\n"
                  "  views [--repeat N] [TRACE...]\n"
                  "         the cost of opening each view (overview, kernels, memory, modules) after the load,\n"
                  "         on the largest real traces (goal: under 100 ms each)\n"
@@ -61,6 +65,7 @@ int main(int argc, char** argv) {
   if (cmd == "aggregate") return benchAggregate(args);
   if (cmd == "gen") return benchGen(args);
   if (cmd == "huge") return benchHuge(args);
+  if (cmd == "cache") return benchCache(args);
   if (cmd == "layouts") return benchLayouts(args);
   if (cmd == "steps") return benchSteps(args);
   if (cmd == "hostile") return benchHostile(args);

@@ -3,6 +3,7 @@
 #include "core/text/shell_quote.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -68,7 +69,15 @@ std::string selfDir() {
   return p.substr(0, p.rfind('/'));
 }
 
-ChildRun runChild(const std::vector<std::string>& argv, const std::string& stdoutPath) {
+ChildRun runChild(const std::vector<std::string>& argv, const std::string& stdoutPath, const std::string& cpus,
+                  const std::string& stderrPath) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (size_t at = 0; at < cpus.size();) {
+    const size_t comma = std::min(cpus.find(',', at), cpus.size());
+    CPU_SET(std::atoi(cpus.substr(at, comma - at).c_str()), &set);
+    at = comma + 1;
+  }
   ChildRun r;
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
@@ -80,6 +89,11 @@ ChildRun runChild(const std::vector<std::string>& argv, const std::string& stdou
     const int fd =
         ::open(stdoutPath.empty() ? "/dev/null" : stdoutPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) ::dup2(fd, 1);
+    if (!stderrPath.empty()) {
+      const int efd = ::open(stderrPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (efd >= 0) ::dup2(efd, 2);
+    }
+    if (!cpus.empty()) ::sched_setaffinity(0, sizeof set, &set);
     ::execvp(cargv[0], cargv.data());
     _exit(127);
   }

@@ -40,6 +40,9 @@ struct ChildRun {
   double sysS = 0;
   long maxRssKb = 0;
 };
-ChildRun runChild(const std::vector<std::string>& argv, const std::string& stdoutPath = {});
+// `cpus` ("0", "0,1"): the CPUs the child may run on (sched_setaffinity), all when empty; `stderrPath`:
+// where its stderr goes (inherited when empty).
+ChildRun runChild(const std::vector<std::string>& argv, const std::string& stdoutPath = {},
+                  const std::string& cpus = {}, const std::string& stderrPath = {});
 
 }  // namespace bench

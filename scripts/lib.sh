@@ -6,6 +6,11 @@
 #                         torch==$ATTNSCOPE_TORCH_VERSION from PyPI if python3 cannot import torch
 #                         and builds the LibTorch engine; AUTO builds it only when python3 can
 #                         already import torch and never installs it; OFF never builds it.
+#   ATTNSCOPE_ARROW       ON (default) | AUTO | OFF. ON installs pyarrow==$ATTNSCOPE_PYARROW_VERSION from
+#                         PyPI if python3 cannot import it and builds the columnar cache with the
+#                         wheel's Arrow and Parquet C++ (as the engine builds from the torch wheel);
+#                         AUTO uses the wheel only when python3 already has it; OFF builds without it
+#                         (every open parses the JSON; scripts/package does, a .deb cannot depend on a wheel).
 #   ATTNSCOPE_BUILD_TYPE  CMake build type (default Release); the tree is build-<type>/, lower
 #                         case (build-release/, build-relwithdebinfo/, build-debug/), so build
 #                         types never share a directory.
@@ -17,6 +22,7 @@ ATTNSCOPE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ATTNSCOPE_BUILD_TYPE="${ATTNSCOPE_BUILD_TYPE:-Release}"
 ATTNSCOPE_BUILD_DIR="$ATTNSCOPE_ROOT/build-${ATTNSCOPE_BUILD_TYPE,,}"
 ATTNSCOPE_TORCH_VERSION="2.11.0"
+ATTNSCOPE_PYARROW_VERSION="26.0.1"
 
 # Everything a fresh Debian 12 (bookworm) image needs to build, test and screenshot attnscope
 # (checked by building and running in a debootstrap --variant=minbase bookworm chroot).
@@ -177,16 +183,56 @@ resolve_engine() {
   ENGINE_CMAKE_ARGS+=("-DATTNSCOPE_TORCH_DIR=$TORCH_DIR")
 }
 
+# Sets PYARROW_DIR to the pyarrow package folder; returns 1 when python3 cannot import pyarrow (with
+# its C++ headers, which every wheel since 0.17 ships).
+probe_pyarrow() {
+  PYARROW_DIR=""
+  command -v python3 >/dev/null 2>&1 || return 1
+  PYARROW_DIR="$(python3 -c 'import pyarrow; print(pyarrow.__path__[0])' 2>/dev/null)" || return 1
+  [[ -n $PYARROW_DIR && -f $PYARROW_DIR/include/arrow/api.h ]]
+}
+
+# Sets ARROW_CMAKE_ARGS: the columnar cache's Arrow C++ from the pyarrow wheel (cmake/AttnscopeArrow.cmake),
+# installed from PyPI when ATTNSCOPE_ARROW=ON and missing (about 45 MB; no Debian package has Arrow C++).
+resolve_arrow() {
+  local mode="${ATTNSCOPE_ARROW:-ON}"
+  mode="${mode^^}"
+  case "$mode" in
+    OFF)
+      ARROW_CMAKE_ARGS=("-DATTNSCOPE_ARROW=OFF")
+      return 0
+      ;;
+    AUTO | ON) ;;
+    *) die "ATTNSCOPE_ARROW must be AUTO, ON or OFF (got '${ATTNSCOPE_ARROW}')" ;;
+  esac
+  if ! probe_pyarrow && [[ $mode == ON ]]; then
+    python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
+    log "installing pyarrow==$ATTNSCOPE_PYARROW_VERSION from PyPI for the columnar cache (Arrow and Parquet C++, about 45 MB)"
+    local t0=$SECONDS
+    PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
+      --root-user-action=ignore "pyarrow==$ATTNSCOPE_PYARROW_VERSION"
+    log "pyarrow installed in $((SECONDS - t0)) s"
+    probe_pyarrow || die "pyarrow was installed but python3 still cannot import it"
+  fi
+  if [[ -n $PYARROW_DIR ]]; then
+    ARROW_CMAKE_ARGS=("-DATTNSCOPE_ARROW=$mode" "-DATTNSCOPE_PYARROW_DIR=$PYARROW_DIR")
+  else
+    ARROW_CMAKE_ARGS=("-DATTNSCOPE_ARROW=AUTO")
+  fi
+}
+
 # Installs what is missing and builds $ATTNSCOPE_BUILD_DIR (extra args go to the CMake configure
 # step). Configures only when the tree has no Ninja tree yet or the configure arguments changed;
 # Ninja re-runs CMake by itself when a CMakeLists.txt changes.
 build_main() {
   ensure_apt_packages
   resolve_engine
+  resolve_arrow
   local args=(
     -S "$ATTNSCOPE_ROOT" -B "$ATTNSCOPE_BUILD_DIR" -G Ninja
     "-DCMAKE_BUILD_TYPE=$ATTNSCOPE_BUILD_TYPE"
     "${ENGINE_CMAKE_ARGS[@]}"
+    "${ARROW_CMAKE_ARGS[@]}"
     "$@"
   )
   local stamp="$ATTNSCOPE_BUILD_DIR/.attnscope-configure-args"

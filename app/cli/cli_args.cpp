@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "core/write/atomic_file.h"
@@ -73,6 +74,35 @@ ReaderLimits readerLimits(Args& a) {
   if (auto v = a.number("--max-string")) l.maxStringBytes = static_cast<uint32_t>(std::min<uint64_t>(*v, 1u << 30));
   if (auto v = a.number("--max-events")) l.maxEvents = *v;
   return l;
+}
+
+cache::OpenOptions openOptions(Args& a, const SnapshotOptions& snapshot) {
+  cache::OpenOptions o;
+  o.limits = readerLimits(a);
+  if (a.flag("--no-cache")) o.cache = cache::CacheUse::Off;
+  o.snapshot = snapshot;
+  return o;
+}
+
+std::shared_ptr<const TraceSnapshot> openOrThrow(const std::string& path, const cache::OpenOptions& options) {
+  cache::OpenedTrace t = cache::openTrace(path, options);
+  if (!t.ok()) throw UsageError(t.error ? t.error->what() : path + ": could not be read");
+  if (!t.warning.empty()) std::cerr << "attnscope-cli: warning: " << path << ": " << t.warning << "\n";
+  if (t.cache.state == cache::CacheReport::State::Failed)
+    std::cerr << "attnscope-cli: note: " << path << ": its columnar cache was not written: " << t.cache.why << "\n";
+  // For attnscope-bench: where the open's time went, as key=value.
+  if (std::getenv("ATTNSCOPE_REPORT_OPEN")) {
+    static const char* const kState[] = {"off", "hit", "written", "failed"};
+    std::fprintf(stderr,
+                 "open_cache=%s open_read_s=%.3f open_parse_s=%.3f open_build_s=%.3f open_snapshot_s=%.3f "
+                 "open_cache_s=%.3f open_chunks=%llu open_spilled=%d cache_bytes=%llu events=%zu rss_read_mb=%.0f "
+                 "rss_snapshot_mb=%.0f rss_cache_mb=%.0f cpu_read_s=%.3f cpu_snapshot_s=%.3f cpu_cache_s=%.3f\n",
+                 kState[static_cast<int>(t.cache.state)], t.timings.read, t.timings.parse, t.timings.build,
+                 t.snapshotSeconds, t.cacheSeconds, static_cast<unsigned long long>(t.chunks), t.spilled ? 1 : 0,
+                 static_cast<unsigned long long>(t.cache.bytes), t.snapshot->store->size(), t.rssReadMb,
+                 t.rssSnapshotMb, t.rssCacheMb, t.cpuReadS, t.cpuSnapshotS, t.cpuCacheS);
+  }
+  return t.snapshot;
 }
 
 EventStore loadOrThrow(const std::string& path, const ReaderLimits& limits) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cache/open_trace.h"
 #include "core/read/trace_reader.h"
 
 namespace attnscope::cli {
@@ -43,11 +44,20 @@ inline constexpr const char* kLimitsHelp =
     "  --max-decompressed BYTES  refuse .gz files that inflate beyond this (default 8 GiB)\n"
     "  --max-depth N             JSON nesting limit (default 256)\n"
     "  --max-string BYTES        longest name or string argument (default 1 MiB)\n"
-    "  --max-events N            load at most N events, count the rest (default 200,000,000)\n";
+    "  --max-events N            load at most N events, count the rest (default 200,000,000)\n"
+    "  --no-cache                read the JSON, neither reading nor writing the trace's columnar cache\n"
+    "                            (TRACE.attnscope/trace/; ATTNSCOPE_CACHE=off does the same for every command)\n";
 
 // Loads a trace or throws UsageError with the reader's message. Prints the
 // reader's warning, if any, to stderr.
 EventStore loadOrThrow(const std::string& path, const ReaderLimits& limits);
+
+// The reader's limits and --no-cache; `snapshot`: what the command needs when there is no cache.
+cache::OpenOptions openOptions(Args& a, const SnapshotOptions& snapshot = {});
+// Opens a trace from its columnar cache when it has a valid one, else reads it (and writes the cache);
+// throws UsageError with the reader's message. Prints the reader's warning, and why the cache could not
+// be written, to stderr.
+std::shared_ptr<const TraceSnapshot> openOrThrow(const std::string& path, const cache::OpenOptions& options);
 
 // --format: one of `allowed` (the first is the default); throws UsageError
 // naming the command otherwise.

@@ -58,11 +58,11 @@ int cmdCompare(Args& a) {
   CompareOutputOptions bounds;
   bounds.all = a.flag("--all");
   auto out = a.value("--output", "-o");
-  const ReaderLimits limits = readerLimits(a);
+  const cache::OpenOptions options = openOptions(a);
   const auto pos = a.positionals(2, 2);
-  const EventStore sa = loadOrThrow(pos[0], limits);
-  const EventStore sb = loadOrThrow(pos[1], limits);
-  const Comparison c = compareTraces(*snapshotOf(sa), *snapshotOf(sb), opt);
+  const auto sa = openOrThrow(pos[0], options);
+  const auto sb = openOrThrow(pos[1], options);
+  const Comparison c = compareTraces(*sa, *sb, opt);
   emit(out, format == "json" ? compareJson(c, bounds) : format == "csv" ? compareCsv(c) : compareText(c, bounds));
   return kExitOk;
 }

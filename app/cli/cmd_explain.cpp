@@ -40,10 +40,10 @@ int cmdExplain(Args& a) {
   ExplainOutputOptions opt;
   opt.all = a.flag("--all");
   auto out = a.value("--output", "-o");
-  const ReaderLimits limits = readerLimits(a);
+  const cache::OpenOptions options = openOptions(a);
   const auto pos = a.positionals(1, 1);
-  const EventStore store = loadOrThrow(pos[0], limits);
-  const auto snap = snapshotOf(store);
+  const auto snap = openOrThrow(pos[0], options);
+  const EventStore& store = *snap->store;
   const Explanation& an = *snap->explanation;
   if (const std::optional<AnswerTable> answer = answerTable(*snap)) {
     opt.answerLines = answerTableLines(*answer);

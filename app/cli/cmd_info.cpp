@@ -30,10 +30,11 @@ int cmdInfo(Args& a) {
       throw UsageError("info: --format takes text or json, got '" + *f + "'");
   }
   auto out = a.value("--output", "-o");
-  const ReaderLimits limits = readerLimits(a);
+  const cache::OpenOptions options = openOptions(a, {.explain = false, .shapeTables = false});
   const auto pos = a.positionals(1, 1);
-  const EventStore store = loadOrThrow(pos[0], limits);
-  const Ledger ledger = computeLedger(*snapshotOf(store, {.explain = false, .shapeTables = false}));
+  const auto snap = openOrThrow(pos[0], options);
+  const EventStore& store = *snap->store;
+  const Ledger ledger = snap->explanation ? snap->explanation->ledger : computeLedger(*snap);
   emit(out, json ? traceInfoJson(store, "\"ledger\": " + ledgerJson(store, ledger, true))
                  : traceInfoText(store) + ledgerText(ledger));
   return kExitOk;

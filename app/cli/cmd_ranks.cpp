@@ -170,7 +170,8 @@ int cmdRanks(Args& a) {
   auto out = a.value("--output", "-o");
   const auto summarize = a.value("--summarize");
   const auto jobsOpt = a.number("--jobs");
-  const bool noCache = a.flag("--no-cache"), cacheOnly = a.flag("--cache-only"), stats = a.flag("--stats");
+  const bool cacheOnly = a.flag("--cache-only"), stats = a.flag("--stats");
+  bool noCache = a.flag("--no-cache");
   const bool list = a.flag("--list");
   const ReaderLimits limits = readerLimits(a);
   if (summarize) {
@@ -179,6 +180,12 @@ int cmdRanks(Args& a) {
   }
   if (jobsOpt && *jobsOpt == 0) throw UsageError("ranks: --jobs must be at least 1");
   if (noCache && cacheOnly) throw UsageError("ranks: --no-cache and --cache-only contradict each other");
+  if (!ipc::available()) {
+    // A build without Arrow: no summary files to read or write; every rank is summarised here.
+    if (cacheOnly) throw UsageError(std::string("ranks: --cache-only: ") + ipc::kNoArrow);
+    if (!noCache) std::cerr << "attnscope-cli: note: the summaries are not cached: " << ipc::kNoArrow << "\n";
+    noCache = true;
+  }
   const auto pos = a.positionals(1, 100000);
   std::string error;
   const std::vector<std::string> files = ranks::jobFiles(pos, &error);

@@ -2,6 +2,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "core/cache/trace_cache.h"
 #include "core/tables/key_averages.h"
 #include "core/tables/table_format.h"
 
@@ -78,10 +79,18 @@ int cmdTable(Args& a) {
       throw UsageError("table: --format takes text, csv, json or md, got '" + *f + "'");
   }
   auto out = a.value("--output", "-o");
-  const ReaderLimits limits = readerLimits(a);
+  const cache::OpenOptions options = openOptions(a);
   const auto pos = a.positionals(1, 1);
-  const EventStore store = loadOrThrow(pos[0], limits);
-  const KeyAverages ka = computeKeyAverages(store, group, attribution);
+  std::shared_ptr<const KeyAverages> table;
+  if (cache::available() && options.cache != cache::CacheUse::Off && cache::defaultContentLimits(options.limits)) {
+    // The cache's table (the first open builds the whole snapshot, for the cache).
+    table = openOrThrow(pos[0], options)->table(attribution, group);
+  } else {
+    // No cache: the one table this command prints, nothing else.
+    const EventStore store = loadOrThrow(pos[0], options.limits);
+    table = std::make_shared<const KeyAverages>(computeKeyAverages(store, group, attribution));
+  }
+  const KeyAverages& ka = *table;
   // A trace with no device time (a CPU-only profile): its default order is by Self CPU, not by zeros.
   if (!sortGiven && ka.sumSelfDeviceNs == 0) opt.sortBy = Column::SelfCpu;
   emit(out, renderTable(ka, opt));

@@ -78,10 +78,9 @@ int cmdView(const std::string& view, Args& a) {
     }
   const bool untilLastStep = view == "kernels" && a.flag("--until-last-step");
   auto out = a.value("--output", "-o");
-  const ReaderLimits limits = readerLimits(a);
+  const cache::OpenOptions options = openOptions(a, {.explain = view == "overview", .shapeTables = false});
   const auto pos = a.positionals(1, 1);
-  const EventStore store = loadOrThrow(pos[0], limits);
-  const auto snap = snapshotOf(store, {.explain = view == "overview", .shapeTables = false});
+  const auto snap = openOrThrow(pos[0], options);
   std::string text;
   if (view == "overview") {
     const OverviewView v = overviewView(*snap);

@@ -28,13 +28,14 @@ int cmdWhy(Args& a) {
   }
   const bool json = formatOption(a, "why", {"text", "json"}) == "json";
   auto out = a.value("--output", "-o");
-  const ReaderLimits limits = readerLimits(a);
+  cache::OpenOptions options = openOptions(a);
   const auto pos = a.positionals(2, 2);
-  const EventStore store = loadOrThrow(pos[0], limits);
   // A row as the table shows it (ProfilerStep*, a name with its input shapes), else any event name.
   const bool shapes = pos[1].find(" [") != std::string::npos;
   // With its explanation: the row says what the diagnosis blamed while its calls ran.
-  const auto snap = snapshotOf(store, {.explain = true, .shapeTables = shapes});
+  options.snapshot = {.explain = true, .shapeTables = shapes};
+  const auto snap = openOrThrow(pos[0], options);
+  const EventStore& store = *snap->store;
   const WhyReport r = whyShownRow(*snap, pos[1]);
   if (!r.found)
     throw UsageError(pos[0] + ": no table row or event named '" + pos[1] +

@@ -13,6 +13,7 @@ int cmdExplain(Args& a);
 int cmdWhy(Args& a);
 int cmdView(const std::string& view, Args& a);  // overview, kernels, memory, modules
 int cmdCompare(Args& a);
+int cmdExport(Args& a);   // --parquet DIR: Perfetto-shaped tables
 int cmdRanks(Args& a);    // a distributed job's traces, one per rank
 int cmdCapture(Args& a);  // a running job profiled now (core/capture)
 int cmdRun(const std::vector<std::string>& args);

@@ -27,6 +27,8 @@ const char* kUsage =
     "  kernels TRACE   GPU work by kernel: calls, times, launch shape, occupancy, who launched it\n"
     "  memory TRACE    allocated/reserved per device, the peak and what was live at it\n"
     "  modules TRACE   the nn.Module tree with host time and the GPU time it launched\n"
+    "  export TRACE --parquet DIR  Parquet tables shaped like Perfetto's (slice, thread_track,\n"
+    "                counter, flow, args) with torch's columns, for DuckDB and pandas\n"
     "  run [OPTIONS] run the attention workload under LibTorch and record it (engine)\n"
     "  record [OPTIONS] -- python SCRIPT ARGS  your own script under torch.profiler, with the\n"
     "                same toggles (steps, wrapping, sync); one trace per rank with --nproc\n"
@@ -75,6 +77,7 @@ int main(int argc, char** argv) {
     if (cmd == "why") return cmdWhy(a);
     if (cmd == "overview" || cmd == "kernels" || cmd == "memory" || cmd == "modules") return cmdView(cmd, a);
     if (cmd == "compare") return cmdCompare(a);
+    if (cmd == "export") return cmdExport(a);
     if (cmd == "ranks") return cmdRanks(a);
     if (cmd == "capture") return cmdCapture(a);
     std::cerr << "attnscope-cli: unknown command '" << cmd << "'\n\n" << kUsage;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <queue>
 #include <unordered_map>
 
 #include "core/explain/diagnosis_internal.h"
@@ -17,50 +18,6 @@
 namespace attnscope::diag {
 
 namespace {
-
-// What is left of a set of moments (sorted, disjoint pieces), taken stretch by stretch: a moment goes to
-// the first stretch that asks. The pieces are cut at every stretch's ends into segments; a segment
-// taken points past itself (union-find with path halving), so each is handed out once.
-class Unclaimed {
- public:
-  Unclaimed(const Intervals& pieces, const std::vector<std::pair<int64_t, int64_t>>& stretches) {
-    for (const auto& [a, b] : pieces) cuts_.push_back(a), cuts_.push_back(b);
-    for (const auto& [a, b] : stretches) cuts_.push_back(a), cuts_.push_back(b);
-    std::sort(cuts_.begin(), cuts_.end());
-    cuts_.erase(std::unique(cuts_.begin(), cuts_.end()), cuts_.end());
-    // Segment j is [cuts_[j], cuts_[j + 1]); it is free when a piece holds it.
-    const size_t n = cuts_.empty() ? 0 : cuts_.size() - 1;
-    next_.resize(n + 1);
-    size_t p = 0;
-    for (size_t j = 0; j < n; ++j) {
-      while (p < pieces.size() && pieces[p].second <= cuts_[j]) ++p;
-      const bool free = p < pieces.size() && pieces[p].first <= cuts_[j];
-      next_[j] = free ? j : j + 1;
-    }
-    next_[n] = n;
-  }
-  int64_t take(int64_t a, int64_t b) {
-    int64_t got = 0;
-    size_t j = find(static_cast<size_t>(std::lower_bound(cuts_.begin(), cuts_.end(), a) - cuts_.begin()));
-    while (j + 1 < cuts_.size() && cuts_[j] < b) {
-      got += cuts_[j + 1] - cuts_[j];
-      next_[j] = j + 1;
-      j = find(j + 1);
-    }
-    return got;
-  }
-
- private:
-  size_t find(size_t j) {
-    while (next_[j] != j) {
-      next_[j] = next_[next_[j]];
-      j = next_[j];
-    }
-    return j;
-  }
-  std::vector<int64_t> cuts_;
-  std::vector<size_t> next_;
-};
 
 std::string bytesText(int64_t b) {
   char buf[32];
@@ -93,6 +50,7 @@ struct Acc {
   std::map<std::string, uint64_t> inside;
   std::vector<int64_t> bytes;
   int64_t callNs = 0, waitedNs = 0, copyNs = 0;  // copies: their calls, the wait before the copy started, the copy
+  uint32_t first = UINT32_MAX;                   // the place of the event its text came from
 };
 
 std::string_view kindOf(const EventStore& s, const RuleSet& r, int rule, EventId id,
@@ -164,14 +122,25 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
                                         const Intervals& nothing, int64_t causeNs) {
   std::map<GroupKey, Acc> acc;
   std::unordered_map<uint32_t, CallKind> callKinds;
+  // An event's hold on the cause: the event (after the store is read, the one the evidence names), its
+  // place in the order the time was handed out in (over every rule of the cause), the time it holds.
+  struct Hit {
+    EventId ev;
+    uint32_t arrival;
+    int64_t held;
+    Acc* acc;
+  };
+  uint32_t arrival = 0;
+  const auto& depthOf = s.columns().depth;
   for (int rule = 0; rule < kRuleCount; ++rule) {
     if (causeOfRule(rule, r.anyDevice) != c || taken[rule].empty()) continue;
     const RuleEvents& re = r.rules[rule];
     // The innermost first: deeper events, then shorter ones (then in the rule's order). The keys are
     // sorted by value: a rule can hold a hundred thousand kernels.
     struct Key {
-      int64_t depth, span;
-      size_t k;
+      int64_t depth, span, start;
+      uint32_t k;
+      EventId ev;
       bool operator<(const Key& o) const {
         if (depth != o.depth) return depth > o.depth;
         if (span != o.span) return span < o.span;
@@ -185,37 +154,97 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
       const auto [a, b] = re.spans[k];
       auto it = std::lower_bound(mine.begin(), mine.end(), std::make_pair(a, INT64_MIN));
       const bool meets = (it != mine.end() && it->first < b) || (it != mine.begin() && std::prev(it)->second > a);
-      if (meets) order.push_back({s.event(re.events[k]).depth, b - a, k});
+      if (meets) order.push_back({depthOf[re.events[k]], b - a, a, static_cast<uint32_t>(k), re.events[k]});
     }
 
     // Device work does not nest: its rules keep their order.
     if (rule > kLastDeviceRule && rule != kQueued && rule != kQueuedComm) std::sort(order.begin(), order.end());
-    std::vector<std::pair<int64_t, int64_t>> stretches;
-    stretches.reserve(order.size());
-    for (const Key& key : order) stretches.push_back(re.spans[key.k]);
-    Unclaimed left(taken[rule], stretches);
-    for (const Key& key : order) {
-      const size_t k = key.k;
-      EventId id = re.events[k];
-      const int64_t held = left.take(re.spans[k].first, re.spans[k].second);
+    // What each event holds: every moment the rule took goes to the first event in that order whose
+    // stretch covers it. Swept in time, the stretches open at a moment in a heap with the first in the
+    // order on top (a trace larger than memory reads its arrays front to back, not at random); a
+    // stretch's time comes in pieces, merged once they are sorted by event.
+    struct Start {
+      int64_t start, end;
+      uint32_t rank;
+      EventId ev;
+    };
+    std::vector<Start> starts;
+    starts.reserve(order.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      if (order[i].span > 0)
+        starts.push_back({order[i].start, order[i].start + order[i].span, static_cast<uint32_t>(i), order[i].ev});
+    const uint32_t rankBase = arrival;
+    arrival += static_cast<uint32_t>(order.size());
+    std::vector<Key>().swap(order);
+    std::sort(starts.begin(), starts.end(),
+              [](const Start& x, const Start& y) { return x.start != y.start ? x.start < y.start : x.rank < y.rank; });
+    struct Open {
+      uint32_t rank;
+      int64_t end;
+      EventId ev;
+      bool operator<(const Open& o) const { return rank > o.rank; }  // the first in the order on top
+    };
+    std::priority_queue<Open> open;
+    std::vector<Hit> hits;
+    size_t q = 0;
+    for (const auto& piece : mine) {
+      int64_t t = piece.first;
+      while (t < piece.second) {
+        for (; q < starts.size() && starts[q].start <= t; ++q) open.push({starts[q].rank, starts[q].end, starts[q].ev});
+        while (!open.empty() && open.top().end <= t) open.pop();
+        const int64_t nextStart = q < starts.size() ? starts[q].start : INT64_MAX;
+        if (open.empty()) {
+          t = std::min(piece.second, nextStart);
+          continue;
+        }
+        const Open& top = open.top();
+        const int64_t until = std::min({piece.second, top.end, nextStart});
+        if (!hits.empty() && hits.back().ev == top.ev && hits.back().arrival == rankBase + top.rank)
+          hits.back().held += until - t;
+        else
+          hits.push_back({top.ev, rankBase + top.rank, until - t, nullptr});
+        t = until;
+      }
+    }
+    std::vector<Start>().swap(starts);
+    // The store is then read in the events' own order, and the five largest of each group are chosen in
+    // the first order again, as they came.
+    std::sort(hits.begin(), hits.end(),
+              [](const Hit& x, const Hit& y) { return x.ev != y.ev ? x.ev < y.ev : x.arrival < y.arrival; });
+    {
+      size_t w = 0;  // a stretch's pieces, merged
+      for (size_t i = 0; i < hits.size(); ++i) {
+        if (w > 0 && hits[w - 1].ev == hits[i].ev && hits[w - 1].arrival == hits[i].arrival)
+          hits[w - 1].held += hits[i].held;
+        else
+          hits[w++] = hits[i];
+      }
+      hits.resize(w);
+    }
+    for (Hit& h : hits) {
+      EventId id = h.ev;
       // A waited-on device copy is its call's evidence: the host sat in the call.
       if (rule == kCopyWaited)
         if (const EventId call = launchOf(s, id); call != kNoEvent) id = call;
-      if (held <= 0) continue;
+      h.ev = id;
+      const int64_t held = h.held;
       const std::string_view kind = kindOf(s, r, rule, id, callKinds);
       // Grouped by kind and interned name (a copy's also by its device copy's name, which says the
-      // direction): the text is built once per group.
+      // direction): the text is built once per group, from the event that came first.
       const EventId cp = kind == "copy" ? copyOfCall(s, id) : kNoEvent;
       const GroupKey gk{kind.data(), kind == "untraced" || kind == "capture" ? UINT32_MAX : s.event(id).name,
                         cp == kNoEvent ? UINT32_MAX : s.event(cp).name, rule == kSyncDrained};
       Acc& a = acc[gk];
-      if (a.item.name.empty()) {
+      h.acc = &a;
+      if (h.arrival < a.first) {
+        a.first = h.arrival;
         a.item.kind = std::string(kind);
         a.item.name = kind == "untraced"  ? "the step's thread between its ops, nothing recorded (code the profiler "
                                             "does not see)"
                       : kind == "capture" ? "graph capture"
                       : kind == "copy"    ? callLabel(s, id)
                                           : std::string(s.name(s.event(id)));
+        a.item.detail.clear();
         if (kind == "setup") a.item.detail = std::string(setupWords(r.setup[id]));
         if (kind == "capture")
           a.item.detail = "each from torch.cuda.graph's synchronize (or BeginCapture) to its cudaStreamEndCapture";
@@ -224,15 +253,6 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
       }
       ++a.item.count;
       a.item.ns += held;
-      // The five largest, kept as they come.
-      if (a.held.size() < 5 || held > a.held.back().first) {
-        if (a.held.size() == 5) a.held.pop_back();
-        a.held.insert(std::upper_bound(a.held.begin(), a.held.end(), std::make_pair(held, id),
-                                       [](const auto& x, const auto& y) {
-                                         return x.first != y.first ? x.first > y.first : x.second < y.second;
-                                       }),
-                      {held, id});
-      }
       const Event& e = s.event(id);
       if (kind == "allocator" || kind == "copy" || kind == "sync") {
         const EventId op = innermostCpuOp(s, id);
@@ -242,10 +262,23 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
         a.callNs += e.dur;
         if (cp != kNoEvent) {
           const Event& g = s.event(cp);
-          if (g.args != kNoArgs && s.args()[g.args].bytes > 0) a.bytes.push_back(s.args()[g.args].bytes);
+          if (g.args != kNoArgs && s.argsColumns().bytes[g.args] > 0) a.bytes.push_back(s.argsColumns().bytes[g.args]);
           a.waitedNs += std::clamp<int64_t>(g.start - e.start, 0, e.dur);
           a.copyNs += std::max<int64_t>(0, std::min(g.end(), e.end()) - std::max(g.start, e.start));
         }
+      }
+    }
+    std::sort(hits.begin(), hits.end(), [](const Hit& x, const Hit& y) { return x.arrival < y.arrival; });
+    for (const Hit& h : hits) {
+      // The five largest, kept as they come.
+      auto& top = h.acc->held;
+      if (top.size() < 5 || h.held > top.back().first) {
+        if (top.size() == 5) top.pop_back();
+        top.insert(std::upper_bound(top.begin(), top.end(), std::make_pair(h.held, h.ev),
+                                    [](const auto& x, const auto& y) {
+                                      return x.first != y.first ? x.first > y.first : x.second < y.second;
+                                    }),
+                   {h.held, h.ev});
       }
     }
   }

@@ -167,7 +167,7 @@ FixFacts fixFacts(const EventStore& s, const Diagnosis& d, const RuleSet& r, con
     const int64_t held = heldBy(copyMoments, call.start, call.end());
     const int64_t overlap = std::max<int64_t>(0, std::min(g.end(), call.end()) - std::max(g.start, call.start));
     const int64_t waited = std::clamp<int64_t>(g.start - call.start, 0, call.dur);
-    const int64_t bytes = g.args != kNoArgs ? s.args()[g.args].bytes : -1;
+    const int64_t bytes = g.args != kNoArgs ? s.argsColumns().bytes[g.args] : -1;
     if (contains(gn, "Pageable -> Device") && overlap * 2 >= call.dur) f.pageableH2DWaitIsCopyNs += held;
     const bool d2h = isD2H(gn);
 

@@ -211,6 +211,13 @@ struct TraceSnapshot;
 // ledger or findings): what a rank's summary reads (core/ranks).
 Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep>* steps = nullptr,
                          bool profilerStepsFirst = false, bool stepsOnly = false);
+// explainTrace in two parts, so that the first can run while torch's tables are computed: every part
+// that reads the store and the activity index (steps, regions, sync waits, the diagnosis), then the
+// parts that read torch's tables (the ledger, and the findings that read it). explainTrace is the
+// first then the second.
+Explanation explainWithoutTables(const TraceSnapshot& snap, const std::vector<EngineStep>* steps = nullptr,
+                                 bool profilerStepsFirst = false);
+void finishWithTables(const TraceSnapshot& snap, Explanation& a);
 
 // Pieces, for callers that need only one.
 std::vector<StepReport> findSteps(const EventStore& store, const std::vector<EngineStep>* steps, std::string* source);

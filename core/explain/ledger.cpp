@@ -45,7 +45,7 @@ Ledger computeLedger(const EventStore& s, const ActivityIndex& index, const KeyA
     l.recordsWithoutTimestamps = engine->collection.recordsWithoutTimestamps;
   }
   l.wallSpanNs = s.maxTime() - s.minTime();
-  const std::vector<EventId>& byStart = index.gpuWorkByStart();
+  const std::span<const EventId> byStart = index.gpuWorkByStart();
   l.gpuActivities = byStart.size();
   for (EventId id : byStart) {
     l.gpuActivitySumNs += s.event(id).dur;

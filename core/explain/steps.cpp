@@ -429,8 +429,33 @@ std::vector<SyncGroup> groupSyncWaits(const EventStore& s, std::vector<SyncWait>
 
 }  // namespace
 
+namespace {
+Explanation explainPart(const TraceSnapshot& snap, const std::vector<EngineStep>* steps, bool profilerStepsFirst,
+                        bool stepsOnly);
+}  // namespace
+
 Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep>* steps, bool profilerStepsFirst,
                          bool stepsOnly) {
+  if (stepsOnly) return explainPart(snap, steps, profilerStepsFirst, true);
+  Explanation a = explainPart(snap, steps, profilerStepsFirst, false);
+  finishWithTables(snap, a);
+  return a;
+}
+
+Explanation explainWithoutTables(const TraceSnapshot& snap, const std::vector<EngineStep>* steps,
+                                 bool profilerStepsFirst) {
+  return explainPart(snap, steps, profilerStepsFirst, false);
+}
+
+void finishWithTables(const TraceSnapshot& snap, Explanation& a) {
+  a.ledger = computeLedger(snap);
+  a.verdicts = findVerdicts(*snap.store, snap.index, a);
+}
+
+namespace {
+
+Explanation explainPart(const TraceSnapshot& snap, const std::vector<EngineStep>* steps, bool profilerStepsFirst,
+                        bool stepsOnly) {
   workCounters().explanations++;
   const EventStore& s = *snap.store;
   Explanation a;
@@ -521,11 +546,12 @@ Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep
     st.syncWaitNs += sw.durNs;
   }
   a.syncGroups = groupSyncWaits(s, a.syncWaits);
-  a.ledger = computeLedger(snap);
-  // The diagnosis first: the findings read it (a step is called launch-bound only where it agrees).
+  // The diagnosis before the findings (finishWithTables): they read it (a step is called launch-bound
+  // only where it agrees). It reads neither torch's tables nor the ledger.
   a.diagnosis = diagnose(s, a);
-  a.verdicts = findVerdicts(s, snap.index, a);
   return a;
 }
+
+}  // namespace
 
 }  // namespace attnscope

@@ -47,7 +47,7 @@ void cpuItems(const TraceSnapshot& snap, const std::set<EventId>& mine, WhyRepor
   int64_t ownNs = 0;
   std::vector<EventId> own;
   std::map<std::string, std::pair<int64_t, std::vector<EventId>>> children;
-  const std::vector<EventId>& gpu = snap.index.gpuWorkByStart();
+  const std::span<const EventId> gpu = snap.index.gpuWorkByStart();
   for (EventId g : gpu) {
     const GpuOwner o = gpuOwner(s, g);
     if ((o.op != kNoEvent && mine.count(o.op)) || (o.launch != kNoEvent && mine.count(o.launch))) {

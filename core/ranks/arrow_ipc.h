@@ -1,10 +1,9 @@
-// Arrow IPC file format (Feather v2, uncompressed), written and read here for the few column types the
-// per-rank summaries need: int64, float64, utf8 and bool, none of them null. A file is "ARROW1" and
-// padding, the Schema message, one RecordBatch message, the end-of-stream marker, the footer (the schema
-// again and where the batch is) and its length, and "ARROW1". The flatbuffers (Schema.fbs, Message.fbs,
-// File.fbs of the Arrow format, metadata version V5) are encoded by hand. pyarrow, pandas.read_feather
-// and DuckDB (through pyarrow) read these files with no code of ours; the reader here reads what the
-// writer writes (one or more record batches of those types) and says clearly what it cannot.
+// Small tables of the few column types the per-rank summaries need (int64, float64, utf8 and bool, none
+// of them null) as Arrow IPC files (Feather v2, uncompressed), written and read with Arrow C++ from the
+// pyarrow wheel (cmake/AttnscopeArrow.cmake). pyarrow, pandas.read_feather and DuckDB read the files with
+// no code of ours; the reader reads any file of those column types and says clearly what it cannot. A
+// build without Arrow (ATTNSCOPE_ARROW=OFF, or no wheel) has the types but no files: every call fails
+// with kNoArrow.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +12,12 @@
 #include <utility>
 #include <vector>
 
-namespace attnscope::arrow {
+namespace attnscope::ipc {
+
+inline constexpr const char* kNoArrow =
+    "this build has no Arrow (built without the pyarrow wheel: pip install pyarrow and rebuild)";
+// Whether this build has Arrow (files can be written and read).
+bool available();
 
 enum class ColumnType { Int64, Float64, Utf8, Bool };
 
@@ -55,4 +59,4 @@ bool decodeFile(std::string_view bytes, Table* out, std::string* error);
 bool writeFile(const std::string& path, const Table& t, std::string* error);
 bool readFile(const std::string& path, Table* out, std::string* error);
 
-}  // namespace attnscope::arrow
+}  // namespace attnscope::ipc

@@ -165,14 +165,14 @@ void glooCollectives(const EventStore& s, RankSummary& r, Intervals& p2p) {
   for (EventId op : ops) {
     const Event& e = s.event(op);
     const std::string key = collectiveKey(collectiveWord(s.name(e)));
-    const EventArgs* a = s.argsOf(e);
+    const auto a = s.argsOf(e);
     const std::string dims = a && a->inputDims ? firstElement(s.str(a->inputDims)) : std::string();
     size_t pick = workers.size();
     for (size_t i = 0; i < workers.size(); ++i) {
       const Event& w = s.event(workers[i]);
       if (used[i] || w.start < e.start) continue;
       if (collectiveKey(collectiveWord(s.name(w))) != key) continue;
-      const EventArgs* wa = s.argsOf(w);
+      const auto wa = s.argsOf(w);
       if (!dims.empty() && wa && wa->inputDims && s.str(wa->inputDims) != dims) continue;
       pick = i;
       break;
@@ -198,7 +198,7 @@ void glooCollectives(const EventStore& s, RankSummary& r, Intervals& p2p) {
   for (const auto& [op, w] : pairs) {
     if (w == kNoEvent) continue;
     const Event& we = s.event(w);
-    const EventArgs* wa = s.argsOf(we);
+    const auto wa = s.argsOf(we);
     const std::string sig = collectiveKey(collectiveWord(s.name(we))) + "|" +
                             (wa && wa->inputDims ? std::string(s.str(wa->inputDims)) : "");
     if (!wa || !wa->inputDims) continue;  // a span the profiler cut has no shapes: it joins no group
@@ -264,7 +264,7 @@ void glooCollectives(const EventStore& s, RankSummary& r, Intervals& p2p) {
       const int comp = dsu.find(laneIdx(we.lane));
       c.pg = compName[comp];
       c.pgInferred = true;
-      if (const EventArgs* wa = s.argsOf(we); wa && wa->inputDims) c.dims = std::string(s.str(wa->inputDims));
+      if (const auto wa = s.argsOf(we); wa && wa->inputDims) c.dims = std::string(s.str(wa->inputDims));
     } else {
       c.arrivalNs = main.start;
       c.endNs = main.end();
@@ -277,7 +277,7 @@ void glooCollectives(const EventStore& s, RankSummary& r, Intervals& p2p) {
       }
     }
     if (c.dims.empty())
-      if (const EventArgs* a = s.argsOf(main); a && a->inputDims) c.dims = firstElement(s.str(a->inputDims));
+      if (const auto a = s.argsOf(main); a && a->inputDims) c.dims = firstElement(s.str(a->inputDims));
     applyComm(s, commAround(s, op != kNoEvent ? op : w), c);
     c.thread = s.lanes()[main.lane].label;
     c.blockedIn = innermostAnnotation(s, op != kNoEvent ? op : w);
@@ -318,14 +318,14 @@ void gpuCollectives(const TraceSnapshot& snap, RankSummary& r, CommNames& isComm
     c.arrivalNs = k.start;
     c.endNs = k.end();
     c.issueNs = k.start;
-    const EventArgs* ka = s.argsOf(k);
+    const auto ka = s.argsOf(k);
     c.pg = ka && ka->stream >= 0 ? "stream " + std::to_string(ka->stream) : s.lanes()[k.lane].label;
     c.pgInferred = true;
     if (op != kNoEvent) {
       const Event& oe = s.event(op);
       c.issueNs = oe.start;
       c.name = collectiveWord(s.name(oe));
-      if (const EventArgs* a = s.argsOf(oe); a && a->inputDims && hasDigit(s.str(a->inputDims)))
+      if (const auto a = s.argsOf(oe); a && a->inputDims && hasDigit(s.str(a->inputDims)))
         c.dims = firstElement(s.str(a->inputDims));
       c.thread = s.lanes()[oe.lane].label;
       c.blockedIn = innermostAnnotation(s, op);

@@ -9,41 +9,20 @@
 #include <filesystem>
 #include <functional>
 
+#include "core/cache/cache_dir.h"
 #include "core/snapshot/trace_snapshot.h"
 
 namespace attnscope::ranks {
 
 namespace fs = std::filesystem;
-using arrow::Column;
-using arrow::Table;
+using ipc::Column;
+using ipc::Table;
 
 namespace {
 
 // The tables, in the order they are written (rank last: its presence says the others are complete).
 const char* const kTables[] = {"steps",          "step_phases", "collectives", "collective_before",
                                "process_groups", "notes",       "rank"};
-
-bool writable(const fs::path& dir) {
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0) return false;
-  // Mode bits first: root may write anywhere, but a folder marked r-x is meant to stay as it is.
-  if ((st.st_mode & 0222) == 0) return false;
-  return ::access(dir.c_str(), W_OK) == 0;
-}
-
-std::string hex64(uint64_t v) {
-  static const char* d = "0123456789abcdef";
-  std::string s(16, '0');
-  for (int i = 15; i >= 0; --i, v >>= 4) s[static_cast<size_t>(i)] = d[v & 15];
-  return s;
-}
-
-fs::path userCacheRoot() {
-  if (const char* c = std::getenv("ATTNSCOPE_CACHE_DIR"); c && *c) return c;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "attnscope" / "ranks";
-  if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "attnscope" / "ranks";
-  return fs::temp_directory_path() / "attnscope-cache" / "ranks";
-}
 
 std::string joinInts(const std::vector<int64_t>& v) {
   std::string s;
@@ -68,22 +47,22 @@ struct Cols {
   const Table& t;
   std::string table;
   std::string* error;
-  const Column* get(const char* name, arrow::ColumnType type) {
+  const Column* get(const char* name, ipc::ColumnType type) {
     const Column* c = t.column(name);
     if ((!c || c->type != type) && error->empty())
       *error = table + ".arrow has no column '" + name + "' of the expected type";
     return c && c->type == type ? c : nullptr;
   }
   int64_t i(const char* name, size_t row) {
-    const Column* c = get(name, arrow::ColumnType::Int64);
+    const Column* c = get(name, ipc::ColumnType::Int64);
     return c && row < c->ints.size() ? c->ints[row] : 0;
   }
   std::string s(const char* name, size_t row) {
-    const Column* c = get(name, arrow::ColumnType::Utf8);
+    const Column* c = get(name, ipc::ColumnType::Utf8);
     return c && row < c->strings.size() ? c->strings[row] : std::string();
   }
   bool b(const char* name, size_t row) {
-    const Column* c = get(name, arrow::ColumnType::Bool);
+    const Column* c = get(name, ipc::ColumnType::Bool);
     return c && row < c->bools.size() && c->bools[row];
   }
 };
@@ -91,22 +70,8 @@ struct Cols {
 }  // namespace
 
 SummaryCacheDir summaryCacheDir(const std::string& trace) {
-  const fs::path p(trace);
-  const std::string name = p.filename().string() + ".attnscope";
-  fs::path folder = p.parent_path();
-  if (folder.empty()) folder = ".";
-  SummaryCacheDir d;
-  if (writable(folder)) {
-    d.dir = (folder / name).string();
-    return d;
-  }
-  std::error_code ec;
-  const fs::path abs = fs::weakly_canonical(p, ec);
-  const uint64_t h = std::hash<std::string>{}(ec ? p.string() : abs.string());
-  d.dir = (userCacheRoot() / (hex64(h) + "-" + name)).string();
-  d.fallback = true;
-  d.why = "the trace's folder " + folder.string() + " is read-only";
-  return d;
+  const cache::CacheDir c = cache::cacheDirFor(trace, "ranks");
+  return SummaryCacheDir{c.dir, c.fallback, c.why};
 }
 
 bool traceStamp(const std::string& trace, TraceStamp* out) {
@@ -148,14 +113,14 @@ std::vector<std::pair<std::string, Table>> summaryTables(const RankSummary& s, c
       }
     }
     std::vector<int64_t> rk(k, s.rank), prk(pStep.size(), s.rank);
-    add("steps", {arrow::int64Column("rank", rk), arrow::int64Column("step", idx), arrow::utf8Column("name", name),
-                  arrow::int64Column("start_ns", start), arrow::int64Column("end_ns", end),
-                  arrow::int64Column("compute_ns", comp), arrow::int64Column("comm_ns", comm),
-                  arrow::int64Column("exposed_comm_ns", exp), arrow::int64Column("overlapped_comm_ns", ovl),
-                  arrow::utf8Column("cause", cause), arrow::utf8Column("cause_label", label),
-                  arrow::int64Column("cause_ns", causeNs)});
-    add("step_phases", {arrow::int64Column("rank", prk), arrow::int64Column("step", pStep),
-                        arrow::utf8Column("name", pName), arrow::int64Column("ns", pNs)});
+    add("steps",
+        {ipc::int64Column("rank", rk), ipc::int64Column("step", idx), ipc::utf8Column("name", name),
+         ipc::int64Column("start_ns", start), ipc::int64Column("end_ns", end), ipc::int64Column("compute_ns", comp),
+         ipc::int64Column("comm_ns", comm), ipc::int64Column("exposed_comm_ns", exp),
+         ipc::int64Column("overlapped_comm_ns", ovl), ipc::utf8Column("cause", cause),
+         ipc::utf8Column("cause_label", label), ipc::int64Column("cause_ns", causeNs)});
+    add("step_phases", {ipc::int64Column("rank", prk), ipc::int64Column("step", pStep), ipc::utf8Column("name", pName),
+                        ipc::int64Column("ns", pNs)});
   }
   {  // collectives, collective_before
     const size_t k = s.collectives.size();
@@ -179,30 +144,30 @@ std::vector<std::pair<std::string, Table>> summaryTables(const RankSummary& s, c
       }
     }
     std::vector<int64_t> rk(k, s.rank), brk(bIdx.size(), s.rank);
-    add("collectives", {arrow::int64Column("rank", rk),
-                        arrow::int64Column("index", idx),
-                        arrow::utf8Column("name", name),
-                        arrow::utf8Column("op", op),
-                        arrow::utf8Column("kind", kind),
-                        arrow::utf8Column("pg", pg),
-                        arrow::boolColumn("pg_inferred", inferred),
-                        arrow::int64Column("seq", seq),
-                        arrow::utf8Column("comms_id", cid),
-                        arrow::utf8Column("dims", dims),
-                        arrow::int64Column("nelems", nel),
-                        arrow::utf8Column("dtype", dtype),
-                        arrow::int64Column("issue_ns", issue),
-                        arrow::int64Column("arrival_ns", arr),
-                        arrow::int64Column("end_ns", end),
-                        arrow::boolColumn("cut", cut),
-                        arrow::int64Column("step", step),
-                        arrow::utf8Column("thread", thread),
-                        arrow::utf8Column("blocked_in", blocked),
-                        arrow::int64Column("before_from_ns", from),
-                        arrow::int64Column("peer_wait_ns", peer),
-                        arrow::float64Column("duration_ms", ms)});
-    add("collective_before", {arrow::int64Column("rank", brk), arrow::int64Column("collective", bIdx),
-                              arrow::utf8Column("name", bName), arrow::int64Column("ns", bNs)});
+    add("collectives", {ipc::int64Column("rank", rk),
+                        ipc::int64Column("index", idx),
+                        ipc::utf8Column("name", name),
+                        ipc::utf8Column("op", op),
+                        ipc::utf8Column("kind", kind),
+                        ipc::utf8Column("pg", pg),
+                        ipc::boolColumn("pg_inferred", inferred),
+                        ipc::int64Column("seq", seq),
+                        ipc::utf8Column("comms_id", cid),
+                        ipc::utf8Column("dims", dims),
+                        ipc::int64Column("nelems", nel),
+                        ipc::utf8Column("dtype", dtype),
+                        ipc::int64Column("issue_ns", issue),
+                        ipc::int64Column("arrival_ns", arr),
+                        ipc::int64Column("end_ns", end),
+                        ipc::boolColumn("cut", cut),
+                        ipc::int64Column("step", step),
+                        ipc::utf8Column("thread", thread),
+                        ipc::utf8Column("blocked_in", blocked),
+                        ipc::int64Column("before_from_ns", from),
+                        ipc::int64Column("peer_wait_ns", peer),
+                        ipc::float64Column("duration_ms", ms)});
+    add("collective_before", {ipc::int64Column("rank", brk), ipc::int64Column("collective", bIdx),
+                              ipc::utf8Column("name", bName), ipc::int64Column("ns", bNs)});
   }
   {  // process_groups, notes
     const size_t k = s.dist.pgConfig.size();
@@ -214,20 +179,20 @@ std::vector<std::pair<std::string, Table>> summaryTables(const RankSummary& s, c
       ranks[i] = joinInts(p.ranks);
     }
     add("process_groups",
-        {arrow::utf8Column("name", name), arrow::utf8Column("desc", desc), arrow::utf8Column("backend_config", backend),
-         arrow::int64Column("size", size), arrow::utf8Column("ranks", ranks)});
-    add("notes", {arrow::utf8Column("note", s.notes)});
+        {ipc::utf8Column("name", name), ipc::utf8Column("desc", desc), ipc::utf8Column("backend_config", backend),
+         ipc::int64Column("size", size), ipc::utf8Column("ranks", ranks)});
+    add("notes", {ipc::utf8Column("note", s.notes)});
   }
-  add("rank", {arrow::utf8Column("file", {s.file}), arrow::int64Column("rank", {s.rank}),
-               arrow::utf8Column("rank_from", {s.rankFrom}), arrow::utf8Column("host", {s.host}),
-               arrow::utf8Column("host_from", {s.hostFrom}), arrow::utf8Column("truncated", {s.truncated}),
-               arrow::boolColumn("has_device", {s.hasDevice}), arrow::int64Column("trace_start_ns", {s.traceStartNs}),
-               arrow::int64Column("trace_end_ns", {s.traceEndNs}), arrow::boolColumn("dist_present", {s.dist.present}),
-               arrow::utf8Column("backend", {s.dist.backend}), arrow::int64Column("dist_rank", {s.dist.rank}),
-               arrow::int64Column("world_size", {s.dist.worldSize}), arrow::int64Column("pg_count", {s.dist.pgCount}),
-               arrow::boolColumn("has_pg_config", {s.dist.hasPgConfig}),
-               arrow::int64Column("steps", {static_cast<int64_t>(s.steps.size())}),
-               arrow::int64Column("collectives", {static_cast<int64_t>(s.collectives.size())})});
+  add("rank", {ipc::utf8Column("file", {s.file}), ipc::int64Column("rank", {s.rank}),
+               ipc::utf8Column("rank_from", {s.rankFrom}), ipc::utf8Column("host", {s.host}),
+               ipc::utf8Column("host_from", {s.hostFrom}), ipc::utf8Column("truncated", {s.truncated}),
+               ipc::boolColumn("has_device", {s.hasDevice}), ipc::int64Column("trace_start_ns", {s.traceStartNs}),
+               ipc::int64Column("trace_end_ns", {s.traceEndNs}), ipc::boolColumn("dist_present", {s.dist.present}),
+               ipc::utf8Column("backend", {s.dist.backend}), ipc::int64Column("dist_rank", {s.dist.rank}),
+               ipc::int64Column("world_size", {s.dist.worldSize}), ipc::int64Column("pg_count", {s.dist.pgCount}),
+               ipc::boolColumn("has_pg_config", {s.dist.hasPgConfig}),
+               ipc::int64Column("steps", {static_cast<int64_t>(s.steps.size())}),
+               ipc::int64Column("collectives", {static_cast<int64_t>(s.collectives.size())})});
   return out;
 }
 
@@ -326,7 +291,7 @@ bool writeSummaryCache(const std::string& trace, const RankSummary& s, std::stri
   *dir = d.dir;
   if (d.fallback) *note = d.why + ": its summary is cached in " + d.dir;
   for (const auto& [name, table] : summaryTables(s, stamp))
-    if (!arrow::writeFile((fs::path(d.dir) / (name + ".arrow")).string(), table, error)) return false;
+    if (!ipc::writeFile((fs::path(d.dir) / (name + ".arrow")).string(), table, error)) return false;
   return true;
 }
 
@@ -347,7 +312,7 @@ bool readSummaryCache(const std::string& trace, RankSummary* out, std::string* w
   for (const char* name : kTables) {
     Table t;
     std::string error;
-    if (!arrow::readFile((fs::path(d.dir) / (std::string(name) + ".arrow")).string(), &t, &error)) {
+    if (!ipc::readFile((fs::path(d.dir) / (std::string(name) + ".arrow")).string(), &t, &error)) {
       *why = error;
       return false;
     }

@@ -39,8 +39,8 @@ bool traceStamp(const std::string& trace, TraceStamp* out);
 
 // The summary as tables (file name without ".arrow", table), each with the stamp in its metadata; and
 // the summary read back from them (false with `error` when a table or column is missing).
-std::vector<std::pair<std::string, arrow::Table>> summaryTables(const RankSummary& s, const TraceStamp& stamp);
-bool summaryFromTables(const std::vector<std::pair<std::string, arrow::Table>>& tables, RankSummary* out,
+std::vector<std::pair<std::string, ipc::Table>> summaryTables(const RankSummary& s, const TraceStamp& stamp);
+bool summaryFromTables(const std::vector<std::pair<std::string, ipc::Table>>& tables, RankSummary* out,
                        std::string* error);
 
 // Writes the summary's files to summaryCacheDir(trace) (creating the folder). `dir` gets the folder,

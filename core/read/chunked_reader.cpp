@@ -249,8 +249,10 @@ class TextChunks : public ScannedSource {
 
 class GzipChunks : public ScannedSource {
  public:
-  GzipChunks(const char* data, size_t size, const ReaderLimits& limits)
+  GzipChunks(const char* data, size_t size, const ReaderLimits& limits, bool drop)
       : ScannedSource(HeadScanner(kMaxHead)),
+        data_(data),
+        drop_(drop),
         z_(data, size, limits.maxDecompressedBytes),
         limits_(limits),
         cutter_(0, 0) {
@@ -277,6 +279,7 @@ class GzipChunks : public ScannedSource {
       return false;
     }
     noteProgress(limits_, z_.consumed());
+    dropInflated();
     return true;
   }
 
@@ -449,6 +452,22 @@ class GzipChunks : public ScannedSource {
     return true;
   }
 
+  // The compressed bytes already inflated, given back to the kernel in steps of 4 MiB (a private file
+  // mapping: read again, unchanged, from the page cache if anything touched them). Under inflateMu_.
+  void dropInflated() {
+    if (!drop_) return;
+    static const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    const size_t consumed = z_.consumed();
+    const size_t margin = size_t{1} << 20;  // what the inflater may still look at
+    const size_t end = consumed > margin ? (consumed - margin) / page * page : 0;
+    if (end > dropped_ + (size_t{4} << 20)) {
+      ::madvise(const_cast<char*>(data_) + dropped_, end - dropped_, MADV_DONTNEED);
+      dropped_ = end;
+    }
+  }
+  const char* data_;
+  bool drop_;
+  size_t dropped_ = 0;
   GunzipStream z_;
   const ReaderLimits& limits_;
   ElementCutter cutter_;
@@ -479,8 +498,8 @@ std::unique_ptr<ChunkSource> textChunks(char* text, size_t n, size_t skip, const
                                       open);
 }
 
-std::unique_ptr<ChunkSource> gzipChunks(const char* data, size_t size, const ReaderLimits& limits) {
-  return std::make_unique<GzipChunks>(data, size, limits);
+std::unique_ptr<ChunkSource> gzipChunks(const char* data, size_t size, const ReaderLimits& limits, bool dropReadPages) {
+  return std::make_unique<GzipChunks>(data, size, limits, dropReadPages);
 }
 
 std::optional<LoadResult> parseChunks(ChunkSource& src, const std::string& path, const ReaderLimits& limits) {

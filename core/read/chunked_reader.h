@@ -72,7 +72,10 @@ std::unique_ptr<ChunkSource> textChunks(char* text, size_t n, size_t skip, const
                                         bool dropParsedPages);
 
 // Chunks over the decompressed text of a gzip stream.
-std::unique_ptr<ChunkSource> gzipChunks(const char* data, size_t size, const ReaderLimits& limits);
+// `dropReadPages`: `data` is a private file mapping whose pages, once inflated, go back to the kernel (a
+// huge .gz would otherwise stay resident whole).
+std::unique_ptr<ChunkSource> gzipChunks(const char* data, size_t size, const ReaderLimits& limits,
+                                        bool dropReadPages = false);
 
 // Nothing: use the one-pass reader. Otherwise the store, or a fatal error.
 std::optional<LoadResult> parseChunks(ChunkSource& src, const std::string& path, const ReaderLimits& limits);

@@ -303,14 +303,14 @@ LoadResult parseBuffer(char* text, size_t n, const std::string& path, const Read
 // whole text never exists at once); otherwise, or when the chunks cannot
 // take it, decompressed whole for the one-pass reader, but never more than
 // kWholeMax bytes of it: past that the stream is the only way.
-LoadResult parseGzip(const char* data, size_t size, const std::string& path, const ReaderLimits& limits,
-                     LoadTimings tm) {
+LoadResult parseGzip(const char* data, size_t size, const std::string& path, const ReaderLimits& limits, LoadTimings tm,
+                     bool mapped = false) {
   static constexpr uint64_t kWholeMax = uint64_t{256} << 20;
   ReaderLimits lim = limits;
   lim.maxDecompressedBytes = decompressLimit(limits, size);
   if (limits.progress) limits.progress->bytesTotal.store(size, std::memory_order_relaxed);
   auto streamed = [&]() -> std::optional<LoadResult> {
-    auto src = gzipChunks(data, size, lim);
+    auto src = gzipChunks(data, size, lim, mapped);
     auto r = parseChunks(*src, path, lim);
     if (r) r->timings.read = tm.read;
     return r;
@@ -411,7 +411,7 @@ LoadResult loadTrace(const std::string& path, const ReaderLimits& limits) {
     } unmap{m, size};
     char* text = static_cast<char*>(m);
     tm.read = secondsSince(t0);
-    if (isGzip(text, size)) return parseGzip(text, size, path, limits, tm);
+    if (isGzip(text, size)) return parseGzip(text, size, path, limits, tm, /*mapped=*/true);
     LoadResult r = parseBuffer(text, size, path, limits, true);
     r.timings.read = tm.read;
     return r;

@@ -18,41 +18,43 @@ namespace {
 // An op with no op above it (annotations and ProfilerStep#N may enclose it): torch's table shows
 // the step's host time in these ops' rows.
 bool outermostOp(const EventStore& s, EventId id) {
-  for (EventId p = s.event(id).parent; p != kNoEvent; p = s.event(p).parent)
-    if (s.event(p).family == Family::CpuOp) return false;
+  const EventId* parent = s.columns().parent.data();
+  for (EventId p = parent[id]; p != kNoEvent; p = parent[p])
+    if (s.columns().family[p] == Family::CpuOp) return false;
   return true;
+}
+
+// The first event of `lane` starting at or after t (its events are sorted by start).
+EventId firstAt(const EventStore& s, const Lane& lane, int64_t t) {
+  const int64_t* start = s.columns().start.data();
+  return static_cast<EventId>(std::lower_bound(start + lane.begin, start + lane.end, t) - start);
 }
 
 // The host time of a step's own ops: its outermost ops inside the window, on the thread that ran
 // most of them (another thread's ops in the same window are not the step's). By name, in `byName`.
 int64_t ownOpsNs(const EventStore& s, int64_t startNs, int64_t endNs, uint32_t onlyLane,
                  std::map<std::string, int64_t>* byName) {
+  const int64_t* start = s.columns().start.data();
+  const int64_t* dur = s.columns().dur.data();
+  const Family* family = s.columns().family.data();
   int64_t best = 0;
   uint32_t bestLane = UINT32_MAX;
   for (uint32_t ln = 0; ln < s.lanes().size(); ++ln) {
     const Lane& lane = s.lanes()[ln];
     if (lane.kind != LaneKind::CpuThread || lane.pid == -1) continue;
     if (onlyLane != UINT32_MAX && ln != onlyLane) continue;
-    const auto& ev = s.events();
-    const auto first = std::lower_bound(ev.begin() + lane.begin, ev.begin() + lane.end, startNs,
-                                        [](const Event& e, int64_t t) { return e.start < t; });
     int64_t sum = 0;
-    for (auto it = first; it != ev.begin() + lane.end && it->start < endNs; ++it) {
-      const EventId id = static_cast<EventId>(it - ev.begin());
-      if (it->family != Family::CpuOp || it->end() > endNs || !outermostOp(s, id)) continue;
-      sum += it->dur;
+    for (EventId id = firstAt(s, lane, startNs); id < lane.end && start[id] < endNs; ++id) {
+      if (family[id] != Family::CpuOp || start[id] + dur[id] > endNs || !outermostOp(s, id)) continue;
+      sum += dur[id];
     }
     if (sum > best) best = sum, bestLane = ln;
   }
   if (byName && bestLane != UINT32_MAX) {
     const Lane& lane = s.lanes()[bestLane];
-    const auto& ev = s.events();
-    const auto first = std::lower_bound(ev.begin() + lane.begin, ev.begin() + lane.end, startNs,
-                                        [](const Event& e, int64_t t) { return e.start < t; });
-    for (auto it = first; it != ev.begin() + lane.end && it->start < endNs; ++it) {
-      const EventId id = static_cast<EventId>(it - ev.begin());
-      if (it->family == Family::CpuOp && it->end() <= endNs && outermostOp(s, id))
-        (*byName)[std::string(s.name(*it))] += it->dur;
+    for (EventId id = firstAt(s, lane, startNs); id < lane.end && start[id] < endNs; ++id) {
+      if (family[id] == Family::CpuOp && start[id] + dur[id] <= endNs && outermostOp(s, id))
+        (*byName)[std::string(s.name(s.event(id)))] += dur[id];
     }
   }
   return best;

@@ -1,6 +1,15 @@
 #include "core/snapshot/trace_snapshot.h"
 
+#include <exception>
+#include <optional>
+#include <thread>
+
 namespace attnscope {
+
+namespace {
+// Stores this large are snapshotted on two threads.
+constexpr size_t kParallelSnapshotEvents = 200'000;
+}  // namespace
 
 const std::shared_ptr<const KeyAverages>& TraceSnapshot::table(Attribution attribution, GroupBy groupBy) const {
   const bool shape = groupBy == GroupBy::InputShape;
@@ -15,29 +24,74 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
   snap->store = std::move(store);
   snap->engine = readEngineRun(s);
   snap->record = readScriptRun(s);
-  snap->index = ActivityIndex(s);
   if (options.stepsOnly) {
+    snap->index = ActivityIndex(s);
     if (options.explain)
       snap->explanation = std::make_shared<const Explanation>(
           explainTrace(*snap, options.steps, options.profilerStepsFirst, /*stepsOnly=*/true));
     return snap;
   }
+  // A large trace's work on two threads (not while spilling, a trace larger than the memory budget:
+  // one analysis's arrays at a time): torch's two attributions on one, the activity index and the part
+  // of the explanation that reads no table on the other; then what reads both.
+  const bool twoThreads =
+      s.size() >= kParallelSnapshotEvents && std::thread::hardware_concurrency() >= 2 && !spill::spilling();
+  std::optional<Explanation> explanation;
   if (options.shapeTables) {
     // Each attribution once, both groupings from it.
-    KeyAveragesBothGroupings torch = computeKeyAveragesBothGroupings(s, Attribution::Torch);
-    KeyAveragesBothGroupings corrected = computeKeyAveragesBothGroupings(s, Attribution::Corrected);
+    KeyAveragesBothGroupings torch, corrected;
+    // With no explanation to make, the corrected attribution goes with the index instead.
+    auto tables = [&] {
+      torch = computeKeyAveragesBothGroupings(s, Attribution::Torch);
+      if (options.explain) corrected = computeKeyAveragesBothGroupings(s, Attribution::Corrected);
+    };
+    auto indexAndExplain = [&] {
+      snap->index = ActivityIndex(s);
+      if (options.explain)
+        explanation = explainWithoutTables(*snap, options.steps, options.profilerStepsFirst);
+      else
+        corrected = computeKeyAveragesBothGroupings(s, Attribution::Corrected);
+    };
+    std::exception_ptr err;
+    std::thread t;
+    if (twoThreads) {
+      try {
+        t = std::thread([&] {
+          try {
+            indexAndExplain();
+          } catch (...) {
+            err = std::current_exception();
+          }
+        });
+      } catch (...) {
+        // No second thread: both here.
+      }
+    }
+    try {
+      tables();
+    } catch (...) {
+      if (t.joinable()) t.join();
+      throw;
+    }
+    if (t.joinable())
+      t.join();
+    else
+      indexAndExplain();
+    if (err) std::rethrow_exception(err);
     snap->torchByName = std::make_shared<const KeyAverages>(std::move(torch.byName));
     snap->torchByInputShape = std::make_shared<const KeyAverages>(std::move(torch.byInputShape));
     snap->correctedByName = std::make_shared<const KeyAverages>(std::move(corrected.byName));
     snap->correctedByInputShape = std::make_shared<const KeyAverages>(std::move(corrected.byInputShape));
   } else {
+    snap->index = ActivityIndex(s);
     snap->torchByName = std::make_shared<const KeyAverages>(computeKeyAverages(s, GroupBy::Name, Attribution::Torch));
     snap->correctedByName =
         std::make_shared<const KeyAverages>(computeKeyAverages(s, GroupBy::Name, Attribution::Corrected));
   }
   if (options.explain) {
-    snap->explanation =
-        std::make_shared<const Explanation>(explainTrace(*snap, options.steps, options.profilerStepsFirst));
+    if (!explanation) explanation = explainWithoutTables(*snap, options.steps, options.profilerStepsFirst);
+    finishWithTables(*snap, *explanation);
+    snap->explanation = std::make_shared<const Explanation>(std::move(*explanation));
     snap->answer = std::make_shared<const FoundingAnswer>(
         foundingAnswer(s, *snap->explanation, *snap->torchByName, snap->engine ? &*snap->engine : nullptr));
   }

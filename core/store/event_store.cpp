@@ -1,5 +1,8 @@
 #include "core/store/event_store.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <exception>
@@ -95,32 +98,20 @@ bool StringTable::find(std::string_view s, uint32_t* id) const {
 }
 
 namespace {
-struct KeyLess {
-  bool operator()(const std::pair<int64_t, EventId>& a, int64_t k) const { return a.first < k; }
-  bool operator()(int64_t k, const std::pair<int64_t, EventId>& a) const { return k < a.first; }
-};
-}  // namespace
-
-std::span<const EventId> EventStore::byCorrelation(int64_t correlation) const {
-  auto [lo, hi] = std::equal_range(byCorr_.begin(), byCorr_.end(), correlation, KeyLess{});
-  // The pairs are laid out (key, id); expose ids through a parallel view.
+// The ids of index `x` whose key is `key`.
+std::span<const EventId> idsOf(const IdIndex& x, int64_t key) {
+  auto [lo, hi] = std::equal_range(x.key.begin(), x.key.end(), key);
   if (lo == hi) return {};
-  return {corrIds_.data() + (lo - byCorr_.begin()), static_cast<size_t>(hi - lo)};
+  return {x.event.data() + (lo - x.key.begin()), static_cast<size_t>(hi - lo)};
 }
-
-std::span<const EventId> EventStore::byExternalId(int64_t externalId) const {
-  auto [lo, hi] = std::equal_range(byExt_.begin(), byExt_.end(), externalId, KeyLess{});
-  if (lo == hi) return {};
-  return {extIds_.data() + (lo - byExt_.begin()), static_cast<size_t>(hi - lo)};
-}
-
-namespace {
-EventId lookup(const std::vector<std::pair<int64_t, EventId>>& v, int64_t key) {
-  auto it = std::lower_bound(v.begin(), v.end(), key, [](const auto& a, int64_t k) { return a.first < k; });
-  return it != v.end() && it->first == key ? it->second : kNoEvent;
+EventId lookup(const IdIndex& x, int64_t key) {
+  const int64_t* it = std::lower_bound(x.key.begin(), x.key.end(), key);
+  return it != x.key.end() && *it == key ? x.event[static_cast<size_t>(it - x.key.begin())] : kNoEvent;
 }
 }  // namespace
 
+std::span<const EventId> EventStore::byCorrelation(int64_t correlation) const { return idsOf(byCorr_, correlation); }
+std::span<const EventId> EventStore::byExternalId(int64_t externalId) const { return idsOf(byExt_, externalId); }
 EventId EventStore::callOfCorrelation(int64_t correlation) const { return lookup(callByCorr_, correlation); }
 EventId EventStore::opOfExternalId(int64_t externalId) const {
   return externalId > 0 ? lookup(opByExt_, externalId) : kNoEvent;
@@ -128,16 +119,38 @@ EventId EventStore::opOfExternalId(int64_t externalId) const {
 
 std::pair<EventId, EventId> EventStore::visibleRange(uint32_t laneIdx, int64_t t0, int64_t t1) const {
   const Lane& l = lanes_[laneIdx];
-  const Event* b = events_.data() + l.begin;
-  const Event* e = events_.data() + l.end;
+  const int64_t* start = ev_.start.data();
+  const int64_t* dur = ev_.dur.data();
   // Any event overlapping [t0, t1) starts at or after t0 - maxDur.
   const int64_t from = t0 - laneMaxDur_[laneIdx];
-  const Event* first = std::lower_bound(b, e, from, [](const Event& ev, int64_t t) { return ev.start < t; });
-  const Event* last = std::lower_bound(first, e, t1, [](const Event& ev, int64_t t) { return ev.start < t; });
+  const int64_t* first = std::lower_bound(start + l.begin, start + l.end, from);
+  const int64_t* last = std::lower_bound(first, start + l.end, t1);
   // Skip leading events that end before t0; later ones may too (the caller
   // checks), the range is a superset bounded by the lane's longest event.
-  while (first < last && first->end() < t0) ++first;
-  return {static_cast<EventId>(first - events_.data()), static_cast<EventId>(last - events_.data())};
+  while (first < last && *first + dur[first - start] < t0) ++first;
+  return {static_cast<EventId>(first - start), static_cast<EventId>(last - start)};
+}
+
+EventStore EventStore::fromParts(Parts&& p) {
+  EventStore s;
+  s.ev_ = std::move(p.events);
+  s.args_ = std::move(p.args);
+  s.links_ = std::move(p.links);
+  s.lanes_ = std::move(p.lanes);
+  s.laneMaxDur_ = std::move(p.laneMaxDur);
+  s.comms_ = std::move(p.comms);
+  s.strings_ = std::move(p.strings);
+  s.byCorr_ = std::move(p.byCorr);
+  s.byExt_ = std::move(p.byExt);
+  s.callByCorr_ = std::move(p.callByCorr);
+  s.opByExt_ = std::move(p.opByExt);
+  for (int k = 0; k < kFamilyCount; ++k) s.familyCounts_[k] = p.familyCounts[k];
+  for (int k = 0; k < kBadKindCount; ++k) s.bad_[k] = std::move(p.bad[k]);
+  s.profilerRangeEvents_ = p.profilerRangeEvents;
+  s.minTime_ = p.minTime;
+  s.maxTime_ = p.maxTime;
+  s.meta_ = std::move(p.meta);
+  return s;
 }
 
 uint64_t EventStore::badTotal() const {
@@ -159,15 +172,15 @@ uint64_t EventStore::noteTotal() const {
 EventStoreBuilder::EventStoreBuilder() = default;
 
 void EventStoreBuilder::reserve(size_t events, size_t args) {
-  store_.events_.reserve(events);
-  store_.args_.reserve(args);
+  events_.reserve(events);
+  args_.reserve(args);
 }
 
 namespace {
 // Room for `extra` more elements, growing geometrically (repeated merges
 // must not reallocate each time).
-template <typename T>
-void growFor(std::vector<T>& v, size_t extra) {
+template <typename V>
+void growFor(V& v, size_t extra) {
   if (v.size() + extra > v.capacity()) v.reserve(std::max(v.size() + extra, v.capacity() * 2));
 }
 }  // namespace
@@ -194,12 +207,12 @@ uint32_t EventStoreBuilder::addComm(const CommArgs& c) {
 }
 
 uint32_t EventStoreBuilder::addArgs(const EventArgs& a) {
-  store_.args_.push_back(a);
-  return static_cast<uint32_t>(store_.args_.size() - 1);
+  args_.push_back(a);
+  return static_cast<uint32_t>(args_.size() - 1);
 }
 
 void EventStoreBuilder::addEvent(const Event& e) {
-  store_.events_.push_back(e);
+  events_.push_back(e);
   store_.familyCounts_[static_cast<int>(e.family)]++;
 }
 
@@ -221,26 +234,26 @@ std::vector<uint32_t> EventStoreBuilder::merge(EventStoreBuilder&& o, IdRemap re
     const Lane& l = o.store_.lanes_[i];
     lr[i] = lane(l.kind, remapId(l.pid, sr), remapId(l.tid, sr));
   }
-  const auto argBase = static_cast<uint32_t>(store_.args_.size());
+  const auto argBase = static_cast<uint32_t>(args_.size());
   const auto commBase = static_cast<uint32_t>(store_.comms_.size());
   for (CommArgs c : o.store_.comms_) {
     for (uint32_t* id : {&c.collectiveName, &c.pgName, &c.pgDesc, &c.groupRanks, &c.commsId, &c.dtype}) *id = sr[*id];
     store_.comms_.push_back(c);
   }
-  growFor(store_.args_, o.store_.args_.size());
-  for (EventArgs a : o.store_.args_) {
+  growFor(args_, o.args_.size());
+  for (EventArgs a : o.args_) {
     a.inputDims = sr[a.inputDims];
     a.inputTypes = sr[a.inputTypes];
     a.concreteInputs = sr[a.concreteInputs];
     if (a.comm != kNoArgs) a.comm += commBase;
-    store_.args_.push_back(a);
+    args_.push_back(a);
   }
-  growFor(store_.events_, o.store_.events_.size());
-  for (Event e : o.store_.events_) {
+  growFor(events_, o.events_.size());
+  for (Event e : o.events_) {
     e.name = sr[e.name];
     e.lane = lr[e.lane];
     if (e.args != kNoArgs) e.args += argBase;
-    store_.events_.push_back(e);
+    events_.push_back(e);
   }
   for (int k = 0; k < kFamilyCount; ++k) store_.familyCounts_[k] += o.store_.familyCounts_[k];
   store_.profilerRangeEvents_ += o.store_.profilerRangeEvents_;
@@ -300,7 +313,7 @@ void runBoth(A&& a, B&& b) {
 }  // namespace
 
 bool EventStoreBuilder::parallelBuild() const {
-  return store_.events_.size() >= kParallelBuildEvents && store_.lanes_.size() >= 2 &&
+  return events_.size() >= kParallelBuildEvents && store_.lanes_.size() >= 2 &&
          std::thread::hardware_concurrency() >= 2;
 }
 
@@ -325,11 +338,12 @@ EventStore EventStoreBuilder::build() && {
     buildIndexes();
   }
   labelLanes();
+  transpose();
   return std::move(store_);
 }
 
 void EventStoreBuilder::sortIntoLanes() {
-  auto& ev = store_.events_;
+  auto& ev = events_;
   // Order lanes: CPU threads first (by pid, tid), then GPU streams, then other.
   std::vector<uint32_t> laneOrder(store_.lanes_.size());
   std::iota(laneOrder.begin(), laneOrder.end(), 0u);
@@ -379,7 +393,7 @@ void EventStoreBuilder::sortIntoLanes() {
   }
   for (auto& e : ev) e.reserved = 0;
   for (auto& l : store_.lanes_) l.begin = l.end = 0;
-  store_.laneMaxDur_.assign(store_.lanes_.size(), 0);
+  laneMaxDur_.assign(store_.lanes_.size(), 0);
   EventId i = 0;
   const auto n = static_cast<EventId>(ev.size());
   while (i < n) {
@@ -392,7 +406,7 @@ void EventStoreBuilder::sortIntoLanes() {
     }
     store_.lanes_[ln].begin = i;
     store_.lanes_[ln].end = j;
-    store_.laneMaxDur_[ln] = maxDur;
+    laneMaxDur_[ln] = maxDur;
     i = j;
   }
   if (!ev.empty()) {
@@ -410,7 +424,7 @@ void EventStoreBuilder::computeNesting() {
   // Per CPU lane, a stack of open intervals: an event is a child of the
   // innermost open event that fully contains it. Partial overlaps do not
   // nest (same rule as torch's _populate_cpu_children).
-  auto& ev = store_.events_;
+  auto& ev = events_;
   auto nest = [&](uint32_t fromLane, uint32_t toLane) {
     std::vector<EventId> stack;
     for (uint32_t li = fromLane; li < toLane; ++li) {
@@ -452,7 +466,7 @@ void EventStoreBuilder::computeNesting() {
 void EventStoreBuilder::bindFlows() {
   // A flow end binds to the event on its lane that starts at its timestamp
   // (or, with "bp":"e", the innermost event enclosing it).
-  auto& ev = store_.events_;
+  auto& ev = events_;
   auto findOn = [&](uint32_t laneIdx, int64_t ts, bool enclosing) -> EventId {
     const Lane& l = store_.lanes_[laneIdx];
     const Event* b = ev.data() + l.begin;
@@ -513,7 +527,7 @@ void EventStoreBuilder::bindFlows() {
       h = {flows_[i].ts < 0 ? kNoEvent : static_cast<EventId>(flows_[i].ts), true, flows_[i].offset};
     }
     if (from.ev != kNoEvent && to.ev != kNoEvent) {
-      store_.links_.push_back({from.ev, to.ev, id, kind});
+      links_.push_back({from.ev, to.ev, id, kind});
       continue;
     }
     ++dangling;
@@ -524,44 +538,132 @@ void EventStoreBuilder::bindFlows() {
           "flow id " + std::to_string(id) + (from.seen && to.seen ? " has an end with no event" : " has only one end");
     }
   }
-  std::vector<RawFlow>().swap(flows_);
+  spill::Vector<RawFlow>().swap(flows_);
   if (dangling) countBad(BadKind::DanglingFlow, firstDangling, firstDetail, dangling);
-  std::sort(store_.links_.begin(), store_.links_.end(),
+  std::sort(links_.begin(), links_.end(),
             [](const Link& a, const Link& b) { return a.from < b.from || (a.from == b.from && a.to < b.to); });
 }
 
 void EventStoreBuilder::buildIndexes() {
-  auto& ev = store_.events_;
+  auto& ev = events_;
+  size_t nc = 0, nx = 0;
+  for (const Event& e : ev) {
+    nc += e.correlation != kNoId;
+    nx += e.externalId != kNoId;
+  }
+  byCorr_.reserve(nc);
+  byExt_.reserve(nx);
   for (EventId i = 0; i < ev.size(); ++i) {
-    if (ev[i].correlation != kNoId) store_.byCorr_.emplace_back(ev[i].correlation, i);
-    if (ev[i].externalId != kNoId) store_.byExt_.emplace_back(ev[i].externalId, i);
+    if (ev[i].correlation != kNoId) byCorr_.emplace_back(ev[i].correlation, i);
+    if (ev[i].externalId != kNoId) byExt_.emplace_back(ev[i].externalId, i);
   }
-  std::sort(store_.byCorr_.begin(), store_.byCorr_.end());
-  std::sort(store_.byExt_.begin(), store_.byExt_.end());
-  store_.corrIds_.resize(store_.byCorr_.size());
-  for (size_t i = 0; i < store_.byCorr_.size(); ++i) store_.corrIds_[i] = store_.byCorr_[i].second;
-  store_.extIds_.resize(store_.byExt_.size());
-  for (size_t i = 0; i < store_.byExt_.size(); ++i) store_.extIds_[i] = store_.byExt_[i].second;
+  std::sort(byCorr_.begin(), byCorr_.end());
+  std::sort(byExt_.begin(), byExt_.end());
   // Per id, the first call / op in event order (the pairs are sorted by id, then event).
-  for (size_t i = 0; i < store_.byCorr_.size();) {
-    const int64_t id = store_.byCorr_[i].first;
+  for (size_t i = 0; i < byCorr_.size();) {
+    const int64_t id = byCorr_[i].first;
     EventId call = kNoEvent;
-    for (; i < store_.byCorr_.size() && store_.byCorr_[i].first == id; ++i) {
-      const Family f = ev[store_.byCorr_[i].second].family;
-      if (call == kNoEvent && (f == Family::CudaRuntime || f == Family::CudaDriver)) call = store_.byCorr_[i].second;
+    for (; i < byCorr_.size() && byCorr_[i].first == id; ++i) {
+      const Family f = ev[byCorr_[i].second].family;
+      if (call == kNoEvent && (f == Family::CudaRuntime || f == Family::CudaDriver)) call = byCorr_[i].second;
     }
-    if (call != kNoEvent) store_.callByCorr_.emplace_back(id, call);
+    if (call != kNoEvent) callByCorr_.emplace_back(id, call);
   }
-  for (size_t i = 0; i < store_.byExt_.size();) {
-    const int64_t id = store_.byExt_[i].first;
+  for (size_t i = 0; i < byExt_.size();) {
+    const int64_t id = byExt_[i].first;
     EventId op = kNoEvent, annotation = kNoEvent;
-    for (; i < store_.byExt_.size() && store_.byExt_[i].first == id; ++i) {
-      const Family f = ev[store_.byExt_[i].second].family;
-      if (op == kNoEvent && f == Family::CpuOp) op = store_.byExt_[i].second;
-      if (annotation == kNoEvent && f == Family::UserAnnotation) annotation = store_.byExt_[i].second;
+    for (; i < byExt_.size() && byExt_[i].first == id; ++i) {
+      const Family f = ev[byExt_[i].second].family;
+      if (op == kNoEvent && f == Family::CpuOp) op = byExt_[i].second;
+      if (annotation == kNoEvent && f == Family::UserAnnotation) annotation = byExt_[i].second;
     }
-    if (op != kNoEvent || annotation != kNoEvent) store_.opByExt_.emplace_back(id, op != kNoEvent ? op : annotation);
+    if (op != kNoEvent || annotation != kNoEvent) opByExt_.emplace_back(id, op != kNoEvent ? op : annotation);
   }
+}
+
+namespace {
+
+// The pairs as an index's two columns; the pairs' memory is given back.
+IdIndex splitIndex(spill::Vector<std::pair<int64_t, EventId>>& pairs) {
+  spill::Vector<int64_t> key(pairs.size());
+  spill::Vector<EventId> event(pairs.size());
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    key[i] = pairs[i].first;
+    event[i] = pairs[i].second;
+  }
+  spill::Vector<std::pair<int64_t, EventId>>().swap(pairs);
+  IdIndex x;
+  x.key = Col<int64_t>(std::move(key));
+  x.event = Col<EventId>(std::move(event));
+  return x;
+}
+
+// Records into one column per field, `n` records at a time from the end, the records' pages given
+// back behind the copy (a large store is never held twice).
+template <typename Rec, typename Fill>
+void transposeInto(spill::Vector<Rec>& recs, Fill fill) {
+  const size_t n = recs.size();
+  constexpr size_t kBlock = size_t{1} << 16;
+  static const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const bool drop = n * sizeof(Rec) >= (size_t{64} << 20);
+  size_t done = n;
+  while (done > 0) {
+    const size_t from = done > kBlock ? done - kBlock : 0;
+    for (size_t i = from; i < done; ++i) fill(i, recs[i]);
+    if (drop) {
+      // The copied records' whole pages: never read again (the buffer is freed below).
+      const auto lo = (reinterpret_cast<uintptr_t>(recs.data() + from) + page - 1) / page * page;
+      const auto hi = reinterpret_cast<uintptr_t>(recs.data() + done) / page * page;
+      // A spilled buffer's file gives its blocks back too (MADV_REMOVE punches a hole), so the records and
+      // the columns never take the disk twice; anonymous memory refuses it and is dropped.
+      if (hi > lo && ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_REMOVE) != 0)
+        ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+    }
+    done = from;
+  }
+  spill::Vector<Rec>().swap(recs);
+}
+
+}  // namespace
+
+void EventStoreBuilder::transpose() {
+  const size_t n = events_.size();
+  {
+#define ATTNSCOPE_DECL(col, T, field) spill::Vector<T> col(n);
+    ATTNSCOPE_EVENT_COLUMNS(ATTNSCOPE_DECL)
+#define ATTNSCOPE_SET(col, T, field) col[i] = static_cast<T>(r.field);
+    transposeInto<Event>(events_, [&](size_t i, const Event& r) { ATTNSCOPE_EVENT_COLUMNS(ATTNSCOPE_SET) });
+#define ATTNSCOPE_MOVE(col, T, field) store_.ev_.col = Col<T>(std::move(col));
+    ATTNSCOPE_EVENT_COLUMNS(ATTNSCOPE_MOVE)
+  }
+  {
+    const size_t na = args_.size();
+#undef ATTNSCOPE_DECL
+#define ATTNSCOPE_DECL(col, T, field) spill::Vector<T> col(na);
+    ATTNSCOPE_ARGS_COLUMNS(ATTNSCOPE_DECL)
+    transposeInto<EventArgs>(args_, [&](size_t i, const EventArgs& r) { ATTNSCOPE_ARGS_COLUMNS(ATTNSCOPE_SET) });
+#undef ATTNSCOPE_MOVE
+#define ATTNSCOPE_MOVE(col, T, field) store_.args_.col = Col<T>(std::move(col));
+    ATTNSCOPE_ARGS_COLUMNS(ATTNSCOPE_MOVE)
+  }
+  {
+    const size_t nl = links_.size();
+#undef ATTNSCOPE_DECL
+#define ATTNSCOPE_DECL(col, T, field) spill::Vector<T> col(nl);
+    ATTNSCOPE_LINK_COLUMNS(ATTNSCOPE_DECL)
+    transposeInto<Link>(links_, [&](size_t i, const Link& r) { ATTNSCOPE_LINK_COLUMNS(ATTNSCOPE_SET) });
+#undef ATTNSCOPE_MOVE
+#define ATTNSCOPE_MOVE(col, T, field) store_.links_.col = Col<T>(std::move(col));
+    ATTNSCOPE_LINK_COLUMNS(ATTNSCOPE_MOVE)
+  }
+#undef ATTNSCOPE_DECL
+#undef ATTNSCOPE_SET
+#undef ATTNSCOPE_MOVE
+  store_.laneMaxDur_ = Col<int64_t>(spill::Vector<int64_t>(laneMaxDur_.begin(), laneMaxDur_.end()));
+  store_.byCorr_ = splitIndex(byCorr_);
+  store_.byExt_ = splitIndex(byExt_);
+  store_.callByCorr_ = splitIndex(callByCorr_);
+  store_.opByExt_ = splitIndex(opByExt_);
 }
 
 void EventStoreBuilder::labelLanes() {

@@ -7,14 +7,20 @@
 // table so the hot record stays small.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "core/store/column.h"
+#include "core/store/spill.h"
 
 namespace attnscope {
 
@@ -62,7 +68,8 @@ struct Lane {
   uint16_t maxDepth = 0;  // deepest nesting on the lane (CPU lanes)
 };
 
-// One record per event, 56 bytes.
+// One event, 56 bytes: what the builder collects and what the store hands out (by value: the store
+// keeps each field in a column of its own, EventColumns).
 struct Event {
   int64_t start = 0;            // ns, on the trace's clock (ts * 1000)
   int64_t dur = 0;              // ns, >= 0 (instants are 0)
@@ -125,12 +132,60 @@ struct CommArgs {
 };
 
 enum class LinkKind : uint8_t { Ac2g, FwdBwd, Other };
+
 struct Link {
   EventId from = kNoEvent;  // e.g. the cudaLaunchKernel
   EventId to = kNoEvent;    // e.g. the kernel
   int64_t id = 0;           // flow id
   LinkKind kind = LinkKind::Ac2g;
 };
+
+// The store's columns, one per field (name, type, the field of Event / EventArgs / Link it holds):
+// the builder transposes its records into them, the columnar cache writes and maps them as they are.
+#define ATTNSCOPE_EVENT_COLUMNS(X)     \
+  X(start, int64_t, start)             \
+  X(dur, int64_t, dur)                 \
+  X(correlation, int64_t, correlation) \
+  X(external_id, int64_t, externalId)  \
+  X(name, uint32_t, name)              \
+  X(lane, uint32_t, lane)              \
+  X(parent, uint32_t, parent)          \
+  X(args, uint32_t, args)              \
+  X(family, Family, family)            \
+  X(depth, uint16_t, depth)
+
+#define ATTNSCOPE_ARGS_COLUMNS(X)                      \
+  X(input_dims, uint32_t, inputDims)                   \
+  X(input_types, uint32_t, inputTypes)                 \
+  X(concrete_inputs, uint32_t, concreteInputs)         \
+  X(bytes, int64_t, bytes)                             \
+  X(total_allocated, int64_t, totalAllocated)          \
+  X(total_reserved, int64_t, totalReserved)            \
+  X(device, int32_t, device)                           \
+  X(device_type, int32_t, deviceType)                  \
+  X(stream, int32_t, stream)                           \
+  X(grid_x, int32_t, grid[0])                          \
+  X(grid_y, int32_t, grid[1])                          \
+  X(grid_z, int32_t, grid[2])                          \
+  X(block_x, int32_t, block[0])                        \
+  X(block_y, int32_t, block[1])                        \
+  X(block_z, int32_t, block[2])                        \
+  X(sequence_number, int64_t, sequenceNumber)          \
+  X(fwd_thread_id, int64_t, fwdThreadId)               \
+  X(registers_per_thread, int32_t, registersPerThread) \
+  X(shared_memory, int32_t, sharedMemory)              \
+  X(blocks_per_sm, float, blocksPerSm)                 \
+  X(warps_per_sm, float, warpsPerSm)                   \
+  X(occupancy_pct, float, occupancyPct)                \
+  X(addr, int64_t, addr)                               \
+  X(has_addr, uint8_t, hasAddr)                        \
+  X(comm, uint32_t, comm)
+
+#define ATTNSCOPE_LINK_COLUMNS(X) \
+  X(from, uint32_t, from)         \
+  X(to, uint32_t, to)             \
+  X(id, int64_t, id)              \
+  X(kind, LinkKind, kind)
 
 // The trace's "distributedInfo" (torch.distributed's rank, world size and process groups).
 struct ProcessGroupConfig {
@@ -212,26 +267,129 @@ class StringTable {
   char* chunkAt_ = nullptr;
 };
 
+struct EventColumns {
+#define ATTNSCOPE_COLUMN_MEMBER(col, T, field) Col<T> col;
+  ATTNSCOPE_EVENT_COLUMNS(ATTNSCOPE_COLUMN_MEMBER)
+};
+struct ArgsColumns {
+  ATTNSCOPE_ARGS_COLUMNS(ATTNSCOPE_COLUMN_MEMBER)
+};
+struct LinkColumns {
+  ATTNSCOPE_LINK_COLUMNS(ATTNSCOPE_COLUMN_MEMBER)
+#undef ATTNSCOPE_COLUMN_MEMBER
+};
+// The id indexes: (key, event) sorted by key then event, as two columns each.
+struct IdIndex {
+  Col<int64_t> key;
+  Col<EventId> event;
+  size_t size() const { return key.size(); }
+};
+
+class EventStore;
+
+// Records of the store by position, handed out by value (the store keeps columns, not records):
+// `for (const Event& e : store.events())`, `store.laneEvents(lane)[k]`, std::lower_bound over it.
+template <typename T, T (EventStore::*Get)(uint32_t) const>
+class RecordRange {
+ public:
+  class iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = T;
+    using difference_type = std::ptrdiff_t;
+    using reference = T;
+    using pointer = void;
+    iterator() = default;
+    iterator(const EventStore* s, uint32_t i) : s_(s), i_(i) {}
+    T operator*() const { return (s_->*Get)(i_); }
+    T operator[](difference_type k) const { return (s_->*Get)(static_cast<uint32_t>(i_ + k)); }
+    uint32_t index() const { return i_; }
+    iterator& operator++() { return ++i_, *this; }
+    iterator operator++(int) { return iterator(s_, i_++); }
+    iterator& operator--() { return --i_, *this; }
+    iterator operator--(int) { return iterator(s_, i_--); }
+    iterator& operator+=(difference_type k) { return i_ = static_cast<uint32_t>(i_ + k), *this; }
+    iterator& operator-=(difference_type k) { return i_ = static_cast<uint32_t>(i_ - k), *this; }
+    friend iterator operator+(iterator a, difference_type k) { return a += k; }
+    friend iterator operator+(difference_type k, iterator a) { return a += k; }
+    friend iterator operator-(iterator a, difference_type k) { return a -= k; }
+    friend difference_type operator-(const iterator& a, const iterator& b) {
+      return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
+    }
+    friend bool operator==(const iterator& a, const iterator& b) { return a.i_ == b.i_; }
+    friend auto operator<=>(const iterator& a, const iterator& b) { return a.i_ <=> b.i_; }
+
+   private:
+    const EventStore* s_ = nullptr;
+    uint32_t i_ = 0;
+  };
+  RecordRange(const EventStore* s, uint32_t begin, uint32_t end) : s_(s), begin_(begin), end_(end) {}
+  size_t size() const { return end_ - begin_; }
+  bool empty() const { return begin_ == end_; }
+  T operator[](size_t k) const { return (s_->*Get)(static_cast<uint32_t>(begin_ + k)); }
+  T front() const { return (*this)[0]; }
+  T back() const { return (*this)[size() - 1]; }
+  iterator begin() const { return iterator(s_, begin_); }
+  iterator end() const { return iterator(s_, end_); }
+  uint32_t firstId() const { return begin_; }  // the store id of element 0
+
+ private:
+  const EventStore* s_;
+  uint32_t begin_, end_;
+};
+
 // The store. Built once by a reader (or the engine) through EventStoreBuilder,
-// then immutable: views share it read-only across threads.
+// or mapped from the columnar cache (core/cache); then immutable: views share
+// it read-only across threads.
 class EventStore {
  public:
-  const std::vector<Event>& events() const { return events_; }
-  const Event& event(EventId id) const { return events_[id]; }
-  const std::vector<Lane>& lanes() const { return lanes_; }
-  std::span<const Event> laneEvents(uint32_t lane) const {
-    const Lane& l = lanes_[lane];
-    return {events_.data() + l.begin, events_.data() + l.end};
+  Event event(EventId id) const {
+    Event e;
+#define ATTNSCOPE_GET_EVENT(col, T, field) e.field = ev_.col[id];
+    ATTNSCOPE_EVENT_COLUMNS(ATTNSCOPE_GET_EVENT)
+#undef ATTNSCOPE_GET_EVENT
+    return e;
   }
-  const std::vector<EventArgs>& args() const { return args_; }
-  const EventArgs* argsOf(const Event& e) const { return e.args == kNoArgs ? nullptr : &args_[e.args]; }
+  using Events = RecordRange<Event, &EventStore::event>;
+  Events events() const { return Events(this, 0, static_cast<uint32_t>(size())); }
+  size_t size() const { return ev_.start.size(); }  // events
+  const EventColumns& columns() const { return ev_; }
+  const std::vector<Lane>& lanes() const { return lanes_; }
+  Events laneEvents(uint32_t lane) const {
+    const Lane& l = lanes_[lane];
+    return Events(this, l.begin, l.end);
+  }
+  // The args record `i` (an event's Event::args), assembled from its columns.
+  EventArgs argsAt(uint32_t i) const {
+    EventArgs a;
+#define ATTNSCOPE_GET_ARGS(col, T, field) a.field = args_.col[i];
+    ATTNSCOPE_ARGS_COLUMNS(ATTNSCOPE_GET_ARGS)
+#undef ATTNSCOPE_GET_ARGS
+    return a;
+  }
+  size_t argsCount() const { return args_.input_dims.size(); }
+  std::optional<EventArgs> argsOf(const Event& e) const {
+    if (e.args == kNoArgs) return std::nullopt;
+    return argsAt(e.args);
+  }
+  const ArgsColumns& argsColumns() const { return args_; }
   // The collective's args an event carries, or nullptr.
   const CommArgs* commOf(const Event& e) const {
-    const EventArgs* a = argsOf(e);
-    return a && a->comm != kNoArgs ? &comms_[a->comm] : nullptr;
+    if (e.args == kNoArgs) return nullptr;
+    const uint32_t c = args_.comm[e.args];
+    return c != kNoArgs ? &comms_[c] : nullptr;
   }
   const std::vector<CommArgs>& comms() const { return comms_; }
-  const std::vector<Link>& links() const { return links_; }
+  Link link(uint32_t i) const {
+    Link l;
+#define ATTNSCOPE_GET_LINK(col, T, field) l.field = links_.col[i];
+    ATTNSCOPE_LINK_COLUMNS(ATTNSCOPE_GET_LINK)
+#undef ATTNSCOPE_GET_LINK
+    return l;
+  }
+  using Links = RecordRange<Link, &EventStore::link>;
+  Links links() const { return Links(this, 0, static_cast<uint32_t>(links_.from.size())); }
+  const LinkColumns& linkColumns() const { return links_; }
   const StringTable& strings() const { return strings_; }
   std::string_view name(const Event& e) const { return strings_.view(e.name); }
   std::string_view str(uint32_t id) const { return strings_.view(id); }
@@ -247,6 +405,12 @@ class EventStore {
   EventId callOfCorrelation(int64_t correlation) const;
   // The cpu_op (else user_annotation) carrying External id `externalId` (kNoEvent for ids <= 0).
   EventId opOfExternalId(int64_t externalId) const;
+  // The four indexes, as the cache writes them.
+  const IdIndex& correlationIndex() const { return byCorr_; }
+  const IdIndex& externalIdIndex() const { return byExt_; }
+  const IdIndex& callIndex() const { return callByCorr_; }
+  const IdIndex& opIndex() const { return opByExt_; }
+  const Col<int64_t>& laneMaxDur() const { return laneMaxDur_; }
 
   // Events of a lane overlapping [t0, t1): binary search on start plus the
   // lane's max duration bound; returns [first, last) ids.
@@ -291,22 +455,37 @@ class EventStore {
   // The reader, before it hands the store over: the file was cut and salvaged.
   void markPartial(std::string why) { meta_.partial = std::move(why); }
 
+  // Everything the columnar cache (core/cache) reads back: the store made from its parts. The columns
+  // must hold what a build made (sorted lanes, nesting, indexes); nothing is checked here.
+  struct Parts {
+    EventColumns events;
+    ArgsColumns args;
+    LinkColumns links;
+    std::vector<Lane> lanes;
+    Col<int64_t> laneMaxDur;
+    std::vector<CommArgs> comms;
+    StringTable strings;
+    IdIndex byCorr, byExt, callByCorr, opByExt;
+    uint64_t familyCounts[kFamilyCount] = {};
+    uint64_t profilerRangeEvents = 0;
+    BadCount bad[kBadKindCount];
+    int64_t minTime = 0, maxTime = 0;
+    Meta meta;
+  };
+  static EventStore fromParts(Parts&& p);
+
  private:
   friend class EventStoreBuilder;
-  std::vector<Event> events_;
+  EventColumns ev_;
   std::vector<Lane> lanes_;
-  std::vector<EventArgs> args_;
+  ArgsColumns args_;
   std::vector<CommArgs> comms_;
-  std::vector<Link> links_;
+  LinkColumns links_;
   StringTable strings_;
-  std::vector<int64_t> laneMaxDur_;
-  // Sorted (key, event) pairs for correlation / external id lookups.
-  std::vector<std::pair<int64_t, EventId>> byCorr_;
-  std::vector<std::pair<int64_t, EventId>> byExt_;
-  std::vector<EventId> corrIds_;  // the ids of byCorr_, contiguous for spans
-  std::vector<EventId> extIds_;
-  std::vector<std::pair<int64_t, EventId>> callByCorr_;  // one per correlation, sorted
-  std::vector<std::pair<int64_t, EventId>> opByExt_;     // one per External id, sorted
+  Col<int64_t> laneMaxDur_;
+  IdIndex byCorr_, byExt_;
+  IdIndex callByCorr_;  // one per correlation
+  IdIndex opByExt_;     // one per External id
   uint64_t familyCounts_[kFamilyCount] = {};
   uint64_t profilerRangeEvents_ = 0;
   BadCount bad_[kBadKindCount];
@@ -346,7 +525,7 @@ class EventStoreBuilder {
   void countProfilerRange() { ++store_.profilerRangeEvents_; }
   // `n` bad events of kind k; the first one (offset, detail) is kept if none was before.
   void countBad(BadKind k, uint64_t offset, std::string_view detail, uint64_t n = 1);
-  size_t eventCount() const { return store_.events_.size(); }
+  size_t eventCount() const { return events_.size(); }
 
   EventStore build() &&;
 
@@ -366,6 +545,7 @@ class EventStoreBuilder {
   void bindFlows();
   void buildIndexes();
   void labelLanes();
+  void transpose();  // the records into the store's columns
 
   struct LaneKey {
     LaneKind kind;
@@ -383,10 +563,15 @@ class EventStoreBuilder {
   static constexpr uint32_t kNoLane = std::numeric_limits<uint32_t>::max();
 
   EventStore store_;
+  spill::Vector<Event> events_;
+  spill::Vector<EventArgs> args_;
+  spill::Vector<Link> links_;
+  std::vector<int64_t> laneMaxDur_;
+  spill::Vector<std::pair<int64_t, EventId>> byCorr_, byExt_, callByCorr_, opByExt_;
   std::unordered_map<LaneKey, uint32_t, LaneKeyHash> laneIndex_;
   LaneKey lastKey_{LaneKind::Other, 0, 0};
   uint32_t lastLane_ = kNoLane;
-  std::vector<RawFlow> flows_;
+  spill::Vector<RawFlow> flows_;
 };
 
 }  // namespace attnscope

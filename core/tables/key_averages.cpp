@@ -103,7 +103,7 @@ int64_t enclosingOpExternalId(const EventStore& s, uint32_t lane, int64_t t) {
 // launched it (attribution.h), else to the launching runtime call; a
 // filtered op (torch drops some names) passes it to its nearest kept
 // ancestor. Activities with neither become "[unlinked GPU work]".
-void linkCorrected(const EventStore& store, const std::vector<uint32_t>& feOf, std::vector<Fe>& fes,
+void linkCorrected(const EventStore& store, const spill::Vector<uint32_t>& feOf, spill::Vector<Fe>& fes,
                    uint32_t unlinkedName) {
   for (Fe& g : fes) {
     if (g.cpu || !isGpuWork(g.family)) continue;
@@ -127,7 +127,7 @@ void linkCorrected(const EventStore& store, const std::vector<uint32_t>& feOf, s
 // GPU time per id and the last claiming thread per id are found once: the
 // same sums, the same final threads. Kineto's External ids are dense small
 // integers: a flat array per id; sparse ids are looked up in a sorted list.
-void linkByExternalId(std::vector<Fe>& fes) {
+void linkByExternalId(spill::Vector<Fe>& fes) {
   constexpr uint32_t kNone = UINT32_MAX;
   int64_t lo = INT64_MAX, hi = 0;
   size_t count = 0;
@@ -138,7 +138,7 @@ void linkByExternalId(std::vector<Fe>& fes) {
     ++count;
   }
   if (count == 0) return;
-  std::vector<int64_t> sparse;  // the linked ids, when they are too spread for a flat array
+  spill::Vector<int64_t> sparse;  // the linked ids, when they are too spread for a flat array
   const bool dense = static_cast<uint64_t>(hi - lo) <= 8 * count + 4096;
   if (!dense) {
     sparse.reserve(count);
@@ -154,8 +154,8 @@ void linkByExternalId(std::vector<Fe>& fes) {
     return it != sparse.end() && *it == id ? static_cast<size_t>(it - sparse.begin()) : SIZE_MAX;
   };
   const size_t slots = dense ? static_cast<size_t>(hi - lo + 1) : sparse.size();
-  std::vector<int64_t> gpuNs(slots, 0);
-  std::vector<uint32_t> thread(slots, kNone);
+  spill::Vector<int64_t> gpuNs(slots, 0);
+  spill::Vector<uint32_t> thread(slots, kNone);
   for (const Fe& g : fes) {
     if (g.linked <= 0 || g.cpu) continue;
     const size_t k = slot(g.linked);  // every linked id has a slot; g++ 13 cannot see it
@@ -178,7 +178,7 @@ void linkByExternalId(std::vector<Fe>& fes) {
 // Torch's order: by start, longer first, else as added (a stable sort).
 // The events arrive lane by lane, each lane already in that order: the
 // sorted runs are merged pairwise on small keys, then the events moved once.
-void sortLikeTorch(std::vector<Fe>& fes) {
+void sortLikeTorch(spill::Vector<Fe>& fes) {
   struct Key {
     int64_t start, end;
     uint32_t index;
@@ -189,7 +189,7 @@ void sortLikeTorch(std::vector<Fe>& fes) {
     return a.index < b.index;
   };
   const size_t n = fes.size();
-  std::vector<Key> keys(n), tmp(n);
+  spill::Vector<Key> keys(n), tmp(n);
   std::vector<size_t> runs{0};
   for (uint32_t i = 0; i < n; ++i) {
     keys[i] = {fes[i].start, fes[i].end, i};
@@ -206,7 +206,17 @@ void sortLikeTorch(std::vector<Fe>& fes) {
     keys.swap(tmp);
     runs.swap(merged);
   }
-  std::vector<Key>().swap(tmp);
+  spill::Vector<Key>().swap(tmp);
+  if (spill::spilling()) {
+    // Spilled (a trace larger than the memory budget): gathered into a new array, written front to back
+    // and read in a few interleaved streams (one per lane), where following the permutation's cycles
+    // would write pages all over a file-backed array.
+    spill::Vector<Fe> sorted;
+    sorted.reserve(n);
+    for (size_t k = 0; k < n; ++k) sorted.push_back(fes[keys[k].index]);
+    fes.swap(sorted);
+    return;
+  }
   // fes[k] = old fes[keys[k].index], in place (a copy of fes would be the
   // largest allocation of a huge trace's load): cycle by cycle.
   constexpr uint32_t kPlaced = UINT32_MAX;
@@ -245,9 +255,9 @@ std::string_view rewriteName(std::string_view n, std::string& scratch) {
 struct Prepared {
   bool corrected = false;
   StringTable names;  // local: rewritten names, stable ids for keys
-  std::vector<Fe> fes;
-  std::vector<uint32_t> firstChild, nextSibling;  // children as linked lists
-  std::vector<int64_t> devTotal;
+  spill::Vector<Fe> fes;
+  spill::Vector<uint32_t> firstChild, nextSibling;  // children as linked lists
+  spill::Vector<int64_t> devTotal;
 };
 
 constexpr uint32_t kNoFe = UINT32_MAX;
@@ -258,7 +268,7 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
   // per store string rather than hashed once per event.
   StringTable& names = p.names;
   constexpr uint32_t kUnseen = UINT32_MAX, kFiltered = UINT32_MAX - 1;
-  std::vector<uint32_t> local(store.strings().size(), kUnseen);
+  spill::Vector<uint32_t> local(store.strings().size(), kUnseen);
   std::string scratch;
   auto localName = [&](uint32_t sid) {
     uint32_t& l = local[sid];
@@ -278,7 +288,7 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
     EventId ev;
     bool used;
   };
-  std::vector<Mem> mem;
+  spill::Vector<Mem> mem;
   for (EventId i = 0; i < events.size(); ++i) {
     const Event& e = events[i];
     if (e.family == Family::Memory && hasMemoryName && e.name == memorySid) mem.push_back({e.start, i, false});
@@ -287,8 +297,8 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
 
   const bool corrected = p.corrected = attribution == Attribution::Corrected;
   const uint32_t mainThread = mainLane(store);
-  std::vector<uint32_t> feOf(events.size(), UINT32_MAX);  // store event -> Fe (before sorting)
-  std::vector<Fe>& fes = p.fes;
+  spill::Vector<uint32_t> feOf(events.size(), UINT32_MAX);  // store event -> Fe (before sorting)
+  spill::Vector<Fe>& fes = p.fes;
   fes.reserve(events.size());
   uint32_t memLane = UINT32_MAX;
   auto memFrom = mem.begin();
@@ -330,7 +340,7 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
     // time of the op it interrupted instead of being counted twice.
     if (corrected && e.family == Family::Overhead && mainThread != UINT32_MAX) f.thread = mainThread;
     if (e.family == Family::CpuOp) {
-      const EventArgs* a = store.argsOf(e);
+      const auto a = store.argsOf(e);
       if (a && a->inputDims) {
         f.shapes = localName(a->inputDims);  // a shape string is never filtered or renamed
       }
@@ -344,7 +354,7 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
       }
       while (memFrom != mem.end() && memFrom->ts < f.start) ++memFrom;
       for (auto it = memFrom; it != mem.end() && it->ts <= f.end; ++it) {
-        const EventArgs* a = store.argsOf(events[it->ev]);
+        const auto a = store.argsOf(events[it->ev]);
         if (a) {
           if (cpuMemDevice(a->deviceType))
             f.cpuMem += a->bytes;
@@ -358,7 +368,7 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
     fes.push_back(f);
   }
   if (corrected) linkCorrected(store, feOf, fes, names.intern("[unlinked GPU work]"));
-  std::vector<uint32_t>().swap(feOf);
+  spill::Vector<uint32_t>().swap(feOf);
 
   linkByExternalId(fes);
 
@@ -372,7 +382,7 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
     f.thread = e.lane;
     f.start = f.end = e.start;
     f.family = Family::Memory;
-    const EventArgs* a = store.argsOf(e);
+    const auto a = store.argsOf(e);
     if (a) {
       if (cpuMemDevice(a->deviceType))
         f.cpuMem = a->bytes;
@@ -404,11 +414,11 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
   // lists (first child, next sibling) in the order they were found.
   const uint32_t n = static_cast<uint32_t>(fes.size());
   constexpr uint32_t kNone = kNoFe;
-  std::vector<uint32_t>& firstChild = p.firstChild;
-  std::vector<uint32_t>& nextSibling = p.nextSibling;
+  spill::Vector<uint32_t>& firstChild = p.firstChild;
+  spill::Vector<uint32_t>& nextSibling = p.nextSibling;
   firstChild.assign(n, kNone);
   nextSibling.assign(n, kNone);
-  std::vector<uint32_t> lastChild(n, kNone), childCount(n, 0);
+  spill::Vector<uint32_t> lastChild(n, kNone), childCount(n, 0);
   {
     std::vector<std::vector<uint32_t>> stacks(store.lanes().size());
     for (uint32_t i = 0; i < n; ++i) {
@@ -456,7 +466,7 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
   }
 
   // Totals bottom-up: children come after their parents in sorted order.
-  std::vector<int64_t>& devTotal = p.devTotal;
+  spill::Vector<int64_t>& devTotal = p.devTotal;
   devTotal.assign(n, 0);
   for (uint32_t i = n; i-- > 0;) {
     const Fe& f = fes[i];
@@ -476,7 +486,7 @@ KeyAverages aggregate(const Prepared& p, GroupBy groupBy, Attribution attributio
   out.attribution = attribution;
   out.groupBy = groupBy;
   const bool corrected = p.corrected;
-  const std::vector<Fe>& fes = p.fes;
+  const spill::Vector<Fe>& fes = p.fes;
   const auto& firstChild = p.firstChild;
   const auto& nextSibling = p.nextSibling;
   const auto& devTotal = p.devTotal;

@@ -48,7 +48,7 @@ struct KeyAverageRow {
   int64_t selfCpuMemBytes = 0;
   int64_t deviceMemBytes = 0;
   int64_t selfDeviceMemBytes = 0;
-  std::vector<EventId> events;  // the store events behind this row
+  ListOf<EventId> events;  // the store events behind this row
 };
 
 struct KeyAverages {

@@ -73,7 +73,7 @@ KernelView kernelView(const TraceSnapshot& snap, KernelGrouping grouping, bool u
       const EventId call = launchOf(s, id);
       if (call == kNoEvent || s.event(call).start > bound) continue;
     }
-    const EventArgs* a = e.args != kNoArgs ? &s.args()[e.args] : nullptr;
+    const auto a = s.argsOf(e);
     const std::string name(s.name(e));
     const GpuOwner owner = isGpuWork(e.family) ? gpuOwner(s, id) : GpuOwner{};
     const std::string op = owner.op != kNoEvent ? std::string(s.name(s.event(owner.op))) : std::string();

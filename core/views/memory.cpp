@@ -24,7 +24,7 @@ MemoryView memoryView(const TraceSnapshot& snap) {
   std::stable_sort(mem.begin(), mem.end(), [&](EventId a, EventId b) { return s.event(a).start < s.event(b).start; });
   for (EventId id : mem) {
     const Event& e = s.event(id);
-    const EventArgs& a = s.args()[e.args];
+    const EventArgs a = s.argsAt(e.args);
     if (a.totalAllocated < 0 && a.bytes == 0) continue;
     ++v.events;
     const auto key = std::pair{a.deviceType, a.device};

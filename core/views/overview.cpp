@@ -101,7 +101,7 @@ OverviewView overviewView(const TraceSnapshot& snap) {
       const Event& e = s.event(*it);
       if (e.end() <= o.startNs || e.args == kNoArgs) continue;
       const double d = static_cast<double>(std::min(e.end(), o.endNs) - std::max(e.start, o.startNs));
-      const EventArgs& a = s.args()[e.args];
+      const EventArgs a = s.argsAt(e.args);
       if (a.blocksPerSm >= 0) smW += std::min<double>(a.blocksPerSm, 1.0) * d, smNs += d;
       if (a.occupancyPct >= 0) occW += a.occupancyPct * d, occNs += d;
     }

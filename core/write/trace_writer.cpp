@@ -233,7 +233,7 @@ std::string chromeTraceJson(const EventStore& s, std::string_view extraMembers) 
     };
     if (e.externalId != kNoId) arg("External id", std::to_string(e.externalId));
     if (e.correlation != kNoId) arg("correlation", std::to_string(e.correlation));
-    if (const EventArgs* a = s.argsOf(e)) {
+    if (const auto a = s.argsOf(e)) {
       if (e.family == Family::Memory) {
         arg("Bytes", std::to_string(a->bytes));
         if (a->totalAllocated >= 0) arg("Total Allocated", std::to_string(a->totalAllocated));

@@ -154,7 +154,7 @@ class EngineCpuTest : public QObject {
       for (const Event& e : s.events()) {
         if (e.family != Family::CpuOp) continue;
         ++ops;
-        const EventArgs* a = s.argsOf(e);
+        const auto a = s.argsOf(e);
         if (!a || !a->inputDims) continue;
         ++withShapes;
         if (s.name(e) == "aten::bmm") bmm << QString::fromStdString(std::string(s.str(a->inputDims)));
@@ -209,19 +209,19 @@ class EngineCpuTest : public QObject {
     QVERIFY(meta && meta->config);
     QCOMPARE(meta->config->iters, 20);
     for (const TimingSeries& t : meta->timing) QCOMPARE(t.steps.size(), size_t(20));
-    std::vector<const Event*> marks(20, nullptr);
+    std::vector<std::optional<Event>> marks(20);
     for (const Event& e : s.events()) {
       const std::string_view n = s.name(e);
       if (!n.starts_with("ProfilerStep#")) continue;
       const int i = std::stoi(std::string(n.substr(13)));
       QVERIFY(i >= 0 && i < 20 && !marks[static_cast<size_t>(i)]);
       QCOMPARE(int(e.family), int(Family::UserAnnotation));
-      marks[static_cast<size_t>(i)] = &e;
+      marks[static_cast<size_t>(i)] = e;
     }
     const std::vector<EngineStep> windows = meta->windows();
     QCOMPARE(windows.size(), size_t(80));
     for (size_t k = 0; k < windows.size(); ++k) {
-      const Event* m = marks[k / 4];
+      const std::optional<Event>& m = marks[k / 4];
       QVERIFY2(m, qPrintable(QString("no ProfilerStep#%1").arg(k / 4)));
       QVERIFY(m->start <= windows[k].hostStartNs && windows[k].hostEndNs <= m->end());
     }

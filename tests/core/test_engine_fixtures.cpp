@@ -99,9 +99,9 @@ class EngineFixturesTest : public QObject {
     QCOMPARE(c["records_without_timestamps"].toInt(), 0);
     QVERIFY(c["errors"].toArray().isEmpty());
     QCOMPARE(c["clock"].toObject()["source"].toString(), QString("tsc"));
-    std::vector<const Event*> marks;
+    std::vector<Event> marks;
     for (const Event& e : s.events()) {
-      if (e.family == Family::UserAnnotation && s.name(e).starts_with("ProfilerStep#")) marks.push_back(&e);
+      if (e.family == Family::UserAnnotation && s.name(e).starts_with("ProfilerStep#")) marks.push_back(e);
       if (e.family != Family::Overhead) continue;
       for (const EngineStep& st : m->windows())
         QVERIFY2(e.end() <= st.hostStartNs || e.start >= st.hostEndNs,
@@ -111,7 +111,7 @@ class EngineFixturesTest : public QObject {
     QCOMPARE(marks.size(), size_t{3});
     const std::vector<EngineStep> windows = m->windows();
     for (size_t k = 0; k < windows.size(); ++k) {
-      const Event& mark = *marks[k / 4];
+      const Event& mark = marks[k / 4];
       QVERIFY(mark.start <= windows[k].hostStartNs && windows[k].hostEndNs <= mark.end());
     }
     const Explanation an = *snapshotOf(s)->explanation;

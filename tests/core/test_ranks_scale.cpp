@@ -43,7 +43,7 @@ Run cliEnv(const QStringList& args, const QString& cacheDir) {
   return r;
 }
 
-arrow::Table sample(size_t rows) {
+ipc::Table sample(size_t rows) {
   std::vector<int64_t> ints;
   std::vector<double> floats;
   std::vector<std::string> strings;
@@ -55,9 +55,9 @@ arrow::Table sample(size_t rows) {
     strings.push_back(i % 4 == 0 ? std::string() : "r\xc3\xa9gion " + std::to_string(i) + std::string(i % 13, 'x'));
     bools.push_back(i % 3 == 1);
   }
-  arrow::Table t;
-  t.columns = {arrow::int64Column("i", ints), arrow::float64Column("f", floats), arrow::utf8Column("s", strings),
-               arrow::boolColumn("b", bools)};
+  ipc::Table t;
+  t.columns = {ipc::int64Column("i", ints), ipc::float64Column("f", floats), ipc::utf8Column("s", strings),
+               ipc::boolColumn("b", bools)};
   t.metadata = {{"k", "v"}, {"trace_size", "123"}};
   return t;
 }
@@ -72,45 +72,45 @@ class RanksScaleTest : public QObject {
   // the file has the Arrow IPC file layout (magic at both ends, 8-byte aligned body).
   void arrowRoundTrip() {
     for (size_t rows : {size_t{0}, size_t{1}, size_t{9}, size_t{1000}}) {
-      const arrow::Table t = sample(rows);
+      const ipc::Table t = sample(rows);
       std::string error;
-      const std::string bytes = arrow::encodeFile(t, &error);
+      const std::string bytes = ipc::encodeFile(t, &error);
       QVERIFY2(error.empty(), error.c_str());
       QCOMPARE(bytes.substr(0, 8), std::string("ARROW1\0\0", 8));
       QCOMPARE(bytes.substr(bytes.size() - 6), std::string("ARROW1"));
       QCOMPARE(bytes.size() % 2, size_t{0});
-      arrow::Table back;
-      QVERIFY2(arrow::decodeFile(bytes, &back, &error), error.c_str());
+      ipc::Table back;
+      QVERIFY2(ipc::decodeFile(bytes, &back, &error), error.c_str());
       QCOMPARE(back.rows(), static_cast<int64_t>(rows));
       QVERIFY(back == t);
     }
     // A table with no column at all, and columns of unequal length.
-    arrow::Table none, back;
+    ipc::Table none, back;
     std::string error;
-    QVERIFY(arrow::decodeFile(arrow::encodeFile(none, &error), &back, &error));
+    QVERIFY(ipc::decodeFile(ipc::encodeFile(none, &error), &back, &error));
     QCOMPARE(back.columns.size(), size_t{0});
-    arrow::Table bad;
-    bad.columns = {arrow::int64Column("a", {1, 2}), arrow::int64Column("b", {1})};
-    QVERIFY(arrow::encodeFile(bad, &error).empty());
+    ipc::Table bad;
+    bad.columns = {ipc::int64Column("a", {1, 2}), ipc::int64Column("b", {1})};
+    QVERIFY(ipc::encodeFile(bad, &error).empty());
     QVERIFY(error.find("column 'b'") != std::string::npos);
   }
 
   // Damaged files give an error, never a crash: every truncation, and flipped bytes.
   void arrowDamaged() {
     std::string error;
-    const std::string bytes = arrow::encodeFile(sample(40), &error);
-    arrow::Table t;
+    const std::string bytes = ipc::encodeFile(sample(40), &error);
+    ipc::Table t;
     for (size_t n = 0; n < bytes.size(); n += 7) {
       const std::string cut = bytes.substr(0, n);
-      QVERIFY(!arrow::decodeFile(cut, &t, &error));
+      QVERIFY(!ipc::decodeFile(cut, &t, &error));
       QVERIFY(!error.empty());
     }
     for (size_t at = 8; at < bytes.size() - 6; at += 3) {
       std::string b = bytes;
       b[at] = static_cast<char>(b[at] ^ 0x5a);
-      arrow::decodeFile(b, &t, &error);  // may read or fail; must not crash
+      ipc::decodeFile(b, &t, &error);  // may read or fail; must not crash
     }
-    QVERIFY(!arrow::readFile("/nonexistent/x.arrow", &t, &error));
+    QVERIFY(!ipc::readFile("/nonexistent/x.arrow", &t, &error));
     QVERIFY(error.find("/nonexistent/x.arrow") != std::string::npos);
   }
 
@@ -125,10 +125,10 @@ class RanksScaleTest : public QObject {
       std::string error, warning;
       QVERIFY2(ranks::summarizeFile(path, {}, &s, &error, &warning), error.c_str());
       const ranks::TraceStamp stamp{1, 2};
-      std::vector<std::pair<std::string, arrow::Table>> tables;
+      std::vector<std::pair<std::string, ipc::Table>> tables;
       for (const auto& [name, table] : ranks::summaryTables(s, stamp)) {
-        arrow::Table t;
-        QVERIFY2(arrow::decodeFile(arrow::encodeFile(table, &error), &t, &error), error.c_str());
+        ipc::Table t;
+        QVERIFY2(ipc::decodeFile(ipc::encodeFile(table, &error), &t, &error), error.c_str());
         tables.emplace_back(name, std::move(t));
       }
       QVERIFY2(ranks::summaryFromTables(tables, &r, &error), error.c_str());
@@ -233,16 +233,16 @@ class RanksScaleTest : public QObject {
       const QJsonObject tables = j["folders"].toObject()[d].toObject();
       QCOMPARE(tables.size(), 7);
       for (const QString& name : tables.keys()) {
-        arrow::Table ours;
+        ipc::Table ours;
         std::string error;
-        QVERIFY2(arrow::readFile((d + "/" + name + ".arrow").toStdString(), &ours, &error), error.c_str());
+        QVERIFY2(ipc::readFile((d + "/" + name + ".arrow").toStdString(), &ours, &error), error.c_str());
         const QJsonObject theirs = tables[name].toObject();
         QCOMPARE(theirs["rows"].toInteger(), ours.rows());
         QCOMPARE(theirs["pandas_rows"].toInteger(), ours.rows());
         QCOMPARE(theirs["metadata"].toObject()["trace_size"].toString().toStdString(), ours.meta("trace_size"));
         const QJsonObject cols = theirs["columns"].toObject();
         QCOMPARE(cols.size(), static_cast<qsizetype>(ours.columns.size()));
-        for (const arrow::Column& c : ours.columns) {
+        for (const ipc::Column& c : ours.columns) {
           const QJsonObject col = cols[QString::fromStdString(c.name)].toObject();
           const QJsonArray v = col["values"].toArray();
           QCOMPARE(v.size(), static_cast<qsizetype>(c.size()));
@@ -250,19 +250,19 @@ class RanksScaleTest : public QObject {
           for (qsizetype i = 0; i < v.size(); ++i, ++cells) {
             const auto k = static_cast<size_t>(i);
             switch (c.type) {
-              case arrow::ColumnType::Int64:
+              case ipc::ColumnType::Int64:
                 QCOMPARE(type, "int64");
                 QCOMPARE(v[i].toInteger(), c.ints[k]);
                 break;
-              case arrow::ColumnType::Float64:
+              case ipc::ColumnType::Float64:
                 QCOMPARE(type, "double");
                 QCOMPARE(v[i].toDouble(), c.floats[k]);
                 break;
-              case arrow::ColumnType::Utf8:
+              case ipc::ColumnType::Utf8:
                 QCOMPARE(type, "string");
                 QCOMPARE(v[i].toString().toStdString(), c.strings[k]);
                 break;
-              case arrow::ColumnType::Bool:
+              case ipc::ColumnType::Bool:
                 QCOMPARE(type, "bool");
                 QCOMPARE(v[i].toBool(), c.bools[k]);
                 break;

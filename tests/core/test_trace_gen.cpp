@@ -21,10 +21,10 @@ class TraceGen : public QObject {
   static QString shared() { return QStringLiteral(ATTNSCOPE_SHARED_TRACES); }
   static QString testData() { return QStringLiteral(ATTNSCOPE_TEST_DATA); }
 
-  static std::vector<const Event*> named(const EventStore& s, Family f, std::string_view name) {
-    std::vector<const Event*> out;
+  static std::vector<Event> named(const EventStore& s, Family f, std::string_view name) {
+    std::vector<Event> out;
     for (const Event& e : s.events())
-      if (e.family == f && s.name(e) == name) out.push_back(&e);
+      if (e.family == f && s.name(e) == name) out.push_back(e);
     return out;
   }
 
@@ -78,8 +78,8 @@ class TraceGen : public QObject {
     QCOMPARE(named(*a.store, Family::UserAnnotation, stepName).size(), static_cast<size_t>(steps));
     auto gen = named(*b.store, Family::UserAnnotation, stepName);
     QCOMPARE(gen.size(), static_cast<size_t>(steps) * k);
-    std::sort(gen.begin(), gen.end(), [](const Event* x, const Event* y) { return x->start < y->start; });
-    for (size_t i = 1; i < gen.size(); ++i) QVERIFY(gen[i]->start >= gen[i - 1]->end());
+    std::sort(gen.begin(), gen.end(), [](const Event& x, const Event& y) { return x.start < y.start; });
+    for (size_t i = 1; i < gen.size(); ++i) QVERIFY(gen[i].start >= gen[i - 1].end());
 
     // Fresh ids: as many distinct External ids (ops) and correlations
     // (kernels) as K copies of the source's, each used as often.

@@ -206,7 +206,7 @@ class ViewsExtTest : public QObject {
       for (EventId id = 0; id < s.events().size(); ++id) {
         const Event& e = s.event(id);
         if (e.family != Family::Memory || e.args == kNoArgs) continue;
-        const EventArgs& a = s.args()[e.args];
+        const EventArgs a = s.argsAt(e.args);
         if (a.deviceType != d.deviceType || a.device != d.device) continue;
         if (a.totalAllocated < 0 && a.bytes == 0) continue;
         mem.push_back(id);
@@ -215,7 +215,7 @@ class ViewsExtTest : public QObject {
                        [&](EventId x, EventId y) { return s.event(x).start < s.event(y).start; });
       int64_t net = 0;
       for (EventId id : mem) {
-        const EventArgs& a = s.args()[s.event(id).args];
+        const EventArgs a = s.argsAt(s.event(id).args);
         net += a.bytes;
         peak = std::max(peak, a.totalAllocated >= 0 ? a.totalAllocated : net);
       }
@@ -228,7 +228,7 @@ class ViewsExtTest : public QObject {
       }
       bool reached = false;
       for (EventId id : mem) {
-        const EventArgs& a = s.args()[s.event(id).args];
+        const EventArgs a = s.argsAt(s.event(id).args);
         if (firstBefore < 0) firstBefore = a.totalAllocated - a.bytes;
         if (a.bytes > 0 && a.hasAddr) seen.insert(a.addr);
         if (a.bytes < 0 && a.hasAddr && !seen.count(a.addr)) unmatchedFreed += -a.bytes;

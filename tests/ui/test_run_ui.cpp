@@ -162,7 +162,7 @@ class RunUiTest : public QObject {
     QVERIFY(store.meta().recordShapes);
     size_t withShapes = 0;
     for (const Event& ev : store.events())
-      if (const EventArgs* a = store.argsOf(ev); a && a->inputDims) ++withShapes;
+      if (const auto a = store.argsOf(ev); a && a->inputDims) ++withShapes;
     QVERIFY2(withShapes > 0, "no op of the run has input shapes");
   }
 

@@ -97,7 +97,7 @@ QString DetailsPanel::html(EventId id) const {
   h += row(tr("Duration"), durationQ(e.dur));
   if (e.correlation > 0) h += row(tr("Correlation id"), QString::number(e.correlation));
   if (e.externalId > 0) h += row(tr("External id"), QString::number(e.externalId));
-  if (const EventArgs* a = s.argsOf(e)) {
+  if (const auto a = s.argsOf(e)) {
     if (a->inputDims) h += row(tr("Input shapes"), qs(s.str(a->inputDims)).toHtmlEscaped());
     if (a->inputTypes) h += row(tr("Input types"), qs(s.str(a->inputTypes)).toHtmlEscaped());
     if (a->concreteInputs) h += row(tr("Concrete inputs"), qs(s.str(a->concreteInputs)).toHtmlEscaped());

@@ -105,7 +105,7 @@ QChart* barChart(QBarSeries* series, const QStringList& categories, const QStrin
 
 namespace {
 
-QVector<HistogramBin> histogramOf(const EventStore& store, const std::vector<EventId>& ids) {
+QVector<HistogramBin> histogramOf(const EventStore& store, std::span<const EventId> ids) {
   // bin 0: < 1 us; bin k: [2^(k-1), 2^k) us
   QVector<int> counts(40, 0);
   for (EventId id : ids) {

@@ -93,9 +93,11 @@ void LoadProgressBar::refresh() {
     }
   } else {
     bar_->setRange(0, 0);  // no measure of how far: a busy bar
-    line = stage == kStageBuilding ? tr("Sorting %1 into lanes…").arg(count)
-           : stage == kStageTables ? tr("Computing the tables…")
-                                   : tr("Building the timeline…");
+    line = stage == kStageBuilding       ? tr("Sorting %1 into lanes…").arg(count)
+           : stage == kStageTables       ? tr("Computing the tables…")
+           : stage == kStageWritingCache ? tr("Saving it for quick reopening…")
+           : stage == kStageReadingCache ? tr("Opening its saved copy…")
+                                         : tr("Building the timeline…");
     line = name_ + QStringLiteral(": ") + line;
   }
   label_->setText(line + tr(" (%1)").arg(minutes(ms / 1000)));

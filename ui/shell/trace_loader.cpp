@@ -5,11 +5,16 @@
 #include <exception>
 #include <new>
 
+#include "core/cache/open_trace.h"
 #include "core/read/trace_reader.h"
+#include "core/store/spill.h"
 #include "ui/common/background.h"
 #include "ui/shell/bundled_sample.h"
 
 namespace attnscope::ui {
+
+static_assert(kStageTables == cache::kStageSnapshot && kStageWritingCache == cache::kStageWriteCache &&
+              kStageReadingCache == cache::kStageReadCache);
 
 namespace {
 
@@ -19,6 +24,31 @@ bool stopAt(LoadProgress* progress, LoadStage stage) {
   return progress->cancel.load(std::memory_order_relaxed);
 }
 
+// The timeline's tracks of a snapshot; a store larger than the memory budget keeps them in files
+// (spill.h), as the reader kept its arrays.
+std::shared_ptr<const TimelineIndex> timelineOf(const EventStore& s) {
+  const size_t budget = spill::budgetFromEnv(size_t{1} << 30);
+  // 16 bytes an event: past a quarter of the budget, in files.
+  const bool spill = s.size() * 16 > budget / 4 && !spill::spilling();
+  if (spill) spill::setSpilling(true, spill::Settings{{}, budget});
+  auto t = std::make_shared<const TimelineIndex>(s);
+  if (spill) spill::setSpilling(false);
+  return t;
+}
+
+// What the viewer shows from a snapshot; nullptr when `progress` was cancelled on the way.
+std::shared_ptr<LoadedTrace> withTimeline(std::shared_ptr<const TraceSnapshot> snap, const QString& path,
+                                          LoadProgress* progress) {
+  if (stopAt(progress, kStageTimeline)) return nullptr;
+  auto t = std::make_shared<LoadedTrace>();
+  t->snapshot = std::move(snap);
+  t->timeline = timelineOf(*t->snapshot->store);
+  t->path = path;
+  t->displayName = QFileInfo(path).fileName();
+  if (progress && progress->cancel.load(std::memory_order_relaxed)) return nullptr;
+  return t;
+}
+
 // What the viewer shows; nullptr when `progress` was cancelled on the way.
 std::shared_ptr<LoadedTrace> derive(std::shared_ptr<const EventStore> store, const QString& path,
                                     LoadProgress* progress = nullptr) {
@@ -26,7 +56,7 @@ std::shared_ptr<LoadedTrace> derive(std::shared_ptr<const EventStore> store, con
   auto t = std::make_shared<LoadedTrace>();
   t->snapshot = buildSnapshot(std::move(store));
   if (stopAt(progress, kStageTimeline)) return nullptr;
-  t->timeline = std::make_shared<const TimelineIndex>(*t->snapshot->store);
+  t->timeline = timelineOf(*t->snapshot->store);
   t->path = path;
   t->displayName = QFileInfo(path).fileName();
   if (progress && progress->cancel.load(std::memory_order_relaxed)) return nullptr;
@@ -40,14 +70,30 @@ TraceLoadOutcome load(const QString& path, LoadProgress* progress) {
   const bool bundled = path == bundledSamplePath();
   ReaderLimits limits;
   limits.progress = progress;
+  if (!bundled) {
+    // A file: from its columnar cache when it has one, else read (and its cache written).
+    cache::OpenOptions options;
+    options.limits = limits;
+    cache::OpenedTrace opened = cache::openTrace(path.toStdString(), options);
+    if (!opened.ok()) {
+      return {
+          nullptr,
+          opened.error ? QString::fromStdString(opened.error->what()) : path + QStringLiteral(": could not be read"),
+          opened.cancelled};
+    }
+    auto t = withTimeline(std::move(opened.snapshot), path, progress);
+    if (!t) return {nullptr, path + QStringLiteral(": loading cancelled"), true};
+    t->warning = QString::fromStdString(opened.warning);
+    t->jsonBytes = opened.jsonBytes;
+    t->loadMs = timer.elapsed();
+    return {std::move(t), {}};
+  }
   LoadResult result;
-  if (bundled) {
+  {
     const QByteArray json = bundledSampleJson();
     if (json.isEmpty()) return {nullptr, path + QStringLiteral(": the bundled sample is missing from this build")};
     result =
         parseTrace(std::string_view(json.constData(), static_cast<size_t>(json.size())), path.toStdString(), limits);
-  } else {
-    result = loadTrace(path.toStdString(), limits);
   }
   if (!result.ok()) {
     return {nullptr,

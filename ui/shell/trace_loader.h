@@ -27,8 +27,16 @@ struct TraceLoadOutcome {
   bool cancelled = false;
 };
 
-// Where a load is, past the reader's own stages (LoadProgress::stage).
-enum LoadStage : int { kStageReading = 0, kStageBuilding = 1, kStageTables = 2, kStageTimeline = 3 };
+// Where a load is, past the reader's own stages (LoadProgress::stage); 2, 4 and 5 are core/cache's
+// (open_trace.h: the snapshot, writing and mapping the columnar cache).
+enum LoadStage : int {
+  kStageReading = 0,
+  kStageBuilding = 1,
+  kStageTables = 2,
+  kStageTimeline = 3,
+  kStageWritingCache = 4,
+  kStageReadingCache = 5
+};
 
 // One load, on the calling thread (a worker's): a file, or the bundled sample when `path` is its
 // resource path. Never throws: failures, out of memory included, come back as the error.

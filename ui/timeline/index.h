@@ -23,9 +23,10 @@ namespace attnscope::ui {
 
 enum class TrackKind : uint8_t { Cpu, Python, Instants, Gpu, GpuAnnotations, Overhead, Other };
 
+// In spill vectors: a huge trace's rows live in files while the loader spills (spill.h).
 struct TrackRow {
-  std::vector<EventId> ids;     // sorted by start
-  std::vector<int64_t> maxEnd;  // maxEnd[i] = max end of ids[0..i]; non-decreasing
+  spill::Vector<EventId> ids;     // sorted by start
+  spill::Vector<int64_t> maxEnd;  // maxEnd[i] = max end of ids[0..i]; non-decreasing
 };
 
 struct Track {
@@ -64,7 +65,7 @@ class TimelineIndex {
  private:
   const EventStore* store_ = nullptr;
   std::vector<Track> tracks_;
-  std::vector<uint32_t> place_;  // per event: track << 16 | row
+  spill::Vector<uint32_t> place_;  // per event: track << 16 | row
 };
 
 const char* trackKindName(TrackKind k);

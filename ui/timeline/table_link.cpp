@@ -38,7 +38,7 @@ void TimelineTableLink::onRowChanged(const QModelIndex& current) {
   }
   const QModelIndex src = proxy_->mapToSource(current);
   const KeyAverageRow* row = model_->rowAt(src.row());
-  panel_->view()->setHighlighted(row ? row->events : std::vector<EventId>{});
+  panel_->view()->setHighlighted(row ? std::vector<EventId>(row->events) : std::vector<EventId>{});
 }
 
 void TimelineTableLink::onEventSelected(EventId id) {

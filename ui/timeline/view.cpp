@@ -332,7 +332,7 @@ QString TimelineView::detailsFor(EventId id) const {
   lines << tr("%1 · duration %2 · starts at %3")
                .arg(qs(familyName(e.family)), durationQ(e.dur), durationQ(e.start - timeOrigin()));
   lines << tr("%1").arg(qs(s.lanes()[e.lane].label).toHtmlEscaped());
-  if (const EventArgs* a = s.argsOf(e)) {
+  if (const auto a = s.argsOf(e)) {
     if (a->inputDims) lines << tr("shapes %1").arg(qs(s.str(a->inputDims)).toHtmlEscaped());
     if (a->stream >= 0) lines << tr("device %1 · stream %2").arg(a->device).arg(a->stream);
     if (a->grid[0]) {

@@ -1,0 +1,331 @@
+#include "core/store/spill.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <new>
+#include <thread>
+
+namespace attnscope::spill {
+
+namespace {
+
+constexpr long kTmpfsMagic = 0x01021994;
+// Smaller buffers stay on the heap while spilling (a file per buffer costs a few tens of microseconds).
+constexpr size_t kMinSpilledBytes = size_t{64} << 10;
+// Spilled buffers live in one range of address space reserved up front (nothing else is ever mapped
+// there), so that telling a spilled buffer from a heap block is a comparison, not a lookup.
+constexpr size_t kRangeBytes = size_t{16} << 40;  // 16 TiB of address space, none of it memory
+
+struct Region {
+  size_t bytes = 0;
+  bool owned = false;  // a spilled buffer (given back on deallocate), else a caller's mapping
+};
+
+// Never destroyed: the governor thread may run while static destructors do.
+struct State {
+  std::mutex mu;
+  Settings settings;
+  std::atomic<bool> spilling{false};
+  std::map<const void*, Region> regions;
+  std::atomic<uint64_t> drops{0};
+  std::once_flag governorStarted, rangeReserved;
+  std::atomic<char*> base{nullptr};
+  size_t next = 0;  // bump offset into the range (under mu)
+};
+
+State& state() {
+  static State* s = new State;
+  return *s;
+}
+
+size_t pageSize() {
+  static const auto p = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return p;
+}
+
+bool onTmpfs(const std::string& dir) {
+  struct statfs fs {};
+  return ::statfs(dir.c_str(), &fs) == 0 && static_cast<long>(fs.f_type) == kTmpfsMagic;
+}
+
+// A folder on a disk for spilled buffers: the settings' own, else $TMPDIR, /var/tmp, /tmp (a tmpfs keeps
+// its pages in memory, so it comes last).
+std::string spillDir(const Settings& s) {
+  std::vector<std::string> candidates;
+  if (!s.dir.empty()) candidates.push_back(s.dir);
+  if (const char* t = std::getenv("TMPDIR"); t && *t) candidates.emplace_back(t);
+  candidates.emplace_back("/var/tmp");
+  candidates.emplace_back("/tmp");
+  for (const std::string& d : candidates)
+    if (::access(d.c_str(), W_OK) == 0 && !onTmpfs(d)) return d;
+  for (const std::string& d : candidates)
+    if (::access(d.c_str(), W_OK) == 0) return d;
+  return "/tmp";
+}
+
+// An unlinked file of `bytes` with its blocks reserved (so a full disk fails here, not as SIGBUS on a
+// later write); -1 when none could be made.
+int spillFile(const std::string& dir, size_t bytes) {
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    std::string tmpl = dir + "/attnscope-spill-XXXXXX";
+    fd = ::mkstemp(tmpl.data());
+    if (fd < 0) return -1;
+    ::unlink(tmpl.c_str());
+  }
+  if (::posix_fallocate(fd, 0, static_cast<off_t>(bytes)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+void reserveRange() {
+  std::call_once(state().rangeReserved, [] {
+    void* p = ::mmap(nullptr, kRangeBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p != MAP_FAILED) state().base.store(static_cast<char*>(p), std::memory_order_release);
+  });
+}
+
+bool inRange(const void* p) {
+  const char* b = state().base.load(std::memory_order_acquire);
+  return b && p >= b && p < b + kRangeBytes;
+}
+
+void dropRange(const void* p, size_t bytes) noexcept {
+  // The mapping's own pages only: a caller's region may start inside a page.
+  const size_t page = pageSize();
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t first = (at + page - 1) / page * page;
+  const uintptr_t last = (at + bytes) / page * page;
+  if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
+size_t residentFile();
+
+// Drops regions' pages, the cache's mappings first, then spilled buffers oldest first, until the
+// mapped pages resident are at most `target` (read again after every 64 MiB dropped).
+void dropOldest(size_t target) noexcept {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  size_t sinceCheck = 0;
+  auto step = [&](const void* p, const Region& r) {
+    dropRange(p, r.bytes);
+    sinceCheck += r.bytes;
+    if (sinceCheck < (size_t{64} << 20)) return false;
+    sinceCheck = 0;
+    return residentFile() <= target;
+  };
+  for (const auto& [p, r] : s.regions)
+    if (!r.owned && step(p, r)) return;
+  for (const auto& [p, r] : s.regions)  // owned buffers by address: the order they were made
+    if (r.owned && step(p, r)) return;
+}
+
+// Every 20 ms: when the mapped pages resident (files: spilled buffers, the cache, and the program's
+// own code) pass half the budget, pages are dropped until they are under a quarter of it, the oldest
+// first: the cache's mappings, then spilled buffers in the order they were made (they are placed in
+// address order), so the arrays an analysis has just made, usually the ones it is working on, keep
+// their pages while the ones it finished with go (dropping every page at once made a pass over a
+// new array fault it back every 20 ms). The heap is not the governor's: the other half of the budget is
+// left to it.
+void governor() {
+  State& s = state();
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    size_t budget = 0;
+    {
+      std::lock_guard<std::mutex> lock(s.mu);
+      if (s.regions.empty()) continue;
+      budget = s.settings.budgetBytes;
+    }
+    if (budget && residentFileBytes() > budget / 2) {
+      dropOldest(budget / 4);
+      s.drops.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+}
+
+void startGovernor() {
+  std::call_once(state().governorStarted, [] {
+    try {
+      std::thread(governor).detach();
+    } catch (...) {
+      // No thread: memory is then bounded by nothing but the kernel's reclaim of the page cache.
+    }
+  });
+}
+
+// A spilled buffer of `bytes`, or nullptr (no file, no room: the caller uses the heap).
+void* allocateSpilled(size_t bytes) {
+  State& s = state();
+  const size_t len = (bytes + pageSize() - 1) / pageSize() * pageSize();
+  std::string dir;
+  size_t at = 0;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    char* b = s.base.load(std::memory_order_relaxed);
+    if (!b || s.next + len > kRangeBytes) return nullptr;
+    at = s.next;
+    s.next += len;
+    dir = s.settings.dir;
+  }
+  char* const where = s.base.load(std::memory_order_relaxed) + at;
+  const int fd = spillFile(dir, len);
+  if (fd < 0) return nullptr;
+  void* p = ::mmap(where, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) {
+    ::mmap(where, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+    return nullptr;
+  }
+  // A forked child does not get it: a shared mapping would be shared with the child, which could then
+  // write into the parent's arrays (the children this program forks exec at once and never touch it).
+  ::madvise(p, len, MADV_DONTFORK);
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.regions[p] = Region{len, true};
+  return p;
+}
+
+void releaseSpilled(void* p) noexcept {
+  State& s = state();
+  size_t len = 0;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    auto it = s.regions.find(p);
+    if (it == s.regions.end()) return;
+    len = it->second.bytes;
+    s.regions.erase(it);
+  }
+  // The file goes (its last reference was the mapping); the address range stays reserved.
+  ::mmap(p, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+}
+
+}  // namespace
+
+void setSpilling(bool on, const Settings& s) {
+  State& st = state();
+  if (on) reserveRange();
+  {
+    std::lock_guard<std::mutex> lock(st.mu);
+    if (on) {
+      st.settings = s;
+      st.settings.dir = spillDir(s);
+    }
+  }
+  st.spilling.store(on, std::memory_order_relaxed);
+  if (on) startGovernor();
+}
+
+bool spilling() { return state().spilling.load(std::memory_order_relaxed); }
+
+Settings settings() {
+  std::lock_guard<std::mutex> lock(state().mu);
+  return state().settings;
+}
+
+size_t budgetFromEnv(size_t fallback) {
+  const char* v = std::getenv("ATTNSCOPE_MEMORY_BUDGET");
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const double x = std::strtod(v, &end);
+  if (end == v || x <= 0) return fallback;
+  double scale = 1;
+  switch (*end) {
+    case 'k':
+    case 'K':
+      scale = 1024.0;
+      break;
+    case 'm':
+    case 'M':
+      scale = 1024.0 * 1024;
+      break;
+    case 'g':
+    case 'G':
+      scale = 1024.0 * 1024 * 1024;
+      break;
+    default:
+      break;
+  }
+  return static_cast<size_t>(x * scale);
+}
+
+void* allocate(size_t bytes) {
+  if (bytes >= kMinSpilledBytes && spilling())
+    if (void* p = allocateSpilled(bytes)) return p;
+  void* p = std::malloc(bytes ? bytes : 1);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+bool isSpilled(const void* p) noexcept { return inRange(p); }
+
+void deallocate(void* p, size_t) noexcept {
+  if (!p) return;
+  if (inRange(p))
+    releaseSpilled(p);
+  else
+    std::free(p);
+}
+
+void registerRegion(const void* p, size_t bytes) {
+  if (!p || bytes == 0) return;
+  {
+    std::lock_guard<std::mutex> lock(state().mu);
+    state().regions[p] = Region{bytes, false};
+  }
+  startGovernor();
+}
+
+void unregisterRegion(const void* p) noexcept {
+  std::lock_guard<std::mutex> lock(state().mu);
+  auto it = state().regions.find(p);
+  if (it != state().regions.end() && !it->second.owned) state().regions.erase(it);
+}
+
+void dropAll() noexcept {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  for (const auto& [p, r] : s.regions) dropRange(p, r.bytes);
+}
+
+namespace {
+bool statm(size_t* resident, size_t* shared) {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return false;
+  unsigned long size = 0, res = 0, sh = 0;
+  const int n = std::fscanf(f, "%lu %lu %lu", &size, &res, &sh);
+  std::fclose(f);
+  if (n != 3) return false;
+  *resident = res * pageSize();
+  *shared = sh * pageSize();
+  return true;
+}
+}  // namespace
+
+size_t residentBytes() {
+  size_t r = 0, sh = 0;
+  return statm(&r, &sh) ? r : 0;
+}
+
+size_t residentFileBytes() { return residentFile(); }
+
+namespace {
+size_t residentFile() {
+  size_t r = 0, sh = 0;
+  return statm(&r, &sh) ? sh : 0;
+}
+}  // namespace
+
+uint64_t drops() { return state().drops.load(std::memory_order_relaxed); }
+
+}  // namespace attnscope::spill

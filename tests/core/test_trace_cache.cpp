@@ -1,0 +1,283 @@
+// Issue 44: the columnar cache of a trace (core/cache). On every shared trace the cache equals a fresh
+// parse cell for cell; a changed trace invalidates it; a damaged one is rebuilt, never trusted; a
+// read-only trace folder uses the user cache; a trace read with its arrays spilled to files (a tiny
+// memory budget) gives the same snapshot.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <QDirIterator>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <filesystem>
+#include <fstream>
+
+#include "cache_compare.h"
+#include "core/cache/open_trace.h"
+#include "core/cache/trace_cache.h"
+#include "core/store/spill.h"
+
+using namespace attnscope;
+using cache::CacheReport;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Every trace under ../shared/traces (their folders are read-only: the caches go to the user cache).
+QStringList sharedTraces() {
+  QStringList out;
+  QDirIterator it(QStringLiteral(ATTNSCOPE_SHARED_TRACES), {"*.json", "*.json.gz"}, QDir::Files,
+                  QDirIterator::Subdirectories);
+  while (it.hasNext()) {
+    const QString p = it.next();
+    if (p.endsWith(".keyavg.json") || p.endsWith(".steps.json") || p.endsWith("TRUTH.json")) continue;
+    out << p;
+  }
+  out.sort();
+  return out;
+}
+
+cache::OpenedTrace open(const std::string& path, cache::CacheUse use = cache::CacheUse::Auto) {
+  cache::OpenOptions o;
+  o.cache = use;
+  return cache::openTrace(path, o);
+}
+
+void copyFile(const std::string& from, const std::string& to) {
+  std::error_code ec;
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+  QVERIFY2(!ec, ec.message().c_str());
+}
+
+}  // namespace
+
+class TestTraceCache : public QObject {
+  Q_OBJECT
+  QTemporaryDir tmp_;
+  std::string userCache_;
+
+ private slots:
+  void initTestCase() {
+    if (!cache::available()) QSKIP(cache::kNoCache);
+    QVERIFY(tmp_.isValid());
+    userCache_ = tmp_.filePath("user-cache").toStdString();
+    qputenv("ATTNSCOPE_CACHE_DIR", QByteArray::fromStdString(userCache_));
+    qunsetenv("ATTNSCOPE_CACHE");
+    qunsetenv("ATTNSCOPE_MEMORY_BUDGET");
+  }
+
+  // Written on the first open, read on the second, and both equal to a fresh parse in every cell.
+  void cacheEqualsFreshParse() {
+    const QStringList traces = sharedTraces();
+    QVERIFY(traces.size() >= 40);
+    int compared = 0;
+    for (const QString& q : traces) {
+      const std::string path = q.toStdString();
+      const cache::OpenedTrace fresh = open(path, cache::CacheUse::Off);
+      const cache::OpenedTrace first = open(path);
+      if (!fresh.ok()) {  // a trace the reader refuses (the NEG_ ones) is refused the same way
+        QVERIFY2(!first.ok(), path.c_str());
+        QCOMPARE(first.error->what(), fresh.error->what());
+        continue;
+      }
+      QVERIFY2(first.ok(), path.c_str());
+      QVERIFY2(first.cache.state == CacheReport::State::Written, (path + ": " + first.cache.why).c_str());
+      QVERIFY2(first.cache.dir.starts_with(userCache_), first.cache.dir.c_str());
+      const cache::OpenedTrace second = open(path);
+      QVERIFY2(second.ok(), path.c_str());
+      QVERIFY2(second.cache.state == CacheReport::State::Hit, (path + ": " + second.cache.why).c_str());
+      QCOMPARE(second.warning, fresh.warning);
+      QCOMPARE(second.jsonBytes, fresh.jsonBytes);
+      const std::string d = testutil::compareSnapshots(*second.snapshot, *fresh.snapshot);
+      QVERIFY2(d.empty(), (path + ": " + d).c_str());
+      ++compared;
+    }
+    QVERIFY(compared >= 40);
+  }
+
+  // A changed trace: its size, its time, or (same size and time) its content.
+  void changedTraceInvalidates() {
+    const std::string dir = tmp_.filePath("changed").toStdString();
+    fs::create_directories(dir);
+    const std::string trace = dir + "/t.json";
+    copyFile(QStringLiteral(ATTNSCOPE_TEST_DATA "/steps/profiler_steps.json").toStdString(), trace);
+    auto first = open(trace);
+    QVERIFY(first.ok());
+    QCOMPARE(int(first.cache.state), int(CacheReport::State::Written));
+    QCOMPARE(first.cache.dir, trace + ".attnscope/trace");  // beside the trace: its folder is writable
+    QCOMPARE(int(open(trace).cache.state), int(CacheReport::State::Hit));
+
+    // The same bytes, a new time: stale.
+    struct stat st {};
+    QCOMPARE(::stat(trace.c_str(), &st), 0);
+    timespec times[2] = {st.st_atim, st.st_mtim};
+    times[1].tv_sec += 5;
+    QCOMPARE(::utimensat(AT_FDCWD, trace.c_str(), times, 0), 0);
+    auto touched = open(trace);
+    QCOMPARE(int(touched.cache.state), int(CacheReport::State::Written));
+    QVERIFY2(touched.cache.why.starts_with("stale"), touched.cache.why.c_str());
+
+    // One name changed to another of the same length, size and time put back: only the content hash sees it.
+    std::string text;
+    {
+      std::ifstream in(trace, std::ios::binary);
+      text.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    const std::string name = std::string(first.snapshot->store->name(first.snapshot->store->event(0)));
+    const size_t at = text.find("\"" + name + "\"");
+    QVERIFY(at != std::string::npos && !name.empty());
+    std::string renamed = name;
+    renamed[0] = renamed[0] == 'Z' ? 'Y' : 'Z';
+    text.replace(at + 1, name.size(), renamed);
+    QCOMPARE(::stat(trace.c_str(), &st), 0);
+    {
+      std::ofstream out(trace, std::ios::binary | std::ios::trunc);
+      out << text;
+    }
+    timespec same[2] = {st.st_atim, st.st_mtim};
+    QCOMPARE(::utimensat(AT_FDCWD, trace.c_str(), same, 0), 0);
+    auto changed = open(trace);
+    QCOMPARE(int(changed.cache.state), int(CacheReport::State::Written));
+    QVERIFY2(changed.cache.why.starts_with("stale"), changed.cache.why.c_str());
+    uint32_t id = 0;
+    QVERIFY(changed.snapshot->store->strings().find(renamed, &id));
+    const std::string d =
+        testutil::compareSnapshots(*open(trace).snapshot, *open(trace, cache::CacheUse::Off).snapshot);
+    QVERIFY2(d.empty(), d.c_str());
+  }
+
+  // Each way a cache can be damaged: it is rebuilt, and what comes back equals a fresh parse.
+  void damagedCacheRebuilt_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("damage");
+    for (const char* f : {"events", "args", "strings", "manifest", "explanation", "table_torch_name_events"}) {
+      QTest::newRow((std::string(f) + " cut").c_str()) << f << "cut";
+      QTest::newRow((std::string(f) + " zeroed").c_str()) << f << "zero";
+      QTest::newRow((std::string(f) + " missing").c_str()) << f << "missing";
+      QTest::newRow((std::string(f) + " garbage").c_str()) << f << "garbage";
+    }
+    QTest::newRow("events from another write") << "events"
+                                               << "foreign";
+  }
+  void damagedCacheRebuilt() {
+    QFETCH(QString, file);
+    QFETCH(QString, damage);
+    const std::string dir = tmp_.filePath("damaged-" + file + "-" + damage).toStdString();
+    fs::create_directories(dir);
+    const std::string trace = dir + "/t.json.gz", other = dir + "/o.json.gz";
+    copyFile(QStringLiteral(ATTNSCOPE_SHARED_TRACES "/ext/hta_cp_alexnet.json.gz").toStdString(), trace);
+    copyFile(QStringLiteral(ATTNSCOPE_SHARED_TRACES "/ext/hta_cp_alexnet.json.gz").toStdString(), other);
+    QCOMPARE(int(open(trace).cache.state), int(CacheReport::State::Written));
+    QCOMPARE(int(open(other).cache.state), int(CacheReport::State::Written));
+    const std::string victim = cache::cacheFolder(trace) + "/" + file.toStdString() + ".arrow";
+    QVERIFY(fs::exists(victim));
+    const auto size = fs::file_size(victim);
+    if (damage == "cut") {
+      fs::resize_file(victim, size / 2);
+    } else if (damage == "zero") {
+      // 4 KiB of zeros in the middle of the file (inside its columns or its footer).
+      const int fd = ::open(victim.c_str(), O_WRONLY);
+      const std::string zeros(std::min<uint64_t>(4096, size / 2), '\0');
+      QCOMPARE(::pwrite(fd, zeros.data(), zeros.size(), static_cast<off_t>(size / 2 - zeros.size() / 2)),
+               static_cast<ssize_t>(zeros.size()));
+      ::close(fd);
+    } else if (damage == "missing") {
+      fs::remove(victim);
+    } else if (damage == "garbage") {
+      std::ofstream(victim, std::ios::binary | std::ios::trunc) << "not an arrow file at all";
+    } else {
+      // The same file of another trace's cache: whole, but of another write.
+      copyFile(cache::cacheFolder(other) + "/" + file.toStdString() + ".arrow", victim);
+    }
+    const cache::OpenedTrace again = open(trace);
+    QVERIFY(again.ok());
+    QVERIFY2(again.cache.state == CacheReport::State::Written, again.cache.why.c_str());
+    // A damaged manifest may read as another trace's ("stale"): rebuilt all the same.
+    QVERIFY2(again.cache.why.starts_with("damaged") || again.cache.why.starts_with("no cache") ||
+                 (file == "manifest" && again.cache.why.starts_with("stale")),
+             again.cache.why.c_str());
+    const cache::OpenedTrace fixed = open(trace);
+    QCOMPARE(int(fixed.cache.state), int(CacheReport::State::Hit));
+    const std::string d = testutil::compareSnapshots(*fixed.snapshot, *open(trace, cache::CacheUse::Off).snapshot);
+    QVERIFY2(d.empty(), d.c_str());
+  }
+
+  // A read-only folder: nothing is written beside the trace; the user cache holds it and says why.
+  void readOnlyFolderUsesUserCache() {
+    const std::string dir = tmp_.filePath("readonly").toStdString();
+    fs::create_directories(dir);
+    const std::string trace = dir + "/t.json.gz";
+    copyFile(QStringLiteral(ATTNSCOPE_SHARED_TRACES "/ext/hta_cp_alexnet.json.gz").toStdString(), trace);
+    QCOMPARE(::chmod(dir.c_str(), 0555), 0);
+    const cache::OpenedTrace first = open(trace);
+    const cache::OpenedTrace second = open(trace);
+    ::chmod(dir.c_str(), 0755);
+    QCOMPARE(int(first.cache.state), int(CacheReport::State::Written));
+    QVERIFY2(first.cache.dir.starts_with(userCache_ + "/"), first.cache.dir.c_str());
+    QVERIFY2(first.cache.note.find("read-only") != std::string::npos, first.cache.note.c_str());
+    QVERIFY(!fs::exists(trace + ".attnscope"));
+    QCOMPARE(int(second.cache.state), int(CacheReport::State::Hit));
+    QCOMPARE(second.cache.dir, first.cache.dir);
+  }
+
+  // A trace larger than a (tiny) memory budget: read with its arrays in files, then the cache mapped;
+  // the governor dropped pages, and everything equals a fresh parse.
+  void spilledReadEqualsFresh() {
+    const std::string dir = tmp_.filePath("spilled").toStdString();
+    fs::create_directories(dir);
+    const std::string trace = dir + "/t.json.gz";
+    copyFile(QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/transformer_train20.json.gz").toStdString(), trace);
+    qputenv("ATTNSCOPE_MEMORY_BUDGET", "4M");
+    const cache::OpenedTrace spilled = open(trace);
+    qunsetenv("ATTNSCOPE_MEMORY_BUDGET");
+    QVERIFY(spilled.ok());
+    QVERIFY(spilled.spilled);
+    QCOMPARE(int(spilled.cache.state), int(CacheReport::State::Written));
+    spill::dropAll();  // every mapped page given back: what follows reads them again
+    const std::string d = testutil::compareSnapshots(*spilled.snapshot, *open(trace, cache::CacheUse::Off).snapshot);
+    QVERIFY2(d.empty(), d.c_str());
+  }
+
+  // The spill allocator itself: while spilling, a large buffer is a file mapping (spill::Vector always;
+  // a plain std::vector where the program's new goes through it: spill_new.cpp, not under sanitizers),
+  // a small one is heap; its contents survive its pages being dropped and spilling being turned off;
+  // a forked child does not share it (a child writing there would write into the parent's array).
+  void spillAllocator() {
+    const std::string dir = tmp_.filePath("spill-alloc").toStdString();
+    fs::create_directories(dir);
+    spill::setSpilling(true, spill::Settings{dir, size_t{1} << 30});
+    spill::Vector<int64_t> big(size_t{1} << 17);  // 1 MiB
+    std::vector<int64_t> plain(size_t{1} << 17);
+    std::vector<int64_t> small(16);
+    spill::setSpilling(false);
+    spill::Vector<int64_t> after(size_t{1} << 17);
+    QVERIFY(spill::isSpilled(big.data()));
+#ifdef ATTNSCOPE_SPILL_NEW
+    QVERIFY(spill::isSpilled(plain.data()));
+#else
+    QVERIFY(!spill::isSpilled(plain.data()));
+#endif
+    QVERIFY(!spill::isSpilled(small.data()));
+    QVERIFY(!spill::isSpilled(after.data()));
+    for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<int64_t>(i) * 7 - 3, plain[i] = -big[i];
+    spill::dropAll();
+    for (size_t i = 0; i < big.size(); ++i) {
+      if (big[i] != static_cast<int64_t>(i) * 7 - 3 || plain[i] != -big[i])
+        QFAIL(qPrintable(QStringLiteral("element %1 changed after its pages were dropped").arg(i)));
+    }
+    const pid_t pid = ::fork();
+    QVERIFY(pid >= 0);
+    if (pid == 0) {
+      big[5] = 12345;  // not mapped in the child: a fault, never the parent's memory
+      ::_exit(0);
+    }
+    int status = 0;
+    QCOMPARE(::waitpid(pid, &status, 0), pid);
+    QVERIFY2(!(WIFEXITED(status) && WEXITSTATUS(status) == 0), "the child wrote into the spilled buffer");
+    QCOMPARE(big[5], int64_t{5 * 7 - 3});
+  }
+};
+
+QTEST_APPLESS_MAIN(TestTraceCache)
+#include "test_trace_cache.moc"
