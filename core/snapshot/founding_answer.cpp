@@ -72,6 +72,16 @@ std::string joinNames(const std::vector<std::string>& names, size_t most = 6, co
   return out;
 }
 
+// A step's name without the " #N" the step finder adds to a name that repeats.
+std::string baseName(const std::string& name) {
+  const size_t hash = name.rfind(" #");
+  if (hash == std::string::npos) return name;
+  const std::string tail = name.substr(hash + 2);
+  return !tail.empty() && std::all_of(tail.begin(), tail.end(), [](char c) { return c >= '0' && c <= '9'; })
+             ? name.substr(0, hash)
+             : name;
+}
+
 // Every step has its row. Few steps: each row against its cost; many (ProfilerStep#N, which torch
 // folds into one row, ProfilerStep*): their medians. Then what torch's row misses, where it does.
 std::string wrappedHeadline(const FoundingAnswer& a, const std::string& column, const std::string& kind,
@@ -85,9 +95,14 @@ std::string wrappedHeadline(const FoundingAnswer& a, const std::string& column, 
   }
   const bool folded = n > 1 && std::all_of(a.steps.begin(), a.steps.end(),
                                            [](const AnswerStep& st) { return st.name.starts_with("ProfilerStep#"); });
+  // One record_function name around every step (the step finder numbers the repeats): one row.
+  const std::string base = n > 0 ? baseName(a.steps[0].name) : std::string();
+  const bool oneName = n > 1 && !folded && std::all_of(a.steps.begin(), a.steps.end(), [&](const AnswerStep& st) {
+                         return baseName(st.name) == base && st.torchRowCalls == a.steps[0].torchRowCalls;
+                       });
   std::string h;
   int64_t torchNs = 0, costNs = 0, otherNs = 0;
-  if (n <= 4 && !folded) {
+  if (n <= 4 && !folded && !oneName) {
     std::vector<std::string> rows;
     for (const AnswerStep& st : a.steps)
       rows.push_back(st.name + " " + torchRowText(st) + " (really " + costText(st) + ")");
@@ -102,8 +117,11 @@ std::string wrappedHeadline(const FoundingAnswer& a, const std::string& column, 
     otherNs = std::llround(spreadOf(other).medianNs);
     h = (folded ? "Every step is a ProfilerStep#N, which torch's table folds into one row, ProfilerStep* (" + column +
                       " per call: " + spanDurationText(torchNs) + ")"
-                : "Every step is wrapped in record_function, so torch's table has a row for each (median " + column +
-                      " per call: " + spanDurationText(torchNs) + ")") +
+         : oneName ? "Every step is wrapped in record_function(\"" + base +
+                         "\"), which torch's table holds as one row (" + column + " per call: " +
+                         spanDurationText(torchNs) + ", " + std::to_string(a.steps[0].torchRowCalls) + " calls)"
+                   : "Every step is wrapped in record_function, so torch's table has a row for each (median " + column +
+                         " per call: " + spanDurationText(torchNs) + ")") +
         ". Each step really cost " + spanDurationText(costNs) + " " + kind + " (median of " + std::to_string(n) +
         " steps, p10-p90 " + spanDurationText(std::llround(c.p10Ns)) + "-" + spanDurationText(std::llround(c.p90Ns)) +
         ").";
@@ -170,15 +188,6 @@ std::string headlineOf(const FoundingAnswer& a) {
   return h;
 }
 
-std::string baseName(const std::string& name) {
-  const size_t hash = name.rfind(" #");
-  if (hash == std::string::npos) return name;
-  const std::string tail = name.substr(hash + 2);
-  return !tail.empty() && std::all_of(tail.begin(), tail.end(), [](char c) { return c >= '0' && c <= '9'; })
-             ? name.substr(0, hash)
-             : name;
-}
-
 }  // namespace
 
 int64_t AnswerStep::costNs() const { return cost.n ? std::llround(cost.medianNs) : 0; }
@@ -234,9 +243,12 @@ FoundingAnswer foundingAnswer(const EventStore& s, const Explanation& x, const K
   }
   for (AnswerStep& st : a.steps) {
     // torch's table folds every ProfilerStep#N into one row, "ProfilerStep*".
+    // A repeated record_function name is one row; the step finder numbered its steps ("name #2").
     const std::string rowName = st.name.starts_with("ProfilerStep#") ? std::string("ProfilerStep*") : st.name;
-    if (const auto it = rows.find(rowName); it != rows.end() && it->second->calls > 0) {
-      const KeyAverageRow& r = *it->second;
+    auto found = rows.find(rowName);
+    if (found == rows.end() && st.wrapped) found = rows.find(baseName(st.name));
+    if (found != rows.end() && found->second->calls > 0) {
+      const KeyAverageRow& r = *found->second;
       st.torchRowCalls = r.calls;
       st.torchRowTotalNs = a.gpu ? r.deviceTotalNs : r.cpuTotalNs;
       if (a.gpu) {

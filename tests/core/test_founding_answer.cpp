@@ -260,6 +260,37 @@ class FoundingAnswerTest : public QObject {
     QCOMPARE(h.contains("no row"), std::any_of(truth.begin(), truth.end(), [](const auto& o) { return !o.wrapped; }));
   }
 
+  // A training loop whose every step is record_function("## train_step ##") (the shared H200 capture):
+  // torch's table holds one row for the name, 20 calls; the step finder numbers the repeats ("#2", ...),
+  // and each of them is that row's call, not a step with "no row" (as the answer said before).
+  void repeatedNameIsOneRow() {
+    const QString trace = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/transformer_train20.json.gz");
+    const QString keyavg = QStringLiteral(ATTNSCOPE_SHARED_TRACES "/h200/transformer_train20.keyavg.json");
+    if (!QFile::exists(trace)) QSKIP("no ../shared/traces/h200 here");
+    const auto snap = snapshotOfFile(trace);
+    QVERIFY(snap && snap->answer);
+    const FoundingAnswer& a = *snap->answer;
+    const QString name = QStringLiteral("## train_step ##");
+    const qint64 torch = torchCudaPerCall(keyavg, name);
+    QVERIFY(torch > 0);
+    QFile f(keyavg);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    int calls = 0;
+    for (const QJsonValue& v : QJsonDocument::fromJson(f.readAll()).object().value("by_name").toArray())
+      if (v.toObject().value("key").toString() == name) calls = v.toObject().value("count").toInt();
+    QCOMPARE(static_cast<int>(a.steps.size()), calls);
+    for (const AnswerStep& st : a.steps) {
+      QVERIFY2(QString::fromStdString(st.name).startsWith(name), st.name.c_str());
+      QVERIFY(st.wrapped);
+      // torch prints microseconds as a float: its total / calls ends in half a nanosecond here.
+      QVERIFY2(std::llabs(st.torchRowNs - torch) <= 1, qPrintable(QString::number(st.torchRowNs)));
+      QCOMPARE(static_cast<int>(st.torchRowCalls), calls);
+    }
+    const QString h = QString::fromStdString(a.headline);
+    QVERIFY2(!h.contains("no row") && h.contains("one row") && h.contains(QString::number(calls) + " calls"),
+             qPrintable(h));
+  }
+
   // The bundled capture by hand, as the issue reads it: 540, 398, 259 and 419 us; no row for QK
   // MATMUL, SCALE and AV MATMUL.
   void bundledByHand() {
