@@ -34,6 +34,17 @@ size_t chunkTarget(const ReaderLimits& limits, uint64_t total) {
   return static_cast<size_t>(std::max<uint64_t>(std::min<uint64_t>(limits.chunkBytes, total / 8), 4096));
 }
 
+// A private file mapping's pages before `upTo` go back to the kernel (read again, unchanged, from the
+// page cache if anything touched them), in steps of 4 MiB, or all that is left when `last`.
+void dropMappedBefore(const char* base, size_t upTo, size_t* dropped, bool last) {
+  static const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t end = upTo / page * page;
+  if (end > *dropped + (size_t{4} << 20) || (last && end > *dropped)) {
+    ::madvise(const_cast<char*>(base) + *dropped, end - *dropped, MADV_DONTNEED);
+    *dropped = end;
+  }
+}
+
 size_t parserThreads() { return std::max(1u, std::min(8u, std::thread::hardware_concurrency())); }
 
 // A growable buffer followed by SIMDJSON_PADDING bytes.
@@ -174,16 +185,9 @@ class TextChunks : public ScannedSource {
     done_[w.index] = true;
     while (frontier_ < done_.size() && done_[frontier_]) ++frontier_;
     if (!drop_) return;
-    // Pages wholly before the first chunk still in use go back to the
-    // kernel (a private file mapping: they would be read again from the
-    // page cache, unchanged, if anything touched them).
-    static const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    // Pages wholly before the first chunk still in use go back to the kernel.
     const size_t upTo = frontier_ < spans_.size() ? spans_[frontier_].first - 1 : std::min<size_t>(scanAt_, n_);
-    const size_t end = upTo / page * page;
-    if (end > dropped_ + (size_t{4} << 20) || (finished_ && frontier_ == spans_.size() && end > dropped_)) {
-      ::madvise(text_ + dropped_, end - dropped_, MADV_DONTNEED);
-      dropped_ = end;
-    }
+    dropMappedBefore(text_, upTo, &dropped_, finished_ && frontier_ == spans_.size());
   }
 
   uint64_t jsonBytes() const override { return n_; }
@@ -452,18 +456,11 @@ class GzipChunks : public ScannedSource {
     return true;
   }
 
-  // The compressed bytes already inflated, given back to the kernel in steps of 4 MiB (a private file
-  // mapping: read again, unchanged, from the page cache if anything touched them). Under inflateMu_.
+  // The compressed bytes already inflated go back to the kernel (the inflater may still look at the
+  // last 1 MiB). Under inflateMu_.
   void dropInflated() {
-    if (!drop_) return;
-    static const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-    const size_t consumed = z_.consumed();
-    const size_t margin = size_t{1} << 20;  // what the inflater may still look at
-    const size_t end = consumed > margin ? (consumed - margin) / page * page : 0;
-    if (end > dropped_ + (size_t{4} << 20)) {
-      ::madvise(const_cast<char*>(data_) + dropped_, end - dropped_, MADV_DONTNEED);
-      dropped_ = end;
-    }
+    constexpr size_t kMargin = size_t{1} << 20;
+    if (drop_ && z_.consumed() > kMargin) dropMappedBefore(data_, z_.consumed() - kMargin, &dropped_, false);
   }
   const char* data_;
   bool drop_;

@@ -110,8 +110,6 @@ void dropRange(const void* p, size_t bytes) noexcept {
   if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
-size_t residentFile();
-
 // Drops regions' pages, the cache's mappings first, then spilled buffers oldest first, until the
 // mapped pages resident are at most `target` (read again after every 64 MiB dropped).
 void dropOldest(size_t target) noexcept {
@@ -123,7 +121,7 @@ void dropOldest(size_t target) noexcept {
     sinceCheck += r.bytes;
     if (sinceCheck < (size_t{64} << 20)) return false;
     sinceCheck = 0;
-    return residentFile() <= target;
+    return residentFileBytes() <= target;
   };
   for (const auto& [p, r] : s.regions)
     if (!r.owned && step(p, r)) return;
@@ -317,14 +315,10 @@ size_t residentBytes() {
   return statm(&r, &sh) ? r : 0;
 }
 
-size_t residentFileBytes() { return residentFile(); }
-
-namespace {
-size_t residentFile() {
+size_t residentFileBytes() {
   size_t r = 0, sh = 0;
   return statm(&r, &sh) ? sh : 0;
 }
-}  // namespace
 
 uint64_t drops() { return state().drops.load(std::memory_order_relaxed); }
 
