@@ -243,10 +243,13 @@ FoundingAnswer foundingAnswer(const EventStore& s, const Explanation& x, const K
   }
   for (AnswerStep& st : a.steps) {
     // torch's table folds every ProfilerStep#N into one row, "ProfilerStep*".
-    // A repeated record_function name is one row; the step finder numbered its steps ("name #2").
+    // A wrapped step's row is its record_function's own name: the step finder labels a repeated name's
+    // steps "name #2", ..., and torch's table holds them all in one row.
     const std::string rowName = st.name.starts_with("ProfilerStep#") ? std::string("ProfilerStep*") : st.name;
     auto found = rows.find(rowName);
-    if (found == rows.end() && st.wrapped) found = rows.find(baseName(st.name));
+    if (found == rows.end() && st.wrapped && st.steps.size() == 1)
+      if (const EventId ev = x.steps[static_cast<size_t>(st.steps[0])].event; ev != kNoEvent)
+        found = rows.find(std::string(s.name(s.event(ev))));
     if (found != rows.end() && found->second->calls > 0) {
       const KeyAverageRow& r = *found->second;
       st.torchRowCalls = r.calls;
