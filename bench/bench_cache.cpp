@@ -7,8 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -94,9 +96,12 @@ int benchCache(const std::vector<std::string>& args) {
   std::string path, cli = bench::selfDir() + "/attnscope-cli";
   std::vector<std::string> cmds;
   bool oneCore = true;
+  int repeat = 3;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--cli" && i + 1 < args.size())
       cli = args[++i];
+    else if (args[i] == "--repeat" && i + 1 < args.size())
+      repeat = std::max(1, std::atoi(args[++i].c_str()));
     else if (args[i] == "--cmd" && i + 1 < args.size())
       cmds.push_back(args[++i]);
     else if (args[i] == "--no-one-core")
@@ -107,7 +112,7 @@ int benchCache(const std::vector<std::string>& args) {
   if (cmds.empty()) cmds = {"info", "table", "explain"};
   struct stat st {};
   if (path.empty() || ::stat(path.c_str(), &st) != 0) {
-    std::cerr << "usage: attnscope-bench cache TRACE [--cmd CMD]... [--no-one-core] [--cli PATH]\n";
+    std::cerr << "usage: attnscope-bench cache TRACE [--cmd CMD]... [--repeat N] [--no-one-core] [--cli PATH]\n";
     return 2;
   }
   if (!attnscope::cache::available()) {
@@ -118,42 +123,78 @@ int benchCache(const std::vector<std::string>& args) {
   const std::string cacheDir = attnscope::cache::cacheFolder(path);
   const std::string err = "/tmp/attnscope-bench-cache-" + std::to_string(::getpid());
   std::printf("trace: %s (%.1f MB on disk); cache: %s\n", path.c_str(), jsonMb, cacheDir.c_str());
-  std::printf("%-8s %-30s %-30s %-8s %-28s\n", "command", "first open, 2 CPUs", "first open, 1 CPU", "2 vs 1",
+  std::printf("first opens: median of %d on each (range), taken in turns\n", repeat);
+  std::printf("%-8s %-34s %-34s %-18s %-24s\n", "command", "first open, 2 CPUs", "first open, 1 CPU", "2 vs 1 (range)",
               "second open (cache)");
   std::string line;
+  // Medians of `repeat` first opens on 2 CPUs and on 1, taken in turns (2, 1, 2, 1, ...), with their
+  // range: the page cache, the disk and other processes move them.
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  auto range = [](const std::vector<double>& v) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.2f-%.2f", *std::min_element(v.begin(), v.end()),
+                  *std::max_element(v.begin(), v.end()));
+    return std::string(b);
+  };
   for (const std::string& cmd : cmds) {
-    removeFolder(cacheDir);
-    const Open two = open(cli, cmd, path, "0,1", err);
-    Open one;
-    if (oneCore) {
+    std::vector<Open> twos, ones;
+    std::vector<double> twoS, oneS, ratios;
+    for (int r = 0; r < repeat; ++r) {
       removeFolder(cacheDir);
-      one = open(cli, cmd, path, "0", err);
+      twos.push_back(open(cli, cmd, path, "0,1", err));
+      if (twos.back().run.status != 0) break;
+      twoS.push_back(twos.back().run.wallS);
+      if (oneCore) {
+        removeFolder(cacheDir);
+        ones.push_back(open(cli, cmd, path, "0", err));
+        if (ones.back().run.status != 0) break;
+        oneS.push_back(ones.back().run.wallS);
+        ratios.push_back(oneS.back() / twoS.back());
+      }
     }
     const uint64_t cacheBytes = folderBytes(cacheDir);
     const Open again = open(cli, cmd, path, "0,1", err);
-    if (two.run.status != 0 || again.run.status != 0 || (oneCore && one.run.status != 0)) {
+    const bool failed = twoS.size() != static_cast<size_t>(repeat) ||
+                        (oneCore && oneS.size() != static_cast<size_t>(repeat)) || again.run.status != 0;
+    if (failed) {
       std::cerr << "attnscope-bench cache: " << cli << " " << cmd << " failed\n";
       return 1;
     }
-    char cell[3][64];
-    std::snprintf(cell[0], sizeof cell[0], "%.2f s, %s", two.run.wallS, mb(two.run.maxRssKb).c_str());
-    std::snprintf(cell[1], sizeof cell[1], "%.2f s, %s", one.run.wallS, mb(one.run.maxRssKb).c_str());
+    // The run whose time is the median's (or next to it) stands for the others in the split below.
+    auto middle = [&](const std::vector<Open>& runs) -> const Open& {
+      std::vector<size_t> order(runs.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return runs[a].run.wallS < runs[b].run.wallS; });
+      return runs[order[order.size() / 2]];
+    };
+    const Open& two = middle(twos);
+    const Open one = oneCore ? middle(ones) : Open{};
+    const double twoMed = median(twoS), oneMed = oneCore ? median(oneS) : 0;
+    char cell[3][96];
+    std::snprintf(cell[0], sizeof cell[0], "%.2f s (%s), %s", twoMed, range(twoS).c_str(),
+                  mb(two.run.maxRssKb).c_str());
+    std::snprintf(cell[1], sizeof cell[1], "%.2f s (%s), %s", oneMed, oneCore ? range(oneS).c_str() : "",
+                  mb(one.run.maxRssKb).c_str());
     std::snprintf(cell[2], sizeof cell[2], "%.3f s, %s", again.run.wallS, mb(again.run.maxRssKb).c_str());
-    const double speedup = oneCore && two.run.wallS > 0 ? one.run.wallS / two.run.wallS : 0;
-    std::printf("%-8s %-30s %-30s %-8s %-28s\n", cmd.c_str(), cell[0], oneCore ? cell[1] : "-",
-                oneCore ? (std::to_string(speedup).substr(0, 4) + "x").c_str() : "-", cell[2]);
-    std::printf("         first (2 CPUs): %s\n", two.report.c_str());
-    if (oneCore) std::printf("         first (1 CPU):  %s\n", one.report.c_str());
+    const double speedup = oneCore && twoMed > 0 ? oneMed / twoMed : 0;
+    std::string ratioCell = "-";
+    if (oneCore) ratioCell = std::to_string(speedup).substr(0, 4) + "x (" + range(ratios) + ")";
+    std::printf("%-8s %-34s %-34s %-18s %-24s\n", cmd.c_str(), cell[0], oneCore ? cell[1] : "-", ratioCell.c_str(),
+                cell[2]);
+    std::printf("         first (2 CPUs, median run): %s\n", two.report.c_str());
+    if (oneCore) std::printf("         first (1 CPU, median run):  %s\n", one.report.c_str());
     std::printf("         second:         %s; cache %.1f MB = %.2fx the trace\n", again.report.c_str(),
                 static_cast<double>(cacheBytes) / 1e6, static_cast<double>(cacheBytes) / 1e6 / jsonMb);
     char kv[512];
     std::snprintf(kv, sizeof kv,
                   "%s_first_s=%.2f %s_first_rss_mb=%.0f %s_first_1cpu_s=%.2f %s_first_1cpu_rss_mb=%.0f %s_speedup=%.2f "
                   "%s_second_s=%.3f %s_second_rss_mb=%.0f ",
-                  cmd.c_str(), two.run.wallS, cmd.c_str(), static_cast<double>(two.run.maxRssKb) * 1.024e-3,
-                  cmd.c_str(), one.run.wallS, cmd.c_str(), static_cast<double>(one.run.maxRssKb) * 1.024e-3,
-                  cmd.c_str(), speedup, cmd.c_str(), again.run.wallS, cmd.c_str(),
-                  static_cast<double>(again.run.maxRssKb) * 1.024e-3);
+                  cmd.c_str(), twoMed, cmd.c_str(), static_cast<double>(two.run.maxRssKb) * 1.024e-3, cmd.c_str(),
+                  oneMed, cmd.c_str(), static_cast<double>(one.run.maxRssKb) * 1.024e-3, cmd.c_str(), speedup,
+                  cmd.c_str(), again.run.wallS, cmd.c_str(), static_cast<double>(again.run.maxRssKb) * 1.024e-3);
     line += kv;
   }
   std::remove(err.c_str());

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
                  "         transformer_train20) with shifted times and fresh ids\n"
                  "  huge TRACE [--cli PATH]\n"
                  "         attnscope-cli info and table on TRACE: time and peak RSS (from the OS)\n"
-                 "  cache TRACE [--cmd CMD]... [--no-one-core]\n"
+                 "  cache TRACE [--cmd CMD]... [--repeat N] [--no-one-core]\n"
                  "         the columnar cache: info, table and explain on TRACE, first open (JSON read, cache\n"
                  "         written) on 2 CPUs and on 1, then the second open (cache mapped): time, peak RSS\n"
                  "  views [--repeat N] [TRACE...]\n"

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <string_view>
 
 #include "core/cache/cache_dir.h"
@@ -147,7 +148,12 @@ OpenedTrace openTrace(const std::string& path, const OpenOptions& options) {
   setStage(limits, kStageSnapshot);
   SnapshotOptions so = options.snapshot;
   if (useCache) so = SnapshotOptions{};  // the cache holds everything
-  auto built = buildSnapshot(std::make_shared<const EventStore>(std::move(*r.store)), so);
+  auto store = std::make_shared<const EventStore>(std::move(*r.store));
+  // The store's columns go to the cache while the snapshot is built (their write and fsync beside the
+  // snapshot's work); a spilled trace writes them after it, one large array at a time.
+  std::unique_ptr<CacheWriter> writer;
+  if (useCache) writer = std::make_unique<CacheWriter>(path, key, store, /*early=*/!out.spilled);
+  auto built = buildSnapshot(std::move(store), so);
   out.snapshotSeconds = since(ts);
   out.cpuSnapshotS = cpuSeconds() - cpu0 - out.cpuReadS;
   out.rssSnapshotMb = residentMb();
@@ -161,7 +167,8 @@ OpenedTrace openTrace(const std::string& path, const OpenOptions& options) {
   if (useCache) {
     const auto tc = std::chrono::steady_clock::now();
     setStage(limits, kStageWriteCache);
-    const WriteOutcome w = writeCache(path, key, *built, CacheExtras{out.warning, out.jsonBytes});
+    const WriteOutcome w = writer->finish(*built, CacheExtras{out.warning, out.jsonBytes});
+    writer.reset();  // it holds the store
     out.cache.note = w.note;
     if (w.ok) {
       out.cache.state = CacheReport::State::Written;

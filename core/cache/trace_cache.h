@@ -52,8 +52,28 @@ struct CacheExtras {
   uint64_t jsonBytes = 0;
 };
 
-// Writes the cache of `trace` (its key given) from a complete snapshot (both groupings, the
-// explanation). Atomic: a folder written beside the old one, then swapped in.
+// The cache of one trace being written, in two parts: the store's columns (most of the bytes) as soon
+// as the store is built, and the tables derived from it when the snapshot is done. With `early`, the
+// columns are written on a thread of their own from construction, so their write and fsync overlap the
+// snapshot's work; without it (a spilled trace: one large array at a time), finish() writes them.
+// Atomic: a folder written beside the old one, then swapped in; a writer destroyed unfinished (the
+// open cancelled or failed) stops after the file it is writing and removes its folder.
+class CacheWriter {
+ public:
+  CacheWriter(const std::string& trace, const TraceKey& key, std::shared_ptr<const EventStore> store, bool early);
+  ~CacheWriter();
+  CacheWriter(const CacheWriter&) = delete;
+  CacheWriter& operator=(const CacheWriter&) = delete;
+  // `snap` is the snapshot of the store given above, complete (both groupings, the explanation). Once.
+  WriteOutcome finish(const TraceSnapshot& snap, const CacheExtras& extras = {});
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> s_;
+};
+
+// Writes the cache of `trace` (its key given) from a complete snapshot, in one call.
 WriteOutcome writeCache(const std::string& trace, const TraceKey& key, const TraceSnapshot& snap,
                         const CacheExtras& extras = {});
 

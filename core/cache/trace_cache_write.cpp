@@ -105,7 +105,8 @@ void fsyncDir(const std::string& dir) {
   }
 }
 
-// Writes tables into `dir`; two threads may write at once (the results are kept under a lock).
+// Writes tables into `dir`; two threads may write at once (the results and the first error are kept under
+// a lock; after an error nothing more is written).
 struct Writer {
   std::string dir, generation, error;
   std::vector<std::string> files;
@@ -117,6 +118,14 @@ struct Writer {
   bool failed() {
     std::lock_guard<std::mutex> lock(mu);
     return !error.empty();
+  }
+  void fail(const std::string& why) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (error.empty()) error = why;
+  }
+  std::string firstError() {
+    std::lock_guard<std::mutex> lock(mu);
+    return error;
   }
   bool write(TableOut& t) {
     if (failed()) return false;
@@ -273,29 +282,90 @@ bool available() { return true; }
 
 std::string cacheFolder(const std::string& trace) { return cacheDirFor(trace, "traces").dir + "/trace"; }
 
-WriteOutcome writeCache(const std::string& trace, const TraceKey& key, const TraceSnapshot& snap,
-                        const CacheExtras& extras) {
-  WriteOutcome out;
-  if (!snap.store || !snap.explanation || !snap.torchByInputShape || !snap.correctedByInputShape) {
-    out.error = "internal: the cache needs a complete snapshot";
-    return out;
-  }
-  const CacheDir where = cacheDirFor(trace, "traces");
-  if (where.fallback) out.note = where.why + ": its cache is in " + where.dir;
-  std::random_device rd;
+struct CacheWriter::State {
+  std::string trace;
+  TraceKey key;
+  std::shared_ptr<const EventStore> store;
+  CacheDir where;
   Writer w;
-  w.generation = hex64((uint64_t{rd()} << 32) ^ rd() ^ static_cast<uint64_t>(::getpid()));
-  const std::string final = where.dir + "/trace";
-  w.dir = where.dir + "/.trace-" + w.generation;
+  std::string beginError;  // the folder could not be made
+  std::thread storeThread;
+  bool storeStarted = false;  // the store's columns are (being) written on storeThread
+  bool finished = false;
+
+  void writeStoreHere() {
+    try {
+      writeStore(w, *store);
+    } catch (const std::exception& e) {
+      w.fail(std::string("writing the cache: ") + e.what());
+    }
+  }
+  void startStore() {
+    try {
+      storeThread = std::thread([this] { writeStoreHere(); });
+      storeStarted = true;
+    } catch (...) {
+      // No thread: finish() writes the columns itself.
+    }
+  }
+  void join() {
+    if (storeThread.joinable()) storeThread.join();
+  }
+  // Unfinished: the writing stops after its current file, the folder goes.
+  void abandon() {
+    w.fail("abandoned");
+    join();
+    std::error_code ec;
+    if (!w.dir.empty()) fs::remove_all(w.dir, ec);
+  }
+};
+
+CacheWriter::CacheWriter(const std::string& trace, const TraceKey& key, std::shared_ptr<const EventStore> store,
+                         bool early)
+    : s_(std::make_unique<State>()) {
+  State& s = *s_;
+  s.trace = trace;
+  s.key = key;
+  s.store = std::move(store);
+  s.where = cacheDirFor(trace, "traces");
+  std::random_device rd;
+  s.w.generation = hex64((uint64_t{rd()} << 32) ^ rd() ^ static_cast<uint64_t>(::getpid()));
+  const std::string dir = s.where.dir + "/.trace-" + s.w.generation;
   std::error_code ec;
-  fs::create_directories(w.dir, ec);
+  fs::create_directories(dir, ec);
   if (ec) {
-    out.error = w.dir + ": cannot create the cache folder (" + ec.message() + ")";
+    s.beginError = dir + ": cannot create the cache folder (" + ec.message() + ")";
+    return;
+  }
+  s.w.dir = dir;
+  if (early && s.store) s.startStore();
+}
+
+CacheWriter::~CacheWriter() {
+  if (s_->finished)
+    s_->join();
+  else
+    s_->abandon();
+}
+
+WriteOutcome CacheWriter::finish(const TraceSnapshot& snap, const CacheExtras& extras) {
+  State& s = *s_;
+  Writer& w = s.w;
+  WriteOutcome out;
+  if (s.where.fallback) out.note = s.where.why + ": its cache is in " + s.where.dir;
+  if (!s.beginError.empty()) {
+    out.error = s.beginError;
     return out;
   }
-  // The store's columns on one thread, the derived tables on another (each file is written as the page
-  // cache takes it: two at once keep both cores busy where one waits).
-  auto derived = [&] {
+  if (s.finished || !snap.store || snap.store.get() != s.store.get() || !snap.explanation || !snap.torchByInputShape ||
+      !snap.correctedByInputShape) {
+    out.error = "internal: the cache needs a complete snapshot of its store, once";
+    return out;
+  }
+  // The store's columns on a second thread (started at construction, or now), the derived tables here:
+  // each file is written as the page cache takes it, so two at once keep both cores busy where one waits.
+  if (!s.storeStarted) s.startStore();
+  try {
     writeActivity(w, snap.index);
     writeTables(w, snap);
     const std::string records = explanationRecords(*snap.explanation);
@@ -310,31 +380,12 @@ WriteOutcome writeCache(const std::string& trace, const TraceKey& key, const Tra
     a.fields.push_back(::arrow::field("records", ::arrow::large_binary(), false));
     a.arrays.push_back(wrapBlob(answer, &answerOff));
     w.write(a);
-  };
-  std::thread second;
-  try {
-    second = std::thread([&] {
-      try {
-        derived();
-      } catch (const std::exception& e) {
-        std::lock_guard<std::mutex> lock(w.mu);
-        if (w.error.empty()) w.error = std::string("writing the cache: ") + e.what();
-      }
-    });
-  } catch (...) {
-    // No second thread: one after the other.
+  } catch (const std::exception& e) {
+    w.fail(std::string("writing the cache: ") + e.what());
   }
-  try {
-    writeStore(w, *snap.store);
-  } catch (...) {
-    if (second.joinable()) second.join();
-    throw;
-  }
-  if (second.joinable())
-    second.join();
-  else
-    derived();
-  if (w.error.empty()) {
+  s.join();
+  if (!s.storeStarted) s.writeStoreHere();  // no second thread: one after the other
+  if (!w.failed()) {
     // The manifest: one row per file, the key in its metadata.
     std::vector<int64_t> nameOffsets{0};
     std::string names;
@@ -358,22 +409,24 @@ WriteOutcome writeCache(const std::string& trace, const TraceKey& key, const Tra
     m.fields.push_back(::arrow::field("block_hashes", ::arrow::large_binary(), false));
     m.arrays.push_back(::arrow::MakeArray(::arrow::ArrayData::Make(
         ::arrow::large_binary(), static_cast<int64_t>(w.files.size()), {nullptr, hoff, hdata}, 0)));
-    m.meta = {{"trace", trace},
-              {"trace_size", std::to_string(key.size)},
-              {"trace_mtime_ns", std::to_string(key.mtimeNs)},
-              {"trace_content_hash", hex64(key.contentHash)},
+    m.meta = {{"trace", s.trace},
+              {"trace_size", std::to_string(s.key.size)},
+              {"trace_mtime_ns", std::to_string(s.key.mtimeNs)},
+              {"trace_content_hash", hex64(s.key.contentHash)},
               {"json_bytes", std::to_string(extras.jsonBytes)},
               {"reader_warning", extras.warning}};
     w.write(m);
   }
-  if (!w.error.empty()) {
-    fs::remove_all(w.dir, ec);
-    out.error = w.error;
-    return out;
+  if (w.failed()) {
+    out.error = w.firstError();
+    return out;  // the destructor removes the folder
   }
+  s.finished = true;
   fsyncDir(w.dir);
   // Swap it in: the old folder aside, the new one in its place, the old one removed.
-  const std::string old = where.dir + "/.trace-old-" + w.generation;
+  const std::string final = s.where.dir + "/trace";
+  const std::string old = s.where.dir + "/.trace-old-" + w.generation;
+  std::error_code ec;
   const bool hadOld = fs::exists(final, ec);
   if (hadOld) fs::rename(final, old, ec);
   fs::rename(w.dir, final, ec);
@@ -382,11 +435,17 @@ WriteOutcome writeCache(const std::string& trace, const TraceKey& key, const Tra
     fs::remove_all(w.dir, ec);
   }
   if (hadOld) fs::remove_all(old, ec);
-  fsyncDir(where.dir);
+  fsyncDir(s.where.dir);
   out.ok = true;
   out.dir = final;
   out.bytes = w.bytes;
   return out;
+}
+
+WriteOutcome writeCache(const std::string& trace, const TraceKey& key, const TraceSnapshot& snap,
+                        const CacheExtras& extras) {
+  CacheWriter writer(trace, key, snap.store, /*early=*/false);
+  return writer.finish(snap, extras);
 }
 
 }  // namespace attnscope::cache

@@ -12,6 +12,8 @@
 #include "core/explain/explanation.h"
 #include "core/explain/fixes.h"
 #include "core/run/engine_run.h"
+#include "core/store/spill.h"
+#include "core/store/threads.h"
 #include "core/text/duration.h"
 
 namespace attnscope {
@@ -26,6 +28,9 @@ std::string_view causeCode(Cause c) {
 }
 
 namespace {
+
+// Rules holding this many events between them have their causes' evidence found on two threads.
+constexpr size_t kParallelEvidenceEvents = 100'000;
 
 std::string capitalised(std::string s) {
   if (!s.empty()) s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
@@ -118,17 +123,50 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x) {
   // The evidence of every cause with time, then what the fixes need, then the words.
   const CpuSplit cpu = anyDevice ? CpuSplit{} : cpuSplit(s, x, w);
   std::vector<EvidenceItem> items[kCauseCount];
+  auto evidenceOf = [&](const DiagnosedCause& c) {
+    std::vector<EvidenceItem>& mine = items[static_cast<int>(c.code)];
+    // A CPU-only profile's evidence is its steps' own thread, split (the rules see only its events).
+    if (c.code == Cause::CpuOnly && !cpu.items.empty()) {
+      mine = cpu.items;
+      for (EvidenceItem& it : mine) it.share = static_cast<double>(it.ns) / static_cast<double>(c.totalNs);
+    } else {
+      mine = evidenceItems(s, c.code, r, taken, c.code == restCause ? nothing : Intervals{}, c.totalNs);
+    }
+  };
+  // Each cause's evidence reads the store and the rules only: a large trace's on two threads, the causes
+  // dealt by their rules' events (the most first, each to the lighter side). Not while spilling.
+  std::vector<std::pair<size_t, const DiagnosedCause*>> jobs;
+  size_t eventsInRules = 0;
   for (const auto* list : {&d.causes, &d.minor})
     for (const DiagnosedCause& c : *list) {
-      std::vector<EvidenceItem>& mine = items[static_cast<int>(c.code)];
-      // A CPU-only profile's evidence is its steps' own thread, split (the rules see only its events).
-      if (c.code == Cause::CpuOnly && !cpu.items.empty()) {
-        mine = cpu.items;
-        for (EvidenceItem& it : mine) it.share = static_cast<double>(it.ns) / static_cast<double>(c.totalNs);
-      } else {
-        mine = evidenceItems(s, c.code, r, taken, c.code == restCause ? nothing : Intervals{}, c.totalNs);
-      }
+      size_t n = 0;
+      for (int rule = 0; rule < kRuleCount; ++rule)
+        if (causeOfRule(rule, anyDevice) == c.code) n += r.rules[rule].events.size();
+      eventsInRules += n;
+      jobs.emplace_back(n, &c);
     }
+  std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<const DiagnosedCause*> here, there;
+  size_t hereN = 0, thereN = 0;
+  for (const auto& [n, c] : jobs) {
+    if (hereN <= thereN) {
+      here.push_back(c);
+      hereN += n;
+    } else {
+      there.push_back(c);
+      thereN += n;
+    }
+  }
+  const bool twoThreads = eventsInRules >= parallelMinEvents(kParallelEvidenceEvents) && !there.empty() &&
+                          workerThreads() >= 2 && !spill::spilling();
+  runBoth(
+      twoThreads,
+      [&] {
+        for (const DiagnosedCause* c : here) evidenceOf(*c);
+      },
+      [&] {
+        for (const DiagnosedCause* c : there) evidenceOf(*c);
+      });
   const FixFacts facts = fixFacts(s, d, r, taken, w, items, cpu);
   auto describe = [&](DiagnosedCause& c, bool first) {
     std::vector<EvidenceItem>& mine = items[static_cast<int>(c.code)];

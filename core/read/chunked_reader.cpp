@@ -19,6 +19,7 @@
 #include "core/read/gzip.h"
 #include "core/read/json_scan.h"
 #include "core/read/trace_parser.h"
+#include "core/store/threads.h"
 
 namespace attnscope::reader {
 
@@ -45,7 +46,7 @@ void dropMappedBefore(const char* base, size_t upTo, size_t* dropped, bool last)
   }
 }
 
-size_t parserThreads() { return std::max(1u, std::min(8u, std::thread::hardware_concurrency())); }
+size_t parserThreads() { return workerThreads(); }
 
 // A growable buffer followed by SIMDJSON_PADDING bytes.
 struct Buf {
@@ -561,7 +562,7 @@ std::optional<LoadResult> parseChunks(ChunkSource& src, const std::string& path,
     }
   };
   {
-    const unsigned hw = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+    const auto hw = static_cast<unsigned>(parserThreads());
     std::vector<std::thread> threads;
     try {
       for (unsigned k = 1; k < hw; ++k) threads.emplace_back(worker);

@@ -15,6 +15,7 @@
 #include "core/read/chunked_reader.h"
 #include "core/read/gzip.h"
 #include "core/read/trace_parser.h"
+#include "core/store/threads.h"
 
 namespace attnscope {
 
@@ -211,8 +212,7 @@ bool truncationLike(simdjson::error_code e) {
 // simdjson::validate_utf8, on two threads for large texts: split after a
 // '\n' (an ASCII byte is never inside a multi-byte sequence).
 bool validUtf8(const char* p, size_t n, const ReaderLimits& limits) {
-  if (n < limits.parallelMinBytes || n < 2 || std::thread::hardware_concurrency() < 2)
-    return simdjson::validate_utf8(p, n);
+  if (n < limits.parallelMinBytes || n < 2 || workerThreads() < 2) return simdjson::validate_utf8(p, n);
   const void* nl = std::memchr(p + n / 2, '\n', n - n / 2);
   if (!nl) return simdjson::validate_utf8(p, n);
   const size_t cut = static_cast<size_t>(static_cast<const char*>(nl) - p) + 1;

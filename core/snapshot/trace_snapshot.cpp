@@ -1,8 +1,8 @@
 #include "core/snapshot/trace_snapshot.h"
 
-#include <exception>
 #include <optional>
-#include <thread>
+
+#include "core/store/threads.h"
 
 namespace attnscope {
 
@@ -35,7 +35,7 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
   // one analysis's arrays at a time): torch's two attributions on one, the activity index and the part
   // of the explanation that reads no table on the other; then what reads both.
   const bool twoThreads =
-      s.size() >= kParallelSnapshotEvents && std::thread::hardware_concurrency() >= 2 && !spill::spilling();
+      s.size() >= parallelMinEvents(kParallelSnapshotEvents) && workerThreads() >= 2 && !spill::spilling();
   std::optional<Explanation> explanation;
   if (options.shapeTables) {
     // Each attribution once, both groupings from it.
@@ -52,32 +52,7 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
       else
         corrected = computeKeyAveragesBothGroupings(s, Attribution::Corrected);
     };
-    std::exception_ptr err;
-    std::thread t;
-    if (twoThreads) {
-      try {
-        t = std::thread([&] {
-          try {
-            indexAndExplain();
-          } catch (...) {
-            err = std::current_exception();
-          }
-        });
-      } catch (...) {
-        // No second thread: both here.
-      }
-    }
-    try {
-      tables();
-    } catch (...) {
-      if (t.joinable()) t.join();
-      throw;
-    }
-    if (t.joinable())
-      t.join();
-    else
-      indexAndExplain();
-    if (err) std::rethrow_exception(err);
+    runBoth(twoThreads, tables, indexAndExplain);
     snap->torchByName = std::make_shared<const KeyAverages>(std::move(torch.byName));
     snap->torchByInputShape = std::make_shared<const KeyAverages>(std::move(torch.byInputShape));
     snap->correctedByName = std::make_shared<const KeyAverages>(std::move(corrected.byName));

@@ -1,6 +1,7 @@
 // One column of the store: values it owns (a spill::Vector, so a huge column may live in a file) or a
 // read-only view of someone else's memory (the columnar cache's mapping, kept alive by `keep`).
-// Move-only; the data pointer survives a move.
+// Move-only; the data pointer survives a move. `uninitialized` gives a column of its own whose values the
+// caller writes once (no pass of zeros before: the store's builder fills its columns on several threads).
 #pragma once
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <initializer_list>
 #include <memory>
 #include <span>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -21,9 +23,11 @@ class Col {
   Col() = default;
   explicit Col(spill::Vector<T> v) : own_(std::move(v)), p_(own_.data()), n_(own_.size()) {}
   Col(const T* p, size_t n, std::shared_ptr<const void> keep) : keep_(std::move(keep)), p_(p), n_(n) {}
-  Col(Col&& o) noexcept : own_(std::move(o.own_)), keep_(std::move(o.keep_)), p_(o.p_), n_(o.n_) {
+  Col(Col&& o) noexcept
+      : own_(std::move(o.own_)), keep_(std::move(o.keep_)), p_(o.p_), n_(o.n_), allocated_(o.allocated_) {
     o.p_ = nullptr;
     o.n_ = 0;
+    o.allocated_ = false;
   }
   Col& operator=(Col&& o) noexcept {
     if (this != &o) {
@@ -31,10 +35,26 @@ class Col {
       keep_ = std::move(o.keep_);
       p_ = o.p_;
       n_ = o.n_;
+      allocated_ = o.allocated_;
       o.p_ = nullptr;
       o.n_ = 0;
+      o.allocated_ = false;
     }
     return *this;
+  }
+  // `n` values of its own, not initialised; `*out` is where the caller writes them (before any read).
+  static Col uninitialized(size_t n, T** out) {
+    static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+    Col c;
+    *out = nullptr;
+    if (n == 0) return c;
+    T* p = static_cast<T*>(spill::allocate(n * sizeof(T)));
+    c.keep_ = std::shared_ptr<const void>(p, [n](T* q) { spill::deallocate(q, n * sizeof(T)); });
+    c.p_ = p;
+    c.n_ = n;
+    c.allocated_ = true;
+    *out = p;
+    return c;
   }
   Col(const Col&) = delete;
   Col& operator=(const Col&) = delete;
@@ -48,13 +68,14 @@ class Col {
   const T& back() const { return p_[n_ - 1]; }
   std::span<const T> span() const { return {p_, n_}; }
   operator std::span<const T>() const { return span(); }  // NOLINT: a column reads as a span
-  bool owned() const { return !keep_; }
+  bool owned() const { return !keep_ || allocated_; }     // not a view of a mapping
 
  private:
   spill::Vector<T> own_;
   std::shared_ptr<const void> keep_;
   const T* p_ = nullptr;
   size_t n_ = 0;
+  bool allocated_ = false;  // keep_ frees memory of its own (uninitialized)
 };
 
 }  // namespace attnscope

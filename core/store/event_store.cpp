@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <exception>
 #include <numeric>
-#include <thread>
+
+#include "core/store/threads.h"
 
 namespace attnscope {
 
@@ -281,40 +281,10 @@ namespace {
 // Stores this large are built on two threads (the work splits in two).
 constexpr size_t kParallelBuildEvents = 50'000;
 
-// Runs a() here and b() on a second thread, or both here when no second
-// thread can start; exceptions from either come back here.
-template <typename A, typename B>
-void runBoth(A&& a, B&& b) {
-  std::exception_ptr err;
-  std::thread t;
-  try {
-    t = std::thread([&] {
-      try {
-        b();
-      } catch (...) {
-        err = std::current_exception();
-      }
-    });
-  } catch (...) {
-    a();
-    b();
-    return;
-  }
-  try {
-    a();
-  } catch (...) {
-    t.join();
-    throw;
-  }
-  t.join();
-  if (err) std::rethrow_exception(err);
-}
-
 }  // namespace
 
 bool EventStoreBuilder::parallelBuild() const {
-  return events_.size() >= kParallelBuildEvents && store_.lanes_.size() >= 2 &&
-         std::thread::hardware_concurrency() >= 2;
+  return events_.size() >= parallelMinEvents(kParallelBuildEvents) && store_.lanes_.size() >= 2 && workerThreads() >= 2;
 }
 
 // The first lane of the second half: lanes [0, k) and [k, L) hold about half
@@ -331,12 +301,8 @@ EventStore EventStoreBuilder::build() && {
   sortIntoLanes();
   computeNesting();
   // Flows bind to the sorted lanes; the id indexes do not depend on them.
-  if (parallelBuild()) {
-    runBoth([this] { bindFlows(); }, [this] { buildIndexes(); });
-  } else {
-    bindFlows();
-    buildIndexes();
-  }
+  runBoth(
+      parallelBuild(), [this] { bindFlows(); }, [this] { buildIndexes(); });
   labelLanes();
   transpose();
   return std::move(store_);
@@ -360,7 +326,6 @@ void EventStoreBuilder::sortIntoLanes() {
     newIndex[laneOrder[i]] = i;
     lanes[i] = store_.lanes_[laneOrder[i]];
   }
-  for (auto& e : ev) e.lane = newIndex[e.lane];
   store_.lanes_ = std::move(lanes);
   laneIndex_.clear();
   for (uint32_t i = 0; i < store_.lanes_.size(); ++i) {
@@ -371,52 +336,63 @@ void EventStoreBuilder::sortIntoLanes() {
 
   // Sort by (lane, start, -end): parents before children at equal start.
   // Large stores: lanes split in two halves of about equal size, each half
-  // sorted on its own thread.
+  // sorted and scanned on its own thread.
   // Ties (the same start and length: a call and its callee, e.g. aten::item and
   // aten::_local_scalar_dense) keep the file's order, which writes the caller first:
   // `reserved` holds each event's place in the file until the sort is done.
-  for (size_t k = 0; k < ev.size(); ++k) ev[k].reserved = static_cast<uint32_t>(k);
+  std::vector<size_t> counts(store_.lanes_.size(), 0);
+  for (size_t k = 0; k < ev.size(); ++k) {
+    Event& e = ev[k];
+    e.lane = newIndex[e.lane];
+    e.reserved = static_cast<uint32_t>(k);
+    counts[e.lane]++;
+  }
   const auto byLaneStart = [](const Event& a, const Event& b) {
     if (a.lane != b.lane) return a.lane < b.lane;
     if (a.start != b.start) return a.start < b.start;
     if (a.dur != b.dur) return a.dur > b.dur;
     return a.reserved < b.reserved;
   };
+  laneMaxDur_.assign(store_.lanes_.size(), 0);
+  // Sorts [from, to) (whole lanes) and sets its lanes' ranges and longest events; its time span.
+  struct Span {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+  };
+  auto sortPart = [&](size_t from, size_t to, Span* span) {
+    std::sort(ev.begin() + static_cast<std::ptrdiff_t>(from), ev.begin() + static_cast<std::ptrdiff_t>(to),
+              byLaneStart);
+    size_t i = from;
+    while (i < to) {
+      const uint32_t ln = ev[i].lane;
+      size_t j = i;
+      int64_t maxDur = 0;
+      for (; j < to && ev[j].lane == ln; ++j) {
+        Event& e = ev[j];
+        e.reserved = 0;
+        maxDur = std::max(maxDur, e.dur);
+        span->lo = std::min(span->lo, e.start);
+        span->hi = std::max(span->hi, e.end());
+      }
+      store_.lanes_[ln].begin = static_cast<EventId>(i);
+      store_.lanes_[ln].end = static_cast<EventId>(j);
+      laneMaxDur_[ln] = maxDur;
+      i = j;
+    }
+  };
+  for (auto& l : store_.lanes_) l.begin = l.end = 0;
+  Span a, b;
   if (parallelBuild()) {
-    std::vector<size_t> counts(store_.lanes_.size(), 0);
-    for (const auto& e : ev) counts[e.lane]++;
     const uint32_t k = splitLane(counts);
     const auto mid = std::partition(ev.begin(), ev.end(), [k](const Event& e) { return e.lane < k; });
-    runBoth([&] { std::sort(ev.begin(), mid, byLaneStart); }, [&] { std::sort(mid, ev.end(), byLaneStart); });
+    const auto m = static_cast<size_t>(mid - ev.begin());
+    runBoth(
+        true, [&] { sortPart(0, m, &a); }, [&] { sortPart(m, ev.size(), &b); });
   } else {
-    std::sort(ev.begin(), ev.end(), byLaneStart);
-  }
-  for (auto& e : ev) e.reserved = 0;
-  for (auto& l : store_.lanes_) l.begin = l.end = 0;
-  laneMaxDur_.assign(store_.lanes_.size(), 0);
-  EventId i = 0;
-  const auto n = static_cast<EventId>(ev.size());
-  while (i < n) {
-    const uint32_t ln = ev[i].lane;
-    EventId j = i;
-    int64_t maxDur = 0;
-    while (j < n && ev[j].lane == ln) {
-      maxDur = std::max(maxDur, ev[j].dur);
-      ++j;
-    }
-    store_.lanes_[ln].begin = i;
-    store_.lanes_[ln].end = j;
-    laneMaxDur_[ln] = maxDur;
-    i = j;
+    sortPart(0, ev.size(), &a);
   }
   if (!ev.empty()) {
-    int64_t lo = ev.front().start, hi = ev.front().end();
-    for (const auto& e : ev) {
-      lo = std::min(lo, e.start);
-      hi = std::max(hi, e.end());
-    }
-    store_.minTime_ = lo;
-    store_.maxTime_ = hi;
+    store_.minTime_ = std::min(a.lo, b.lo);
+    store_.maxTime_ = std::max(a.hi, b.hi);
   }
 }
 
@@ -460,7 +436,8 @@ void EventStoreBuilder::computeNesting() {
   std::vector<size_t> counts(lanes);
   for (uint32_t i = 0; i < lanes; ++i) counts[i] = store_.lanes_[i].end - store_.lanes_[i].begin;
   const uint32_t k = splitLane(counts);
-  runBoth([&] { nest(0, k); }, [&] { nest(k, lanes); });
+  runBoth(
+      true, [&] { nest(0, k); }, [&] { nest(k, lanes); });
 }
 
 void EventStoreBuilder::bindFlows() {
@@ -585,85 +562,102 @@ namespace {
 
 // The pairs as an index's two columns; the pairs' memory is given back.
 IdIndex splitIndex(spill::Vector<std::pair<int64_t, EventId>>& pairs) {
-  spill::Vector<int64_t> key(pairs.size());
-  spill::Vector<EventId> event(pairs.size());
+  IdIndex x;
+  int64_t* key = nullptr;
+  EventId* event = nullptr;
+  x.key = Col<int64_t>::uninitialized(pairs.size(), &key);
+  x.event = Col<EventId>::uninitialized(pairs.size(), &event);
   for (size_t i = 0; i < pairs.size(); ++i) {
     key[i] = pairs[i].first;
     event[i] = pairs[i].second;
   }
   spill::Vector<std::pair<int64_t, EventId>>().swap(pairs);
-  IdIndex x;
-  x.key = Col<int64_t>(std::move(key));
-  x.event = Col<EventId>(std::move(event));
   return x;
 }
 
-// Records into one column per field, `n` records at a time from the end, the records' pages given
-// back behind the copy (a large store is never held twice).
+// Records [lo, hi) into one column per field, a block at a time from the end, the records' pages given
+// back behind the copy when the buffer is large (a large store is never held twice).
 template <typename Rec, typename Fill>
-void transposeInto(spill::Vector<Rec>& recs, Fill fill) {
-  const size_t n = recs.size();
+void transposeRange(spill::Vector<Rec>& recs, size_t lo, size_t hi, Fill fill) {
   constexpr size_t kBlock = size_t{1} << 16;
   static const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const bool drop = n * sizeof(Rec) >= (size_t{64} << 20);
-  size_t done = n;
-  while (done > 0) {
-    const size_t from = done > kBlock ? done - kBlock : 0;
+  const bool drop = recs.size() * sizeof(Rec) >= (size_t{64} << 20);
+  size_t done = hi;
+  while (done > lo) {
+    const size_t from = done - lo > kBlock ? done - kBlock : lo;
     for (size_t i = from; i < done; ++i) fill(i, recs[i]);
     if (drop) {
-      // The copied records' whole pages: never read again (the buffer is freed below).
-      const auto lo = (reinterpret_cast<uintptr_t>(recs.data() + from) + page - 1) / page * page;
-      const auto hi = reinterpret_cast<uintptr_t>(recs.data() + done) / page * page;
+      // The copied records' whole pages: never read again (the buffer is freed after).
+      const auto pl = (reinterpret_cast<uintptr_t>(recs.data() + from) + page - 1) / page * page;
+      const auto ph = reinterpret_cast<uintptr_t>(recs.data() + done) / page * page;
       // A spilled buffer's file gives its blocks back too (MADV_REMOVE punches a hole), so the records and
       // the columns never take the disk twice; anonymous memory refuses it and is dropped.
-      if (hi > lo && ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_REMOVE) != 0)
-        ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+      if (ph > pl && ::madvise(reinterpret_cast<void*>(pl), ph - pl, MADV_REMOVE) != 0)
+        ::madvise(reinterpret_cast<void*>(pl), ph - pl, MADV_DONTNEED);
     }
     done = from;
   }
+}
+
+// All the records, in two halves on two threads when `two` (each half's pages dropped as it goes: a
+// page across the middle is kept until the buffer goes); the records' buffer freed.
+template <typename Rec, typename Fill>
+void transposeInto(spill::Vector<Rec>& recs, bool two, Fill fill) {
+  const size_t n = recs.size();
+  if (two && n >= parallelMinEvents(kParallelBuildEvents))
+    runBoth(
+        true, [&] { transposeRange(recs, 0, n / 2, fill); }, [&] { transposeRange(recs, n / 2, n, fill); });
+  else
+    transposeRange(recs, 0, n, fill);
   spill::Vector<Rec>().swap(recs);
 }
 
 }  // namespace
 
 void EventStoreBuilder::transpose() {
-  const size_t n = events_.size();
+  // Each table's columns written uninitialised (no pass of zeros first), the records in two halves on
+  // two threads, and the four id indexes two and two. Not while spilling: one large array at a time.
+  const bool two = parallelBuild() && !spill::spilling();
+#define ATTNSCOPE_DECL(col, T, field) \
+  T* col##Out = nullptr;              \
+  Col<T> col = Col<T>::uninitialized(n, &col##Out);
+#define ATTNSCOPE_SET(col, T, field) col##Out[i] = static_cast<T>(r.field);
   {
-#define ATTNSCOPE_DECL(col, T, field) spill::Vector<T> col(n);
+    const size_t n = events_.size();
     ATTNSCOPE_EVENT_COLUMNS(ATTNSCOPE_DECL)
-#define ATTNSCOPE_SET(col, T, field) col[i] = static_cast<T>(r.field);
-    transposeInto<Event>(events_, [&](size_t i, const Event& r) { ATTNSCOPE_EVENT_COLUMNS(ATTNSCOPE_SET) });
-#define ATTNSCOPE_MOVE(col, T, field) store_.ev_.col = Col<T>(std::move(col));
+    transposeInto<Event>(events_, two, [&](size_t i, const Event& r) { ATTNSCOPE_EVENT_COLUMNS(ATTNSCOPE_SET) });
+#define ATTNSCOPE_MOVE(col, T, field) store_.ev_.col = std::move(col);
     ATTNSCOPE_EVENT_COLUMNS(ATTNSCOPE_MOVE)
+#undef ATTNSCOPE_MOVE
   }
   {
-    const size_t na = args_.size();
-#undef ATTNSCOPE_DECL
-#define ATTNSCOPE_DECL(col, T, field) spill::Vector<T> col(na);
+    const size_t n = args_.size();
     ATTNSCOPE_ARGS_COLUMNS(ATTNSCOPE_DECL)
-    transposeInto<EventArgs>(args_, [&](size_t i, const EventArgs& r) { ATTNSCOPE_ARGS_COLUMNS(ATTNSCOPE_SET) });
-#undef ATTNSCOPE_MOVE
-#define ATTNSCOPE_MOVE(col, T, field) store_.args_.col = Col<T>(std::move(col));
+    transposeInto<EventArgs>(args_, two, [&](size_t i, const EventArgs& r) { ATTNSCOPE_ARGS_COLUMNS(ATTNSCOPE_SET) });
+#define ATTNSCOPE_MOVE(col, T, field) store_.args_.col = std::move(col);
     ATTNSCOPE_ARGS_COLUMNS(ATTNSCOPE_MOVE)
+#undef ATTNSCOPE_MOVE
   }
   {
-    const size_t nl = links_.size();
-#undef ATTNSCOPE_DECL
-#define ATTNSCOPE_DECL(col, T, field) spill::Vector<T> col(nl);
+    const size_t n = links_.size();
     ATTNSCOPE_LINK_COLUMNS(ATTNSCOPE_DECL)
-    transposeInto<Link>(links_, [&](size_t i, const Link& r) { ATTNSCOPE_LINK_COLUMNS(ATTNSCOPE_SET) });
-#undef ATTNSCOPE_MOVE
-#define ATTNSCOPE_MOVE(col, T, field) store_.links_.col = Col<T>(std::move(col));
+    transposeInto<Link>(links_, two, [&](size_t i, const Link& r) { ATTNSCOPE_LINK_COLUMNS(ATTNSCOPE_SET) });
+#define ATTNSCOPE_MOVE(col, T, field) store_.links_.col = std::move(col);
     ATTNSCOPE_LINK_COLUMNS(ATTNSCOPE_MOVE)
+#undef ATTNSCOPE_MOVE
   }
 #undef ATTNSCOPE_DECL
 #undef ATTNSCOPE_SET
-#undef ATTNSCOPE_MOVE
   store_.laneMaxDur_ = Col<int64_t>(spill::Vector<int64_t>(laneMaxDur_.begin(), laneMaxDur_.end()));
-  store_.byCorr_ = splitIndex(byCorr_);
-  store_.byExt_ = splitIndex(byExt_);
-  store_.callByCorr_ = splitIndex(callByCorr_);
-  store_.opByExt_ = splitIndex(opByExt_);
+  auto correlation = [this] {
+    store_.byCorr_ = splitIndex(byCorr_);
+    store_.callByCorr_ = splitIndex(callByCorr_);
+  };
+  auto external = [this] {
+    store_.byExt_ = splitIndex(byExt_);
+    store_.opByExt_ = splitIndex(opByExt_);
+  };
+  runBoth(two && byCorr_.size() + byExt_.size() >= parallelMinEvents(kParallelBuildEvents), correlation, external);
 }
 
 void EventStoreBuilder::labelLanes() {

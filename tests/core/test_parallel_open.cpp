@@ -1,0 +1,142 @@
+// Issue 44: the first open of a trace on every core. The chunked parse, the store's build (its lanes
+// sorted and scanned in halves, its columns and indexes filled on two threads), the snapshot (torch's
+// tables beside the explanation) and the diagnosis's evidence (its causes on two threads) must give
+// exactly what one thread gives: real traces opened both ways, compared cell for cell (the store, the
+// activity index, the four tables, the explanation's every field, the founding answer). The thresholds
+// are lowered (ATTNSCOPE_PARALLEL_MIN_EVENTS=1) so that traces of every shape take the split paths.
+// Also: how many threads an open takes (the process's CPUs, ATTNSCOPE_THREADS), and a cache writer
+// dropped unfinished (a cancelled open) leaves nothing behind.
+#include <sched.h>
+
+#include <QDir>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <filesystem>
+
+#include "cache_compare.h"
+#include "core/cache/open_trace.h"
+#include "core/cache/trace_cache.h"
+#include "core/read/trace_reader.h"
+#include "core/store/threads.h"
+
+using namespace attnscope;
+namespace fs = std::filesystem;
+
+namespace {
+
+cache::OpenedTrace openWith(const std::string& path, bool parallel) {
+  cache::OpenOptions o;
+  o.cache = cache::CacheUse::Off;
+  if (parallel) {
+    qunsetenv("ATTNSCOPE_THREADS");
+    qputenv("ATTNSCOPE_PARALLEL_MIN_EVENTS", "1");
+    o.limits.parallelMinBytes = 1;           // the chunked parse, whatever the size
+    o.limits.chunkBytes = size_t{16} << 10;  // in many chunks
+  } else {
+    qputenv("ATTNSCOPE_THREADS", "1");
+    qunsetenv("ATTNSCOPE_PARALLEL_MIN_EVENTS");
+    o.limits.parallelMinBytes = UINT64_MAX;  // the one-pass reader
+  }
+  cache::OpenedTrace t = cache::openTrace(path, o);
+  qunsetenv("ATTNSCOPE_THREADS");
+  qunsetenv("ATTNSCOPE_PARALLEL_MIN_EVENTS");
+  return t;
+}
+
+}  // namespace
+
+class TestParallelOpen : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void threadsFollowTheProcessCpus() {
+    const unsigned all = workerThreads();
+    QVERIFY(all >= 1 && all <= 8);
+    qputenv("ATTNSCOPE_THREADS", "1");
+    QCOMPARE(workerThreads(), 1u);
+    qputenv("ATTNSCOPE_THREADS", "not a number");
+    QCOMPARE(workerThreads(), all);
+    qunsetenv("ATTNSCOPE_THREADS");
+    // Pinned to one CPU (as `taskset -c 0` does), one thread.
+    cpu_set_t before, one;
+    QCOMPARE(::sched_getaffinity(0, sizeof(before), &before), 0);
+    int first = 0;
+    while (first < CPU_SETSIZE && !CPU_ISSET(first, &before)) ++first;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    QCOMPARE(::sched_setaffinity(0, sizeof(one), &one), 0);
+    const unsigned pinned = workerThreads();
+    QCOMPARE(::sched_setaffinity(0, sizeof(before), &before), 0);
+    QCOMPARE(pinned, 1u);
+    QCOMPARE(parallelMinEvents(123), size_t{123});
+  }
+
+  void parallelEqualsOneThread_data() {
+    QTest::addColumn<QString>("path");
+    const QString shared = QStringLiteral(ATTNSCOPE_SHARED_TRACES);
+    // Training, inference, communication (NCCL), another accelerator (MTIA), recommendation models,
+    // a CPU-side data loader and one of torch's own kineto captures (small: 16 KiB chunks).
+    for (const char* t :
+         {"h200/transformer_train20.json.gz", "ext/hta_spmd_dhen_rank1.json.gz", "ext/tl_h100_owlv2.json.gz",
+          "ext/param_linear_kineto.json.gz", "ext/kineto_tb_resnet50_nw0.pt.trace.json.gz", "ext/hta_nccl_data.json.gz",
+          "ext/hta_mtia_inference_rank0.json.gz", "ext/param_dlrm_worker0.pt.trace.json"})
+      QTest::newRow(t) << shared + "/" + QString::fromLatin1(t);
+    QTest::newRow("softmax") << QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.json");
+  }
+  void parallelEqualsOneThread() {
+    if (workerThreads() < 2) QSKIP("one CPU: no second thread to compare with");
+    QFETCH(QString, path);
+    QVERIFY2(QFile::exists(path), qPrintable(path + " is missing"));
+    const cache::OpenedTrace one = openWith(path.toStdString(), false);
+    const cache::OpenedTrace many = openWith(path.toStdString(), true);
+    QVERIFY2(one.ok() && many.ok(), qPrintable(path));
+    QCOMPARE(one.chunks, uint64_t{0});
+    QVERIFY(many.chunks >= 2);
+    QCOMPARE(many.warning, one.warning);
+    const std::string d = testutil::compareSnapshots(*many.snapshot, *one.snapshot);
+    QVERIFY2(d.empty(), d.c_str());
+  }
+
+  // A writer whose open was cancelled (dropped before finish) stops and takes its folder with it; a
+  // finished one leaves the cache and nothing else.
+  void droppedWriterLeavesNothing() {
+    if (!cache::available()) QSKIP(cache::kNoCache);
+    QTemporaryDir tmp;
+    const std::string trace = tmp.filePath("t.json").toStdString();
+    fs::copy_file(QStringLiteral(ATTNSCOPE_TEST_DATA "/steps/profiler_steps.json").toStdString(), trace);
+    cache::TraceKey key;
+    std::string error;
+    QVERIFY(cache::traceKey(trace, &key, &error));
+    LoadResult r = loadTrace(trace);
+    QVERIFY(r.ok());
+    auto store = std::make_shared<const EventStore>(std::move(*r.store));
+    const fs::path dir = fs::path(trace + ".attnscope");
+    auto entries = [&] {
+      QStringList out;
+      if (fs::exists(dir))
+        for (const auto& e : fs::directory_iterator(dir)) out << QString::fromStdString(e.path().filename().string());
+      out.sort();
+      return out;
+    };
+    {
+      cache::CacheWriter w(trace, key, store, /*early=*/true);
+      QCOMPARE(entries().size(), 1);  // its folder, being written
+      QVERIFY(entries().front().startsWith(".trace-"));
+    }
+    QCOMPARE(entries(), QStringList());
+    {
+      cache::CacheWriter w(trace, key, store, /*early=*/true);
+      const auto snap = buildSnapshot(store, SnapshotOptions{});
+      const cache::WriteOutcome out = w.finish(*snap);
+      QVERIFY2(out.ok, out.error.c_str());
+      // Once only.
+      QVERIFY(!w.finish(*snap).ok);
+    }
+    QCOMPARE(entries(), QStringList{"trace"});
+    std::string why;
+    QVERIFY2(cache::openCache(trace, key, &why).has_value(), why.c_str());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestParallelOpen)
+#include "test_parallel_open.moc"
