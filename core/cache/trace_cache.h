@@ -73,10 +73,6 @@ class CacheWriter {
   std::unique_ptr<State> s_;
 };
 
-// Writes the cache of `trace` (its key given) from a complete snapshot, in one call.
-WriteOutcome writeCache(const std::string& trace, const TraceKey& key, const TraceSnapshot& snap,
-                        const CacheExtras& extras = {});
-
 struct OpenedCache {
   std::shared_ptr<const TraceSnapshot> snapshot;  // its store is mapped from the cache
   std::string dir;

@@ -20,12 +20,6 @@ WriteOutcome CacheWriter::finish(const TraceSnapshot&, const CacheExtras&) {
   return out;
 }
 
-WriteOutcome writeCache(const std::string&, const TraceKey&, const TraceSnapshot&, const CacheExtras&) {
-  WriteOutcome out;
-  out.error = kNoCache;
-  return out;
-}
-
 std::optional<OpenedCache> openCache(const std::string&, const TraceKey&, std::string* why, bool* damaged) {
   *why = kNoCache;
   if (damaged) *damaged = false;

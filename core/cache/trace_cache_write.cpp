@@ -298,6 +298,8 @@ struct CacheWriter::State {
       writeStore(w, *store);
     } catch (const std::exception& e) {
       w.fail(std::string("writing the cache: ") + e.what());
+    } catch (...) {
+      w.fail("writing the cache: an unknown error");
     }
   }
   void startStore() {
@@ -440,12 +442,6 @@ WriteOutcome CacheWriter::finish(const TraceSnapshot& snap, const CacheExtras& e
   out.dir = final;
   out.bytes = w.bytes;
   return out;
-}
-
-WriteOutcome writeCache(const std::string& trace, const TraceKey& key, const TraceSnapshot& snap,
-                        const CacheExtras& extras) {
-  CacheWriter writer(trace, key, snap.store, /*early=*/false);
-  return writer.finish(snap, extras);
 }
 
 }  // namespace attnscope::cache

@@ -46,8 +46,6 @@ void dropMappedBefore(const char* base, size_t upTo, size_t* dropped, bool last)
   }
 }
 
-size_t parserThreads() { return workerThreads(); }
-
 // A growable buffer followed by SIMDJSON_PADDING bytes.
 struct Buf {
   std::unique_ptr<char[]> p;
@@ -67,7 +65,7 @@ struct Buf {
 // when it asks for the next, so hw + 1 never runs out).
 class BufPool {
  public:
-  BufPool() : bufs_(parserThreads() + 1) {
+  BufPool() : bufs_(workerThreads() + 1) {
     for (size_t i = 0; i < bufs_.size(); ++i) free_.push_back(i);
   }
   size_t acquire() {
@@ -562,7 +560,7 @@ std::optional<LoadResult> parseChunks(ChunkSource& src, const std::string& path,
     }
   };
   {
-    const auto hw = static_cast<unsigned>(parserThreads());
+    const unsigned hw = workerThreads();
     std::vector<std::thread> threads;
     try {
       for (unsigned k = 1; k < hw; ++k) threads.emplace_back(worker);
