@@ -39,7 +39,7 @@ std::string capitalised(std::string s) {
 
 }  // namespace
 
-Diagnosis diagnose(const EventStore& s, const Explanation& x) {
+Diagnosis diagnose(const EventStore& s, const Explanation& x, Helpers* helpers) {
   using namespace diag;
   Diagnosis d;
   const Windows w = findWindows(s, x);
@@ -146,28 +146,41 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x) {
       jobs.emplace_back(n, &c);
     }
   std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  std::vector<const DiagnosedCause*> here, there;
-  size_t hereN = 0, thereN = 0;
-  for (const auto& [n, c] : jobs) {
-    if (hereN <= thereN) {
-      here.push_back(c);
-      hereN += n;
-    } else {
-      there.push_back(c);
-      thereN += n;
+  const bool parallel =
+      eventsInRules >= parallelMinEvents(kParallelEvidenceEvents) && jobs.size() > 1 && !spill::spilling();
+  TraceNameFacts names;
+  if (parallel && helpers) {
+    // Every thread free to help takes the next cause, the largest first, then the trace's names.
+    helpers->forEach(jobs.size() + 1, [&](size_t i) {
+      if (i < jobs.size())
+        evidenceOf(*jobs[i].second);
+      else
+        names = traceNameFacts(s);
+    });
+  } else {
+    names = traceNameFacts(s);
+    // Two threads: the causes dealt out, each to the lighter side.
+    std::vector<const DiagnosedCause*> here, there;
+    size_t hereN = 0, thereN = 0;
+    for (const auto& [n, c] : jobs) {
+      if (hereN <= thereN) {
+        here.push_back(c);
+        hereN += n;
+      } else {
+        there.push_back(c);
+        thereN += n;
+      }
     }
+    runBoth(
+        parallel && workerThreads() >= 2,
+        [&] {
+          for (const DiagnosedCause* c : here) evidenceOf(*c);
+        },
+        [&] {
+          for (const DiagnosedCause* c : there) evidenceOf(*c);
+        });
   }
-  const bool twoThreads = eventsInRules >= parallelMinEvents(kParallelEvidenceEvents) && !there.empty() &&
-                          workerThreads() >= 2 && !spill::spilling();
-  runBoth(
-      twoThreads,
-      [&] {
-        for (const DiagnosedCause* c : here) evidenceOf(*c);
-      },
-      [&] {
-        for (const DiagnosedCause* c : there) evidenceOf(*c);
-      });
-  const FixFacts facts = fixFacts(s, d, r, taken, w, items, cpu);
+  const FixFacts facts = fixFacts(s, d, r, taken, w, items, cpu, names);
   auto describe = [&](DiagnosedCause& c, bool first) {
     std::vector<EvidenceItem>& mine = items[static_cast<int>(c.code)];
     if (c.code == Cause::GpuCompute) {

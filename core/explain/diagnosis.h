@@ -18,6 +18,7 @@
 #include "core/store/intervals.h"
 
 namespace attnscope {
+class Helpers;
 
 enum class Cause : uint8_t {
   GpuCompute,     // the device was busy computing (kernels, device copies/memsets not waited on)
@@ -130,7 +131,7 @@ struct Explanation;
 // The steps are the explanation's ProfilerStep#N or engine steps; else iterations that end where
 // each Optimizer.step#... ends (two or more; the first from the trace's start, what follows the last
 // one a step of its own); else one step from the trace's first to its last event.
-Diagnosis diagnose(const EventStore& store, const Explanation& x);
+Diagnosis diagnose(const EventStore& store, const Explanation& x, Helpers* helpers = nullptr);
 
 std::string diagnosisJson(const Diagnosis& d);
 

@@ -78,9 +78,40 @@ std::string precisionFor(const EventStore& s, bool rocm) {
 
 }  // namespace
 
+TraceNameFacts traceNameFacts(const EventStore& s) {
+  TraceNameFacts out;
+  FixFacts& f = out.facts;
+  // Each name is looked at once, with the first event that has it; empty_cache's calls counted per event.
+  std::vector<uint8_t> seen(s.strings().size(), 0);  // 1 seen, 2 seen and names empty_cache
+  for (const Event& e : s.events()) {
+    uint8_t& mark = seen[e.name];
+    const bool call =
+        e.family == Family::PythonFunction || e.family == Family::CpuOp || e.family == Family::UserAnnotation;
+    if (mark != 0) {
+      f.emptyCacheCalls += call && mark == 2;
+      continue;
+    }
+    const std::string_view n = s.name(e);
+    mark = contains(n, "empty_cache") ? 2 : 1;
+    f.emptyCacheCalls += call && mark == 2;
+    if (startsWith(n, "CompiledFunction") || startsWith(n, "Torch-Compiled Region")) out.compiled.insert(e.name);
+    if (contains(n, "DistributedDataParallel") || contains(n, "nn/parallel/distributed.py") || contains(n, "Reducer"))
+      f.ddpReducer = true;
+    if (contains(n, "FullyShardedDataParallel") || contains(n, "FSDP")) f.fsdp = true;
+    if ((e.family == Family::CudaRuntime || e.family == Family::CudaDriver) && startsWith(n, "hip")) f.rocm = true;
+    if (e.family == Family::PythonFunction) f.withStack = true;
+    if (isDataLoader(n)) {
+      if (contains(n, "SingleProcess")) f.loaderSingleProcess = true;
+      if (contains(n, "MultiProcessing")) f.loaderWorkers = true;
+    }
+    if (e.family == Family::GpuMemcpy && contains(n, "Pageable -> Device")) f.pageableH2DCopies = 1;
+  }
+  return out;
+}
+
 FixFacts fixFacts(const EventStore& s, const Diagnosis& d, const RuleSet& r, const Intervals* taken, const Windows& w,
-                  const std::vector<EvidenceItem>* items, const CpuSplit& cpu) {
-  FixFacts f;
+                  const std::vector<EvidenceItem>* items, const CpuSplit& cpu, const TraceNameFacts& names) {
+  FixFacts f = names.facts;
   f.counterProfiling = s.profilerRangeEvents() > 0;
   f.steps = d.steps.size();
   auto causeNs = [&](Cause c) {
@@ -96,23 +127,7 @@ FixFacts fixFacts(const EventStore& s, const Diagnosis& d, const RuleSet& r, con
     const auto k = static_cast<int>(it - w.list.begin()) - 1;
     return t < w.list[static_cast<size_t>(k)].endNs ? k : -1;
   };
-  std::unordered_map<uint32_t, bool> seen;
-  std::set<uint32_t> compiledNames;
-  for (const Event& e : s.events()) {
-    if (!seen.try_emplace(e.name, true).second) continue;
-    const std::string_view n = s.name(e);
-    if (startsWith(n, "CompiledFunction") || startsWith(n, "Torch-Compiled Region")) compiledNames.insert(e.name);
-    if (contains(n, "DistributedDataParallel") || contains(n, "nn/parallel/distributed.py") || contains(n, "Reducer"))
-      f.ddpReducer = true;
-    if (contains(n, "FullyShardedDataParallel") || contains(n, "FSDP")) f.fsdp = true;
-    if ((e.family == Family::CudaRuntime || e.family == Family::CudaDriver) && startsWith(n, "hip")) f.rocm = true;
-    if (e.family == Family::PythonFunction) f.withStack = true;
-    if (isDataLoader(n)) {
-      if (contains(n, "SingleProcess")) f.loaderSingleProcess = true;
-      if (contains(n, "MultiProcessing")) f.loaderWorkers = true;
-    }
-    if (e.family == Family::GpuMemcpy && contains(n, "Pageable -> Device")) f.pageableH2DCopies = 1;
-  }
+  const std::set<uint32_t>& compiledNames = names.compiled;
   for (const Lane& l : s.lanes()) f.mtia = f.mtia || isAcceleratorLane(l);
   // Compiled: compiled regions run through a fifth of the steps' time or more (one small compiled
   // function in an eager model is not a compiled model).
@@ -205,10 +220,6 @@ FixFacts fixFacts(const EventStore& s, const Diagnosis& d, const RuleSet& r, con
     if (n > most) most = n, f.smallD2HOp = name;
   // allocator: inside torch.cuda.empty_cache, or inside ops again and again
   f.allocNs = causeNs(Cause::Allocator);
-  for (const Event& e : s.events())
-    if ((e.family == Family::PythonFunction || e.family == Family::CpuOp || e.family == Family::UserAnnotation) &&
-        contains(s.name(e), "empty_cache"))
-      ++f.emptyCacheCalls;
   {
     std::map<std::string, uint64_t> perOp;
     std::map<std::string, uint64_t> recurringOps;

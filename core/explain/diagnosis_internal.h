@@ -6,19 +6,20 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "core/explain/diagnosis.h"
+#include "core/explain/fixes.h"
 #include "core/store/event_store.h"
 #include "core/store/intervals.h"
 
 namespace attnscope {
 
 struct Explanation;
-struct FixFacts;
 
 namespace diag {
 
@@ -141,10 +142,18 @@ struct CpuSplit {
 };
 CpuSplit cpuSplit(const EventStore& s, const Explanation& x, const Windows& w);
 
+// What the trace's names say, for the fixes: the store only, so it is read beside the evidence. `facts`
+// holds them (DDP, FSDP, ROCm, stacks, the loader, pageable copies, empty_cache's calls), the rest unset.
+struct TraceNameFacts {
+  FixFacts facts;
+  std::set<uint32_t> compiled;  // the names of compiled regions
+};
+TraceNameFacts traceNameFacts(const EventStore& s);
+
 // What the fixes check (fixes.h), read from the trace: the rules' events, what each rule took, the
-// causes' evidence (every item, by cause code) and, for a CPU-only profile, its split.
+// causes' evidence (every item, by cause code), for a CPU-only profile its split, and its names.
 FixFacts fixFacts(const EventStore& s, const Diagnosis& d, const RuleSet& r, const Intervals* taken, const Windows& w,
-                  const std::vector<EvidenceItem>* items, const CpuSplit& cpu);
+                  const std::vector<EvidenceItem>* items, const CpuSplit& cpu, const TraceNameFacts& names);
 
 }  // namespace diag
 }  // namespace attnscope

@@ -18,6 +18,7 @@
 #include "core/text/duration.h"
 
 namespace attnscope {
+class Helpers;
 
 // A step's host window given by the caller (our engine's metadata names the
 // four workload steps and says which were wrapped in a record_function).
@@ -214,10 +215,13 @@ Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep
 // explainTrace in two parts, so that the first can run while torch's tables are computed: every part
 // that reads the store and the activity index (steps, regions, sync waits, the diagnosis), then the
 // parts that read torch's tables (the ledger, and the findings that read it). explainTrace is the
-// first then the second.
+// first then the second. `helpers`, when given, are threads free to share the longest work (the
+// diagnosis's evidence, cause by cause).
 Explanation explainWithoutTables(const TraceSnapshot& snap, const std::vector<EngineStep>* steps = nullptr,
-                                 bool profilerStepsFirst = false);
+                                 bool profilerStepsFirst = false, Helpers* helpers = nullptr);
 void finishWithTables(const TraceSnapshot& snap, Explanation& a);
+// The same, with the ledger already computed from the snapshot's tables (computeLedger).
+void finishWithLedger(const TraceSnapshot& snap, Explanation& a, Ledger ledger);
 
 // Pieces, for callers that need only one.
 std::vector<StepReport> findSteps(const EventStore& store, const std::vector<EngineStep>* steps, std::string* source);

@@ -431,7 +431,7 @@ std::vector<SyncGroup> groupSyncWaits(const EventStore& s, std::vector<SyncWait>
 
 namespace {
 Explanation explainPart(const TraceSnapshot& snap, const std::vector<EngineStep>* steps, bool profilerStepsFirst,
-                        bool stepsOnly);
+                        bool stepsOnly, Helpers* helpers = nullptr);
 }  // namespace
 
 Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep>* steps, bool profilerStepsFirst,
@@ -443,19 +443,21 @@ Explanation explainTrace(const TraceSnapshot& snap, const std::vector<EngineStep
 }
 
 Explanation explainWithoutTables(const TraceSnapshot& snap, const std::vector<EngineStep>* steps,
-                                 bool profilerStepsFirst) {
-  return explainPart(snap, steps, profilerStepsFirst, false);
+                                 bool profilerStepsFirst, Helpers* helpers) {
+  return explainPart(snap, steps, profilerStepsFirst, false, helpers);
 }
 
-void finishWithTables(const TraceSnapshot& snap, Explanation& a) {
-  a.ledger = computeLedger(snap);
+void finishWithTables(const TraceSnapshot& snap, Explanation& a) { finishWithLedger(snap, a, computeLedger(snap)); }
+
+void finishWithLedger(const TraceSnapshot& snap, Explanation& a, Ledger ledger) {
+  a.ledger = std::move(ledger);
   a.verdicts = findVerdicts(*snap.store, snap.index, a);
 }
 
 namespace {
 
 Explanation explainPart(const TraceSnapshot& snap, const std::vector<EngineStep>* steps, bool profilerStepsFirst,
-                        bool stepsOnly) {
+                        bool stepsOnly, Helpers* helpers) {
   workCounters().explanations++;
   const EventStore& s = *snap.store;
   Explanation a;
@@ -548,7 +550,7 @@ Explanation explainPart(const TraceSnapshot& snap, const std::vector<EngineStep>
   a.syncGroups = groupSyncWaits(s, a.syncWaits);
   // The diagnosis before the findings (finishWithTables): they read it (a step is called launch-bound
   // only where it agrees). It reads neither torch's tables nor the ledger.
-  a.diagnosis = diagnose(s, a);
+  a.diagnosis = diagnose(s, a, helpers);
   return a;
 }
 

@@ -4,6 +4,7 @@
 // one: a finding is a sentence or two whatever the trace's size.
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -13,6 +14,8 @@
 #include "core/explain/thresholds.h"
 #include "core/explain/verdicts_detail.h"
 #include "core/store/activity_index.h"
+#include "core/store/spill.h"
+#include "core/store/threads.h"
 #include "core/tables/attribution.h"
 #include "core/tables/key_averages.h"
 
@@ -529,11 +532,14 @@ void traceVerdicts(const EventStore& s, const Explanation& a, std::vector<Verdic
     uint64_t kernels = 0, replays = 0;
     int64_t ns = 0;
     std::vector<EventId> calls;
-    for (EventId i = 0; i < s.events().size(); ++i) {
+    // The two names' ids, looked up once (a trace without them has no replay to find).
+    uint32_t cudaLaunch = 0, hipLaunch = 0;
+    const bool hasCuda = s.strings().find("cudaGraphLaunch", &cudaLaunch);
+    const bool hasHip = s.strings().find("hipGraphLaunch", &hipLaunch);
+    for (EventId i = 0; (hasCuda || hasHip) && i < s.events().size(); ++i) {
       const Event& e = s.event(i);
       if ((e.family != Family::CudaRuntime && e.family != Family::CudaDriver) || e.correlation <= 0) continue;
-      const std::string_view n = s.name(e);
-      if (n != "cudaGraphLaunch" && n != "hipGraphLaunch") continue;
+      if (!(hasCuda && e.name == cudaLaunch) && !(hasHip && e.name == hipLaunch)) continue;
       if (s.callOfCorrelation(e.correlation) != i) continue;
       ++replays;
       if (calls.size() < th::kMaxEvidence) calls.push_back(i);
@@ -633,10 +639,28 @@ void traceVerdicts(const EventStore& s, const Explanation& a, std::vector<Verdic
 
 }  // namespace
 
+namespace {
+// Traces this large find their steps' findings on two threads.
+constexpr size_t kParallelVerdictEvents = 200'000;
+}  // namespace
+
 std::vector<Verdict> findVerdicts(const EventStore& s, const ActivityIndex& index, const Explanation& a) {
   std::vector<Verdict> out;
   const std::vector<OverheadOwnership> overhead = torchOverheadOwnership(s);
-  for (const auto& st : a.steps) stepVerdicts(s, index, a, st, overhead, out);
+  // A large trace's steps in two halves on two threads (not while spilling), their findings in step order.
+  const bool two = s.size() >= parallelMinEvents(kParallelVerdictEvents) && a.steps.size() >= 2 &&
+                   workerThreads() >= 2 && !spill::spilling();
+  const size_t half = two ? a.steps.size() / 2 : a.steps.size();
+  std::vector<Verdict> later;
+  runBoth(
+      two,
+      [&] {
+        for (size_t i = 0; i < half; ++i) stepVerdicts(s, index, a, a.steps[i], overhead, out);
+      },
+      [&] {
+        for (size_t i = half; i < a.steps.size(); ++i) stepVerdicts(s, index, a, a.steps[i], overhead, later);
+      });
+  out.insert(out.end(), std::make_move_iterator(later.begin()), std::make_move_iterator(later.end()));
   aggregateAcrossSteps(a, out);
   traceVerdicts(s, a, out);
   // Ranked by the time at stake (ties keep the order they were found in).

@@ -1,6 +1,9 @@
 #include "core/snapshot/trace_snapshot.h"
 
+#include <functional>
+#include <latch>
 #include <optional>
+#include <vector>
 
 #include "core/store/threads.h"
 
@@ -37,6 +40,7 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
   const bool twoThreads =
       s.size() >= parallelMinEvents(kParallelSnapshotEvents) && workerThreads() >= 2 && !spill::spilling();
   std::optional<Explanation> explanation;
+  std::optional<Ledger> ledger;  // computed beside the explanation, when it is made on several threads
   if (options.shapeTables) {
     // Each attribution once, both groupings from it.
     KeyAveragesBothGroupings torch, corrected;
@@ -52,7 +56,52 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
       else
         corrected = computeKeyAveragesBothGroupings(s, Attribution::Corrected);
     };
-    runBoth(twoThreads, tables, indexAndExplain);
+    if (twoThreads && options.explain) {
+      // The explanation here (its chain is the longest: steps, rules, evidence); torch's attributions
+      // on threads of their own (one thread for both on two CPUs), then the ledger (it reads both and
+      // the index) on the first; each then helps with the explanation's evidence, as every further
+      // thread does from the start.
+      const unsigned threads = workerThreads();
+      std::latch ready(threads >= 3 ? 2 : 1);  // the index built (and the corrected attribution)
+      struct Ready {
+        std::latch& l;
+        ~Ready() { l.count_down(); }  // however the work before it ended: nobody waits for ever
+      };
+      auto withLedger = [&] {
+        ready.wait();
+        ledger = computeLedger(s, snap->index, torch.byName, corrected.byName, snap->engine ? &*snap->engine : nullptr);
+      };
+      std::vector<std::function<void()>> parts;
+      if (threads >= 3) {
+        parts.emplace_back([&] {
+          torch = computeKeyAveragesBothGroupings(s, Attribution::Torch);
+          withLedger();
+        });
+        parts.emplace_back([&] {
+          const Ready done{ready};
+          corrected = computeKeyAveragesBothGroupings(s, Attribution::Corrected);
+        });
+        parts.resize(threads - 1);
+      } else {
+        parts.emplace_back([&] {
+          tables();
+          withLedger();
+        });
+      }
+      Helpers helpers;
+      runWithHelpers(
+          helpers,
+          [&] {
+            {
+              const Ready done{ready};
+              snap->index = ActivityIndex(s);
+            }
+            explanation = explainWithoutTables(*snap, options.steps, options.profilerStepsFirst, &helpers);
+          },
+          parts);
+    } else {
+      runBoth(twoThreads, tables, indexAndExplain);
+    }
     snap->torchByName = std::make_shared<const KeyAverages>(std::move(torch.byName));
     snap->torchByInputShape = std::make_shared<const KeyAverages>(std::move(torch.byInputShape));
     snap->correctedByName = std::make_shared<const KeyAverages>(std::move(corrected.byName));
@@ -65,7 +114,12 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
   }
   if (options.explain) {
     if (!explanation) explanation = explainWithoutTables(*snap, options.steps, options.profilerStepsFirst);
-    finishWithTables(*snap, *explanation);
+    {
+      if (ledger)
+        finishWithLedger(*snap, *explanation, std::move(*ledger));
+      else
+        finishWithTables(*snap, *explanation);
+    }
     snap->explanation = std::make_shared<const Explanation>(std::move(*explanation));
     snap->answer = std::make_shared<const FoundingAnswer>(
         foundingAnswer(s, *snap->explanation, *snap->torchByName, snap->engine ? &*snap->engine : nullptr));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <thread>
+#include <utility>
 
 namespace attnscope {
 
@@ -16,7 +17,8 @@ unsigned workerThreads() {
   if (const char* v = std::getenv("ATTNSCOPE_THREADS")) {
     char* end = nullptr;
     const long want = std::strtol(v, &end, 10);
-    if (end != v && *end == '\0' && want >= 1) n = std::min(n, static_cast<unsigned>(std::min(want, 64L)));
+    // What is asked for, more than the CPUs too (the tests run the many-thread paths on two).
+    if (end != v && *end == '\0' && want >= 1) n = static_cast<unsigned>(std::min(want, 64L));
   }
   return std::clamp(n, 1u, 8u);
 }
@@ -28,6 +30,92 @@ size_t parallelMinEvents(size_t usual) {
     if (end != v && *end == '\0') return static_cast<size_t>(n);
   }
   return usual;
+}
+
+bool Helpers::runOne(std::unique_lock<std::mutex>& lock) {
+  if (!fn_ || next_ >= n_) return false;
+  const size_t i = next_++;
+  const std::function<void(size_t)>* fn = fn_;
+  lock.unlock();
+  std::exception_ptr err;
+  try {
+    (*fn)(i);
+  } catch (...) {
+    err = std::current_exception();
+  }
+  lock.lock();
+  if (err && !err_) err_ = err;
+  if (++done_ == n_) cv_.notify_all();
+  return true;
+}
+
+void Helpers::forEach(size_t n, const std::function<void(size_t)>& fn) {
+  if (n == 0) return;
+  std::unique_lock lock(m_);
+  fn_ = &fn;
+  n_ = n;
+  next_ = done_ = 0;
+  err_ = nullptr;
+  cv_.notify_all();
+  while (runOne(lock)) {
+  }
+  cv_.wait(lock, [&] { return done_ == n_; });
+  fn_ = nullptr;
+  n_ = next_ = done_ = 0;
+  const std::exception_ptr err = std::exchange(err_, nullptr);
+  lock.unlock();
+  if (err) std::rethrow_exception(err);
+}
+
+void Helpers::help() {
+  std::unique_lock lock(m_);
+  while (true) {
+    cv_.wait(lock, [&] { return closed_ || (fn_ && next_ < n_); });
+    if (runOne(lock)) continue;
+    if (closed_) return;
+  }
+}
+
+void Helpers::close() {
+  std::lock_guard lock(m_);
+  closed_ = true;
+  cv_.notify_all();
+}
+
+void runWithHelpers(Helpers& h, const std::function<void()>& main, const std::vector<std::function<void()>>& parts) {
+  std::vector<std::exception_ptr> errs(parts.size() + 1);
+  std::vector<std::thread> threads;
+  std::vector<size_t> here;  // parts with no thread
+  for (size_t i = 0; i < parts.size(); ++i) {
+    try {
+      threads.emplace_back([&, i] {
+        try {
+          if (parts[i]) parts[i]();
+        } catch (...) {
+          errs[i] = std::current_exception();
+        }
+        h.help();
+      });
+    } catch (...) {
+      here.push_back(i);
+    }
+  }
+  try {
+    CloseHelpers close{h};
+    main();
+  } catch (...) {
+    errs.back() = std::current_exception();
+  }
+  for (std::thread& t : threads) t.join();
+  for (size_t i : here) {
+    try {
+      if (parts[i]) parts[i]();
+    } catch (...) {
+      errs[i] = std::current_exception();
+    }
+  }
+  for (const std::exception_ptr& e : errs)
+    if (e) std::rethrow_exception(e);
 }
 
 }  // namespace attnscope

@@ -5,13 +5,21 @@
 // activity index, the four tables, the explanation's every field, the founding answer). The thresholds
 // are lowered (ATTNSCOPE_PARALLEL_MIN_EVENTS=1) so that traces of every shape take the split paths.
 // Also: how many threads an open takes (the process's CPUs, ATTNSCOPE_THREADS), and a cache writer
-// dropped unfinished (a cancelled open) leaves nothing behind.
+// dropped unfinished (a cancelled open) leaves nothing behind; the helpers that share the evidence.
 #include <sched.h>
 
 #include <QDir>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include "cache_compare.h"
 #include "core/cache/open_trace.h"
@@ -24,11 +32,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-cache::OpenedTrace openWith(const std::string& path, bool parallel) {
+// threads: 0 for the process's CPUs.
+cache::OpenedTrace openWith(const std::string& path, bool parallel, int threads = 0) {
   cache::OpenOptions o;
   o.cache = cache::CacheUse::Off;
   if (parallel) {
-    qunsetenv("ATTNSCOPE_THREADS");
+    if (threads > 0)
+      qputenv("ATTNSCOPE_THREADS", QByteArray::number(threads));
+    else
+      qunsetenv("ATTNSCOPE_THREADS");
     qputenv("ATTNSCOPE_PARALLEL_MIN_EVENTS", "1");
     o.limits.parallelMinBytes = 1;           // the chunked parse, whatever the size
     o.limits.chunkBytes = size_t{16} << 10;  // in many chunks
@@ -56,6 +68,11 @@ class TestParallelOpen : public QObject {
     QCOMPARE(workerThreads(), 1u);
     qputenv("ATTNSCOPE_THREADS", "not a number");
     QCOMPARE(workerThreads(), all);
+    // Asked for more than the CPUs (the tests' larger machine), given them, up to 8.
+    qputenv("ATTNSCOPE_THREADS", "5");
+    QCOMPARE(workerThreads(), 5u);
+    qputenv("ATTNSCOPE_THREADS", "40");
+    QCOMPARE(workerThreads(), 8u);
     qunsetenv("ATTNSCOPE_THREADS");
     // Pinned to one CPU (as `taskset -c 0` does), one thread.
     cpu_set_t before, one;
@@ -73,6 +90,7 @@ class TestParallelOpen : public QObject {
 
   void parallelEqualsOneThread_data() {
     QTest::addColumn<QString>("path");
+    QTest::addColumn<int>("threads");
     const QString shared = QStringLiteral(ATTNSCOPE_SHARED_TRACES);
     // Training, inference, communication (NCCL), another accelerator (MTIA), recommendation models,
     // a CPU-side data loader and one of torch's own kineto captures (small: 16 KiB chunks).
@@ -80,21 +98,93 @@ class TestParallelOpen : public QObject {
          {"h200/transformer_train20.json.gz", "ext/hta_spmd_dhen_rank1.json.gz", "ext/tl_h100_owlv2.json.gz",
           "ext/param_linear_kineto.json.gz", "ext/kineto_tb_resnet50_nw0.pt.trace.json.gz", "ext/hta_nccl_data.json.gz",
           "ext/hta_mtia_inference_rank0.json.gz", "ext/param_dlrm_worker0.pt.trace.json"})
-      QTest::newRow(t) << shared + "/" + QString::fromLatin1(t);
-    QTest::newRow("softmax") << QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.json");
+      for (int threads : {0, 4})
+        QTest::addRow("%s, %s", t, threads ? "4 threads" : "the CPUs")
+            << shared + "/" + QString::fromLatin1(t) << threads;
+    // 4 threads on a smaller machine: torch's two attributions on threads of their own, a thread that
+    // only helps, the ledger after both.
+    for (int threads : {0, 4})
+      QTest::addRow("softmax, %s", threads ? "4 threads" : "the CPUs")
+          << QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.json") << threads;
   }
   void parallelEqualsOneThread() {
-    if (workerThreads() < 2) QSKIP("one CPU: no second thread to compare with");
     QFETCH(QString, path);
+    QFETCH(int, threads);
+    if (threads == 0 && workerThreads() < 2) QSKIP("one CPU: no second thread to compare with");
     QVERIFY2(QFile::exists(path), qPrintable(path + " is missing"));
     const cache::OpenedTrace one = openWith(path.toStdString(), false);
-    const cache::OpenedTrace many = openWith(path.toStdString(), true);
+    const cache::OpenedTrace many = openWith(path.toStdString(), true, threads);
     QVERIFY2(one.ok() && many.ok(), qPrintable(path));
     QCOMPARE(one.chunks, uint64_t{0});
     QVERIFY(many.chunks >= 2);
     QCOMPARE(many.warning, one.warning);
     const std::string d = testutil::compareSnapshots(*many.snapshot, *one.snapshot);
     QVERIFY2(d.empty(), d.c_str());
+  }
+
+  // Helpers: every index of a forEach runs once, on the caller and the threads that help; a later
+  // forEach hands out again; an exception comes back from forEach; help() returns once closed.
+  void helpersShareTheWork() {
+    Helpers h;
+    std::vector<std::thread> helping;
+    for (int k = 0; k < 3; ++k) helping.emplace_back([&] { h.help(); });
+    std::mutex m;
+    std::set<std::thread::id> who;
+    for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{500}}) {
+      std::vector<std::atomic<int>> ran(n);
+      h.forEach(n, [&](size_t i) {
+        ran[i]++;
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        const std::lock_guard lock(m);
+        who.insert(std::this_thread::get_id());
+      });
+      for (size_t i = 0; i < n; ++i) QCOMPARE(ran[i].load(), 1);
+    }
+    // 500 jobs of 200 us: the helpers took some (one thread alone would be here).
+    QVERIFY2(who.size() >= 2, qPrintable(QString::number(who.size())));
+    bool threw = false;
+    try {
+      h.forEach(20, [&](size_t i) {
+        if (i == 13) throw std::runtime_error("job 13");
+      });
+    } catch (const std::runtime_error& e) {
+      threw = std::string(e.what()) == "job 13";
+    }
+    QVERIFY(threw);
+    // Still usable after an exception.
+    std::atomic<int> sum{0};
+    h.forEach(10, [&](size_t i) { sum += static_cast<int>(i); });
+    QCOMPARE(sum.load(), 45);
+    h.close();
+    for (std::thread& t : helping) t.join();  // returns: a hang here is a failure (ctest's timeout)
+  }
+
+  // runWithHelpers: the parts run on their threads and then help the main part's forEach; an exception
+  // from a part or from the main part comes back, and the helpers are let go either way.
+  void runWithHelpersEndsEitherWay() {
+    Helpers h;
+    std::atomic<int> parts{0};
+    std::vector<int> ran(200, 0);
+    runWithHelpers(h, [&] { h.forEach(ran.size(), [&](size_t i) { ran[i]++; }); },
+                   {[&] { parts++; }, [&] { parts++; }, {}});
+    QCOMPARE(parts.load(), 2);
+    QCOMPARE(std::count(ran.begin(), ran.end(), 1), std::ptrdiff_t{200});
+    Helpers h2;
+    bool threw = false;
+    try {
+      runWithHelpers(h2, [] { throw std::runtime_error("main"); }, {{}, {}});
+    } catch (const std::runtime_error& e) {
+      threw = std::string(e.what()) == "main";
+    }
+    QVERIFY(threw);
+    Helpers h3;
+    threw = false;
+    try {
+      runWithHelpers(h3, [&] { h3.forEach(50, [](size_t) {}); }, {[] { throw std::runtime_error("part"); }});
+    } catch (const std::runtime_error& e) {
+      threw = std::string(e.what()) == "part";
+    }
+    QVERIFY(threw);
   }
 
   // A writer whose open was cancelled (dropped before finish) stops and takes its folder with it; a
