@@ -10,18 +10,24 @@
 //   4. No scope at all: one step, the whole trace.
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <unordered_map>
 
 #include "core/explain/explanation.h"
 #include "core/run/engine_run.h"
 #include "core/snapshot/trace_snapshot.h"
 #include "core/store/device_activity.h"
+#include "core/store/spill.h"
+#include "core/store/threads.h"
 #include "core/store/work_counters.h"
 #include "core/tables/attribution.h"
 
 namespace attnscope {
 
 namespace {
+
+// Traces this large fill their steps' figures on the threads free to help.
+constexpr size_t kParallelStepEvents = 200'000;
 
 bool isProfilerStepName(std::string_view n) {
   constexpr std::string_view prefix = "ProfilerStep#";
@@ -518,15 +524,21 @@ Explanation explainPart(const TraceSnapshot& snap, const std::vector<EngineStep>
       if (p.noProfiler.n > 0 && p.collector.n > 0) a.inflation.push_back(std::move(p));
     }
   }
-  for (size_t i = 0; i < a.steps.size(); ++i) {
-    // Steps are in start order; one that overlaps the next ends its scan there.
+  // Steps are in start order; one that overlaps the next ends its scan there.
+  std::vector<int64_t> nextStart(a.steps.size(), INT64_MAX);
+  for (size_t i = 0; i + 1 < a.steps.size(); ++i) nextStart[i] = a.steps[i + 1].hostStartNs;
+  auto fillStep = [&](size_t i) {
     StepReport& st = a.steps[i];
-    const int64_t next = i + 1 < a.steps.size() ? a.steps[i + 1].hostStartNs : INT64_MAX;
-    fillStepFigures(s, snap.index, st, next);
-    if (stepsOnly) continue;
+    fillStepFigures(s, snap.index, st, nextStart[i]);
+    if (stepsOnly) return;
     st.regions = regionsOf(s, st);
     for (Region& r : st.regions) fillRegionFigures(s, snap.index, r);
-  }
+  };
+  // Each step reads the store and writes only itself: a large trace's, shared by the threads free.
+  if (helpers && a.steps.size() > 1 && s.size() >= parallelMinEvents(kParallelStepEvents) && !spill::spilling())
+    helpers->forEach(a.steps.size(), fillStep);
+  else
+    for (size_t i = 0; i < a.steps.size(); ++i) fillStep(i);
   if (stepsOnly) {
     a.diagnosis = diagnose(s, a);
     return a;
