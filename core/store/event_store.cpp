@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <numeric>
 
 #include "core/store/threads.h"
@@ -278,7 +279,7 @@ std::vector<uint32_t> EventStoreBuilder::merge(EventStoreBuilder&& o, IdRemap re
 
 namespace {
 
-// Stores this large are built on two threads (the work splits in two).
+// Stores this large are built on several threads (the work splits by lanes, records and indexes).
 constexpr size_t kParallelBuildEvents = 50'000;
 
 }  // namespace
@@ -287,22 +288,50 @@ bool EventStoreBuilder::parallelBuild() const {
   return events_.size() >= parallelMinEvents(kParallelBuildEvents) && store_.lanes_.size() >= 2 && workerThreads() >= 2;
 }
 
-// The first lane of the second half: lanes [0, k) and [k, L) hold about half
-// the events each (given each lane's count).
-uint32_t EventStoreBuilder::splitLane(const std::vector<size_t>& counts) {
-  size_t total = 0, acc = 0;
+unsigned EventStoreBuilder::buildParts() const {
+  if (!parallelBuild()) return 1;
+  return static_cast<unsigned>(std::min<size_t>(workerThreads(), store_.lanes_.size()));
+}
+
+std::vector<uint32_t> EventStoreBuilder::splitLanes(const std::vector<size_t>& counts, unsigned parts) {
+  const auto lanes = static_cast<uint32_t>(counts.size());
+  parts = std::max(1u, std::min(parts, lanes));
+  size_t total = 0;
   for (size_t c : counts) total += c;
+  // Group g starts at the first lane whose middle falls past g/parts of the events, and after the
+  // group before it; each group keeps a lane at least, and so does each group after it.
+  std::vector<uint32_t> b{0};
+  size_t acc = 0;  // events in lanes [0, k)
   uint32_t k = 0;
-  while (k + 1 < counts.size() && (acc + counts[k]) * 2 <= total + counts[k]) acc += counts[k++];
-  return std::max<uint32_t>(k, 1);
+  for (unsigned g = 1; g < parts; ++g) {
+    const size_t target = total * g / parts;
+    while (k < lanes && (acc + counts[k] / 2 < target || k <= b.back())) acc += counts[k++];
+    k = std::min(k, lanes - (parts - g));  // room for the groups after
+    if (k <= b.back()) break;              // (cannot happen: parts <= lanes)
+    b.push_back(k);
+    acc = 0;
+    for (uint32_t i = 0; i < k; ++i) acc += counts[i];
+  }
+  b.push_back(lanes);
+  return b;
 }
 
 EventStore EventStoreBuilder::build() && {
   sortIntoLanes();
   computeNesting();
-  // Flows bind to the sorted lanes; the id indexes do not depend on them.
-  runBoth(
-      parallelBuild(), [this] { bindFlows(); }, [this] { buildIndexes(); });
+  // Flows bind to the sorted lanes; the id indexes do not depend on them. With three threads or more,
+  // the two indexes on threads of their own.
+  const unsigned parts = buildParts();
+  if (parts >= 3)
+    runParts(3, [this](size_t i) {
+      if (i == 0)
+        bindFlows();
+      else
+        buildIndexes(i == 1, i == 2);
+    });
+  else
+    runBoth(
+        parts >= 2, [this] { bindFlows(); }, [this] { buildIndexes(true, true); });
   labelLanes();
   transpose();
   return std::move(store_);
@@ -335,8 +364,8 @@ void EventStoreBuilder::sortIntoLanes() {
   lastLane_ = kNoLane;
 
   // Sort by (lane, start, -end): parents before children at equal start.
-  // Large stores: lanes split in two halves of about equal size, each half
-  // sorted and scanned on its own thread.
+  // Large stores: lanes split in groups of about equal size (as many as the
+  // build's parts), each group sorted and scanned on its own thread.
   // Ties (the same start and length: a call and its callee, e.g. aten::item and
   // aten::_local_scalar_dense) keep the file's order, which writes the caller first:
   // `reserved` holds each event's place in the file until the sort is done.
@@ -380,19 +409,32 @@ void EventStoreBuilder::sortIntoLanes() {
     }
   };
   for (auto& l : store_.lanes_) l.begin = l.end = 0;
-  Span a, b;
-  if (parallelBuild()) {
-    const uint32_t k = splitLane(counts);
-    const auto mid = std::partition(ev.begin(), ev.end(), [k](const Event& e) { return e.lane < k; });
+  // The events of groups [g0, g1) (lanes bounds[g0] to bounds[g1]) are [from, to): split in two by
+  // lane (a partition, in place), each half on its own thread, down to one group each, sorted.
+  const std::vector<uint32_t> bounds = splitLanes(counts, buildParts());
+  std::vector<Span> spans(bounds.size() - 1);
+  std::function<void(size_t, size_t, size_t, size_t)> sortGroups = [&](size_t from, size_t to, size_t g0, size_t g1) {
+    if (g1 - g0 == 1) {
+      sortPart(from, to, &spans[g0]);
+      return;
+    }
+    const size_t gm = (g0 + g1) / 2;
+    const uint32_t k = bounds[gm];
+    const auto mid =
+        std::partition(ev.begin() + static_cast<std::ptrdiff_t>(from), ev.begin() + static_cast<std::ptrdiff_t>(to),
+                       [k](const Event& e) { return e.lane < k; });
     const auto m = static_cast<size_t>(mid - ev.begin());
     runBoth(
-        true, [&] { sortPart(0, m, &a); }, [&] { sortPart(m, ev.size(), &b); });
-  } else {
-    sortPart(0, ev.size(), &a);
-  }
+        true, [&] { sortGroups(from, m, g0, gm); }, [&] { sortGroups(m, to, gm, g1); });
+  };
+  sortGroups(0, ev.size(), 0, spans.size());
   if (!ev.empty()) {
-    store_.minTime_ = std::min(a.lo, b.lo);
-    store_.maxTime_ = std::max(a.hi, b.hi);
+    store_.minTime_ = INT64_MAX;
+    store_.maxTime_ = INT64_MIN;
+    for (const Span& sp : spans) {
+      store_.minTime_ = std::min(store_.minTime_, sp.lo);
+      store_.maxTime_ = std::max(store_.maxTime_, sp.hi);
+    }
   }
 }
 
@@ -429,15 +471,15 @@ void EventStoreBuilder::computeNesting() {
     }
   };
   const auto lanes = static_cast<uint32_t>(store_.lanes_.size());
-  if (!parallelBuild()) {
+  const unsigned parts = buildParts();
+  if (parts == 1) {
     nest(0, lanes);
     return;
   }
   std::vector<size_t> counts(lanes);
   for (uint32_t i = 0; i < lanes; ++i) counts[i] = store_.lanes_[i].end - store_.lanes_[i].begin;
-  const uint32_t k = splitLane(counts);
-  runBoth(
-      true, [&] { nest(0, k); }, [&] { nest(k, lanes); });
+  const std::vector<uint32_t> bounds = splitLanes(counts, parts);
+  runParts(bounds.size() - 1, [&](size_t g) { nest(bounds[g], bounds[g + 1]); });
 }
 
 void EventStoreBuilder::bindFlows() {
@@ -521,40 +563,46 @@ void EventStoreBuilder::bindFlows() {
             [](const Link& a, const Link& b) { return a.from < b.from || (a.from == b.from && a.to < b.to); });
 }
 
-void EventStoreBuilder::buildIndexes() {
+void EventStoreBuilder::buildIndexes(bool correlation, bool external) {
+  // Each index touches only its own arrays, so the two may be built at once on two threads; one call
+  // that builds both reads the events once.
   auto& ev = events_;
   size_t nc = 0, nx = 0;
   for (const Event& e : ev) {
-    nc += e.correlation != kNoId;
-    nx += e.externalId != kNoId;
+    nc += correlation && e.correlation != kNoId;
+    nx += external && e.externalId != kNoId;
   }
-  byCorr_.reserve(nc);
-  byExt_.reserve(nx);
+  if (correlation) byCorr_.reserve(nc);
+  if (external) byExt_.reserve(nx);
   for (EventId i = 0; i < ev.size(); ++i) {
-    if (ev[i].correlation != kNoId) byCorr_.emplace_back(ev[i].correlation, i);
-    if (ev[i].externalId != kNoId) byExt_.emplace_back(ev[i].externalId, i);
+    if (correlation && ev[i].correlation != kNoId) byCorr_.emplace_back(ev[i].correlation, i);
+    if (external && ev[i].externalId != kNoId) byExt_.emplace_back(ev[i].externalId, i);
   }
-  std::sort(byCorr_.begin(), byCorr_.end());
-  std::sort(byExt_.begin(), byExt_.end());
   // Per id, the first call / op in event order (the pairs are sorted by id, then event).
-  for (size_t i = 0; i < byCorr_.size();) {
-    const int64_t id = byCorr_[i].first;
-    EventId call = kNoEvent;
-    for (; i < byCorr_.size() && byCorr_[i].first == id; ++i) {
-      const Family f = ev[byCorr_[i].second].family;
-      if (call == kNoEvent && (f == Family::CudaRuntime || f == Family::CudaDriver)) call = byCorr_[i].second;
+  if (correlation) {
+    std::sort(byCorr_.begin(), byCorr_.end());
+    for (size_t i = 0; i < byCorr_.size();) {
+      const int64_t id = byCorr_[i].first;
+      EventId call = kNoEvent;
+      for (; i < byCorr_.size() && byCorr_[i].first == id; ++i) {
+        const Family f = ev[byCorr_[i].second].family;
+        if (call == kNoEvent && (f == Family::CudaRuntime || f == Family::CudaDriver)) call = byCorr_[i].second;
+      }
+      if (call != kNoEvent) callByCorr_.emplace_back(id, call);
     }
-    if (call != kNoEvent) callByCorr_.emplace_back(id, call);
   }
-  for (size_t i = 0; i < byExt_.size();) {
-    const int64_t id = byExt_[i].first;
-    EventId op = kNoEvent, annotation = kNoEvent;
-    for (; i < byExt_.size() && byExt_[i].first == id; ++i) {
-      const Family f = ev[byExt_[i].second].family;
-      if (op == kNoEvent && f == Family::CpuOp) op = byExt_[i].second;
-      if (annotation == kNoEvent && f == Family::UserAnnotation) annotation = byExt_[i].second;
+  if (external) {
+    std::sort(byExt_.begin(), byExt_.end());
+    for (size_t i = 0; i < byExt_.size();) {
+      const int64_t id = byExt_[i].first;
+      EventId op = kNoEvent, annotation = kNoEvent;
+      for (; i < byExt_.size() && byExt_[i].first == id; ++i) {
+        const Family f = ev[byExt_[i].second].family;
+        if (op == kNoEvent && f == Family::CpuOp) op = byExt_[i].second;
+        if (annotation == kNoEvent && f == Family::UserAnnotation) annotation = byExt_[i].second;
+      }
+      if (op != kNoEvent || annotation != kNoEvent) opByExt_.emplace_back(id, op != kNoEvent ? op : annotation);
     }
-    if (op != kNoEvent || annotation != kNoEvent) opByExt_.emplace_back(id, op != kNoEvent ? op : annotation);
   }
 }
 
@@ -599,14 +647,13 @@ void transposeRange(spill::Vector<Rec>& recs, size_t lo, size_t hi, Fill fill) {
   }
 }
 
-// All the records, in two halves on two threads when `two` (each half's pages dropped as it goes: a
-// page across the middle is kept until the buffer goes); the records' buffer freed.
+// All the records, in `parts` ranges on as many threads (each range's pages dropped as it goes: a page
+// across a boundary is kept until the buffer goes); the records' buffer freed.
 template <typename Rec, typename Fill>
-void transposeInto(spill::Vector<Rec>& recs, bool two, Fill fill) {
+void transposeInto(spill::Vector<Rec>& recs, unsigned parts, Fill fill) {
   const size_t n = recs.size();
-  if (two && n >= parallelMinEvents(kParallelBuildEvents))
-    runBoth(
-        true, [&] { transposeRange(recs, 0, n / 2, fill); }, [&] { transposeRange(recs, n / 2, n, fill); });
+  if (parts >= 2 && n >= parallelMinEvents(kParallelBuildEvents))
+    runParts(parts, [&](size_t p) { transposeRange(recs, n * p / parts, n * (p + 1) / parts, fill); });
   else
     transposeRange(recs, 0, n, fill);
   spill::Vector<Rec>().swap(recs);
@@ -615,9 +662,10 @@ void transposeInto(spill::Vector<Rec>& recs, bool two, Fill fill) {
 }  // namespace
 
 void EventStoreBuilder::transpose() {
-  // Each table's columns written uninitialised (no pass of zeros first), the records in two halves on
-  // two threads, and the four id indexes two and two. Not while spilling: one large array at a time.
-  const bool two = parallelBuild() && !spill::spilling();
+  // Each table's columns written uninitialised (no pass of zeros first), the records in as many ranges
+  // as the build has parts, each on its own thread, and the four id indexes two and two (each on its
+  // own thread with four parts). Not while spilling: one large array at a time.
+  const unsigned parts = spill::spilling() ? 1 : buildParts();
 #define ATTNSCOPE_DECL(col, T, field) \
   T* col##Out = nullptr;              \
   Col<T> col = Col<T>::uninitialized(n, &col##Out);
@@ -625,7 +673,7 @@ void EventStoreBuilder::transpose() {
   {
     const size_t n = events_.size();
     ATTNSCOPE_EVENT_COLUMNS(ATTNSCOPE_DECL)
-    transposeInto<Event>(events_, two, [&](size_t i, const Event& r) { ATTNSCOPE_EVENT_COLUMNS(ATTNSCOPE_SET) });
+    transposeInto<Event>(events_, parts, [&](size_t i, const Event& r) { ATTNSCOPE_EVENT_COLUMNS(ATTNSCOPE_SET) });
 #define ATTNSCOPE_MOVE(col, T, field) store_.ev_.col = std::move(col);
     ATTNSCOPE_EVENT_COLUMNS(ATTNSCOPE_MOVE)
 #undef ATTNSCOPE_MOVE
@@ -633,7 +681,7 @@ void EventStoreBuilder::transpose() {
   {
     const size_t n = args_.size();
     ATTNSCOPE_ARGS_COLUMNS(ATTNSCOPE_DECL)
-    transposeInto<EventArgs>(args_, two, [&](size_t i, const EventArgs& r) { ATTNSCOPE_ARGS_COLUMNS(ATTNSCOPE_SET) });
+    transposeInto<EventArgs>(args_, parts, [&](size_t i, const EventArgs& r) { ATTNSCOPE_ARGS_COLUMNS(ATTNSCOPE_SET) });
 #define ATTNSCOPE_MOVE(col, T, field) store_.args_.col = std::move(col);
     ATTNSCOPE_ARGS_COLUMNS(ATTNSCOPE_MOVE)
 #undef ATTNSCOPE_MOVE
@@ -641,7 +689,7 @@ void EventStoreBuilder::transpose() {
   {
     const size_t n = links_.size();
     ATTNSCOPE_LINK_COLUMNS(ATTNSCOPE_DECL)
-    transposeInto<Link>(links_, two, [&](size_t i, const Link& r) { ATTNSCOPE_LINK_COLUMNS(ATTNSCOPE_SET) });
+    transposeInto<Link>(links_, parts, [&](size_t i, const Link& r) { ATTNSCOPE_LINK_COLUMNS(ATTNSCOPE_SET) });
 #define ATTNSCOPE_MOVE(col, T, field) store_.links_.col = std::move(col);
     ATTNSCOPE_LINK_COLUMNS(ATTNSCOPE_MOVE)
 #undef ATTNSCOPE_MOVE
@@ -649,15 +697,25 @@ void EventStoreBuilder::transpose() {
 #undef ATTNSCOPE_DECL
 #undef ATTNSCOPE_SET
   store_.laneMaxDur_ = Col<int64_t>(spill::Vector<int64_t>(laneMaxDur_.begin(), laneMaxDur_.end()));
-  auto correlation = [this] {
-    store_.byCorr_ = splitIndex(byCorr_);
-    store_.callByCorr_ = splitIndex(callByCorr_);
-  };
-  auto external = [this] {
-    store_.byExt_ = splitIndex(byExt_);
-    store_.opByExt_ = splitIndex(opByExt_);
-  };
-  runBoth(two && byCorr_.size() + byExt_.size() >= parallelMinEvents(kParallelBuildEvents), correlation, external);
+  const bool large = byCorr_.size() + byExt_.size() >= parallelMinEvents(kParallelBuildEvents);
+  if (parts >= 4 && large) {
+    runParts(4, [this](size_t i) {
+      if (i == 0) store_.byCorr_ = splitIndex(byCorr_);
+      if (i == 1) store_.callByCorr_ = splitIndex(callByCorr_);
+      if (i == 2) store_.byExt_ = splitIndex(byExt_);
+      if (i == 3) store_.opByExt_ = splitIndex(opByExt_);
+    });
+  } else {
+    auto correlation = [this] {
+      store_.byCorr_ = splitIndex(byCorr_);
+      store_.callByCorr_ = splitIndex(callByCorr_);
+    };
+    auto external = [this] {
+      store_.byExt_ = splitIndex(byExt_);
+      store_.opByExt_ = splitIndex(opByExt_);
+    };
+    runBoth(parts >= 2 && large, correlation, external);
+  }
 }
 
 void EventStoreBuilder::labelLanes() {

@@ -32,6 +32,37 @@ size_t parallelMinEvents(size_t usual) {
   return usual;
 }
 
+void runParts(size_t n, const std::function<void(size_t)>& fn) {
+  if (n == 0) return;
+  std::vector<std::exception_ptr> errs(n);
+  std::vector<std::thread> threads;
+  std::vector<size_t> here;  // parts with no thread
+  for (size_t i = 1; i < n; ++i) {
+    try {
+      threads.emplace_back([&, i] {
+        try {
+          fn(i);
+        } catch (...) {
+          errs[i] = std::current_exception();
+        }
+      });
+    } catch (...) {
+      here.push_back(i);
+    }
+  }
+  here.insert(here.begin(), 0);
+  for (size_t i : here) {
+    try {
+      fn(i);
+    } catch (...) {
+      errs[i] = std::current_exception();
+    }
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errs)
+    if (e) std::rethrow_exception(e);
+}
+
 bool Helpers::runOne(std::unique_lock<std::mutex>& lock) {
   if (!fn_ || next_ >= n_) return false;
   const size_t i = next_++;

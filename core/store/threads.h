@@ -52,6 +52,10 @@ void runBoth(bool two, A&& a, B&& b) {
   if (err) std::rethrow_exception(err);
 }
 
+// Runs fn(0) .. fn(n-1) each on a thread of its own (fn(0) here); a part whose thread cannot start
+// runs here after the others. An exception from any comes back here once all are done.
+void runParts(size_t n, const std::function<void(size_t)>& fn);
+
 // Work one thread hands out while threads that are free help with it. forEach(n, fn) runs fn(0) .. fn(n-1)
 // on the calling thread and on every thread waiting in help(), each taking the next index, and returns
 // when all n are done (an exception from any comes back from forEach). help() takes whatever forEach

@@ -9,6 +9,7 @@
 #include <sched.h>
 
 #include <QDir>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
@@ -94,18 +95,23 @@ class TestParallelOpen : public QObject {
     const QString shared = QStringLiteral(ATTNSCOPE_SHARED_TRACES);
     // Training, inference, communication (NCCL), another accelerator (MTIA), recommendation models,
     // a CPU-side data loader and one of torch's own kineto captures (small: 16 KiB chunks).
+    // Each also on more threads than this machine may have (a larger machine's paths, run here): 3 (torch's
+    // two attributions on threads of their own, the ledger after both, the lanes split in three) or 8
+    // (eight lane groups, the four id indexes each on its own thread, five threads that only help),
+    // in turn.
+    std::vector<QString> paths;
     for (const char* t :
          {"h200/transformer_train20.json.gz", "ext/hta_spmd_dhen_rank1.json.gz", "ext/tl_h100_owlv2.json.gz",
           "ext/param_linear_kineto.json.gz", "ext/kineto_tb_resnet50_nw0.pt.trace.json.gz", "ext/hta_nccl_data.json.gz",
           "ext/hta_mtia_inference_rank0.json.gz", "ext/param_dlrm_worker0.pt.trace.json"})
-      for (int threads : {0, 4})
-        QTest::addRow("%s, %s", t, threads ? "4 threads" : "the CPUs")
-            << shared + "/" + QString::fromLatin1(t) << threads;
-    // 4 threads on a smaller machine: torch's two attributions on threads of their own, a thread that
-    // only helps, the ledger after both.
-    for (int threads : {0, 4})
-      QTest::addRow("softmax, %s", threads ? "4 threads" : "the CPUs")
-          << QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.json") << threads;
+      paths.push_back(shared + "/" + QString::fromLatin1(t));
+    paths.push_back(QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.json"));
+    for (size_t i = 0; i < paths.size(); ++i) {
+      const QByteArray name = QFileInfo(paths[i]).fileName().toUtf8();
+      const int more = i % 2 == 0 ? 8 : 3;
+      QTest::addRow("%s, the CPUs", name.constData()) << paths[i] << 0;
+      QTest::addRow("%s, %d threads", name.constData(), more) << paths[i] << more;
+    }
   }
   void parallelEqualsOneThread() {
     QFETCH(QString, path);
