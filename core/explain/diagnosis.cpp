@@ -48,7 +48,7 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x, Helpers* helpers) 
   d.recordEndNs = w.recordEndNs;
   d.notes = w.notes;
   if (s.profilerRangeEvents() > 0) d.traceKind = "counter_profiling";
-  RuleSet r = buildRules(s, x, w);
+  RuleSet r = buildRules(s, x, w, helpers);
   const bool anyDevice = r.anyDevice;
   // The collectives that ran while compute ran beside them.
   const Intervals overlappedComm = intersected(r.rules[kComm].cover, r.rules[kCompute].cover);

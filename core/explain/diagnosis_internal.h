@@ -114,7 +114,8 @@ struct RuleSet {
   uint64_t launchedKernels = 0, kernelsInLaunch = 0;
   int64_t kernelNs = 0, shortKernelNs = 0, kernelMedianNs = 0, gemmNs = 0, gemmTcNs = 0;
 };
-RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w);
+// `helpers`: threads free to share the work (a large trace's), or null.
+RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w, Helpers* helpers = nullptr);
 
 // The evidence of one cause: its moments (by rule) given to the innermost event that made them, grouped.
 // `nothing`: the moments no rule took (little_work or cpu_only's rest).

@@ -2,11 +2,14 @@
 // holds and the events that make them. diagnosis.cpp then gives each step's moments to the first rule
 // that holds them.
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "core/explain/diagnosis_internal.h"
 #include "core/explain/explanation.h"
 #include "core/store/device_activity.h"
+#include "core/store/spill.h"
+#include "core/store/threads.h"
 #include "core/views/views.h"
 
 namespace attnscope::diag {
@@ -180,210 +183,310 @@ void hostGaps(const EventStore& s, const Windows& w, Builder& b) {
 
 }  // namespace
 
-RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w) {
+namespace {
+
+// Traces this large build their rules on the threads free to help, their events in this many groups of
+// whole lanes (more groups than threads: the helpers share them as they come free).
+constexpr size_t kParallelRuleEvents = 200'000;
+constexpr unsigned kRuleGroups = 16;
+
+// What one group of whole lanes adds: its rules' events (those of the first pass, then from
+// secondPass[rule] those of the second), device work, backlog, counters and autotuned ops.
+struct LanePart {
+  RuleSet out;
+  size_t secondPass[kRuleCount] = {};
+  std::vector<int64_t> kernelDurs;
+  Intervals linkedCompute;
+};
+
+}  // namespace
+
+RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w, Helpers* helpers) {
   (void)x;
   RuleSet out;
-  Builder b{s, out};
   auto& rules = out.rules;
   const auto& events = s.events();
-  out.setup = setupKinds(s);
+  // A large trace's rules are built on the threads free to help (not while spilling): the set-up kinds
+  // beside the correlation table, then the events in groups of whole lanes, merged in event order.
+  const bool parallel =
+      helpers && events.size() >= parallelMinEvents(kParallelRuleEvents) && s.lanes().size() >= 2 && !spill::spilling();
+  std::optional<CorrTable> corrTable;
+  auto setupAndCorr = [&](size_t i) {
+    if (i == 0)
+      out.setup = setupKinds(s);
+    else
+      corrTable.emplace(s);
+  };
+  if (parallel)
+    helpers->forEach(2, setupAndCorr);
+  else
+    for (size_t i = 0; i < 2; ++i) setupAndCorr(i);
+  const CorrTable& corr = *corrTable;
   // A counter-profiling trace ran on a device, though none of its activity is timed.
   out.anyDevice = s.profilerRangeEvents() > 0;
-  std::vector<int64_t> kernelDurs;
-  // Launch calls per lane (sorted), to tell ops that launch device work from those that do not;
-  // and the end of each correlation's first call, for queued work.
-  std::unordered_map<uint32_t, std::vector<int64_t>> launchesByLane, eventSyncsByLane;
-  Intervals linkedCompute;
-  const CorrTable corr(s);
-
-  struct NameFacts {
-    WorkKind kind = WorkKind::Kernel;
-    bool matrix = false;  // a GEMM or convolution kernel, by its name
-    bool tensorCores = false;
-  };
-  std::unordered_map<uint32_t, NameFacts> facts;
-  auto factsOf = [&](EventId id) -> const NameFacts& {
-    const Event& e = events[id];
-    auto [it, fresh] = facts.try_emplace(e.name);
-    if (fresh) {
-      const std::string_view n = s.name(e);
-      it->second.kind = workKind(s, id);
-      it->second.matrix = contains(n, "gemm") || contains(n, "Cijk") || contains(n, "conv") || contains(n, "xmma");
-      it->second.tensorCores = usesTensorCores(n);
-    }
-    return it->second;
-  };
-  // What a host event is depends on its name only: looked at once per name.
-  struct HostName {
-    CallKind kind = CallKind::Other;
-    bool beginCapture = false, endCapture = false, eventSync = false, loader = false, convolution = false,
-         stepMark = false;
-  };
-  std::unordered_map<uint32_t, HostName> hostNames;
-  auto hostName = [&](const Event& e) -> const HostName& {
-    auto [it, fresh] = hostNames.try_emplace(e.name);
-    if (fresh) {
-      const std::string_view n = s.name(e);
-      it->second = {callKind(n),
-                    contains(n, "BeginCapture"),
-                    contains(n, "EndCapture"),
-                    contains(n, "EventSynchronize"),
-                    isDataLoader(n),
-                    contains(n, "convolution"),
-                    isStepMark(n)};
-    }
-    return it->second;
-  };
   std::vector<bool> deviceLane(s.lanes().size(), false);
   for (size_t l = 0; l < s.lanes().size(); ++l) deviceLane[l] = isAcceleratorLane(s.lanes()[l]);
-  // What is open of each thread's graph capture (BeginCapture to EndCapture).
-  std::unordered_map<uint32_t, int64_t> openCapture;
-  std::unordered_map<uint32_t, int64_t>
-      lastSync;  // per thread: the start of a synchronize with only allocator calls since
   const int64_t firstStart = w.list.empty() ? INT64_MIN : w.list.front().startNs;
-  for (EventId id = 0; id < events.size(); ++id) {
-    const Event& e = events[id];
-    if (isDeviceWork(s, e)) {
-      out.anyDevice = true;
-      if (e.dur > 0) out.deviceWork[s.lanes()[e.lane].pid].emplace_back(e.start, e.end());
-      // Work launched before the first step (a warm-up's, whose launch the profiler left out)
-      // that runs inside the steps: the first step's backlog.
-      if (!w.list.empty() && e.dur > 0 && isGpuWork(e.family)) {
-        int64_t launched = 0, unused = 0;
-        if (!corr.call(e.correlation, &launched, &unused) || launched < firstStart)
-          out.backlog.emplace_back(e.start, e.end());
+
+  // Events [from, to), whole lanes: the first pass (device work and runtime calls), then the second
+  // (host ops and frames, which read the first pass's launches on their own lane). Every lane's state
+  // (its launches, capture, last synchronize) stays in its own group.
+  auto scan = [&](EventId from, EventId to, LanePart& part) {
+    RuleSet& o = part.out;
+    Builder b{s, o};
+    // Launch calls per lane (sorted), to tell ops that launch device work from those that do not.
+    std::unordered_map<uint32_t, std::vector<int64_t>> launchesByLane, eventSyncsByLane;
+    struct NameFacts {
+      WorkKind kind = WorkKind::Kernel;
+      bool matrix = false;  // a GEMM or convolution kernel, by its name
+      bool tensorCores = false;
+    };
+    std::unordered_map<uint32_t, NameFacts> facts;
+    auto factsOf = [&](EventId id) -> const NameFacts& {
+      const Event& e = events[id];
+      auto [it, fresh] = facts.try_emplace(e.name);
+      if (fresh) {
+        const std::string_view n = s.name(e);
+        it->second.kind = workKind(s, id);
+        it->second.matrix = contains(n, "gemm") || contains(n, "Cijk") || contains(n, "conv") || contains(n, "xmma");
+        it->second.tensorCores = usesTensorCores(n);
       }
-      if (!isGpuWork(e.family)) {  // an accelerator's work (MTIA): compute, its DMA transfers copies
-        b.add(isAcceleratorCopy(s.name(e)) ? kDeviceOther : kCompute, e.start, e.end(), id);
-        continue;
+      return it->second;
+    };
+    // What a host event is depends on its name only: looked at once per name.
+    struct HostName {
+      CallKind kind = CallKind::Other;
+      bool beginCapture = false, endCapture = false, eventSync = false, loader = false, convolution = false,
+           stepMark = false;
+    };
+    std::unordered_map<uint32_t, HostName> hostNames;
+    auto hostName = [&](const Event& e) -> const HostName& {
+      auto [it, fresh] = hostNames.try_emplace(e.name);
+      if (fresh) {
+        const std::string_view n = s.name(e);
+        it->second = {callKind(n),
+                      contains(n, "BeginCapture"),
+                      contains(n, "EndCapture"),
+                      contains(n, "EventSynchronize"),
+                      isDataLoader(n),
+                      contains(n, "convolution"),
+                      isStepMark(n)};
       }
-      // What a kernel is depends on its name only: looked at once per name.
-      const NameFacts& f = factsOf(id);
-      if (e.family == Family::Kernel) {
-        b.add(f.kind == WorkKind::Communication ? kComm : kCompute, e.start, e.end(), id);
-        if (f.kind == WorkKind::Kernel) {
-          ++out.kernels;
-          kernelDurs.push_back(e.dur);
-          out.kernelNs += e.dur;
-          if (e.dur < 10'000) out.shortKernelNs += e.dur;
-          if (f.matrix) {
-            out.gemmNs += e.dur;
-            if (f.tensorCores) out.gemmTcNs += e.dur;
-          }
+      return it->second;
+    };
+    // What is open of each thread's graph capture (BeginCapture to EndCapture).
+    std::unordered_map<uint32_t, int64_t> openCapture;
+    std::unordered_map<uint32_t, int64_t>
+        lastSync;  // per thread: the start of a synchronize with only allocator calls since
+    for (EventId id = from; id < to; ++id) {
+      const Event& e = events[id];
+      if (isDeviceWork(s, e)) {
+        o.anyDevice = true;
+        if (e.dur > 0) o.deviceWork[s.lanes()[e.lane].pid].emplace_back(e.start, e.end());
+        // Work launched before the first step (a warm-up's, whose launch the profiler left out)
+        // that runs inside the steps: the first step's backlog.
+        if (!w.list.empty() && e.dur > 0 && isGpuWork(e.family)) {
+          int64_t launched = 0, unused = 0;
+          if (!corr.call(e.correlation, &launched, &unused) || launched < firstStart)
+            o.backlog.emplace_back(e.start, e.end());
         }
-      } else {
-        b.add(kDeviceOther, e.start, e.end(), id);
-        if (e.family == Family::GpuMemcpy) b.add(kCopyWaited, e.start, e.end(), id);  // intersected below
-      }
-      if (e.correlation != kNoId) {
-        int64_t callStart = 0, callEnd = 0;
-        const bool called = corr.call(e.correlation, &callStart, &callEnd);
-        if (called && callEnd < e.start)
-          b.add(f.kind == WorkKind::Communication ? kQueuedComm : kQueued, callEnd, e.start, id);
-        // Only work whose launch is in the trace can tell a starved device (nothing queued) from a busy one.
-        if (called && e.family == Family::Kernel && f.kind == WorkKind::Kernel) {
-          linkedCompute.emplace_back(e.start, e.end());
-          ++out.launchedKernels;
-          out.kernelsInLaunch += callStart <= e.start && e.end() <= callEnd;
-        }
-      }
-      continue;
-    }
-    if (e.dur <= 0) continue;
-    if (e.family == Family::Other && e.lane < deviceLane.size() && deviceLane[e.lane]) continue;
-    // Runtime calls: CUDA's and HIP's, and other accelerators' (MTIA's runtime: an event of its own
-    // category on a host thread that carries a correlation id).
-    const bool otherRuntime = e.family == Family::Other && e.correlation != kNoId;
-    if (e.family == Family::CudaRuntime || e.family == Family::CudaDriver || otherRuntime) {
-      const HostName& hn = hostName(e);
-      // A capture, BeginCapture to EndCapture on one thread, is graph_capture whole: the kernels the
-      // host "launches" meanwhile are recorded into the graph, not run. (Events are in time order
-      // within a lane.) torch.cuda.graph() begins a capture with a prologue: synchronize, gc.collect(),
-      // empty_cache() (cudaFree of the cached blocks), then capture_begin, which registers the RNG
-      // generator with the graph (allocates its seed and offset tensors, cudaMalloc after the
-      // empty_cache, and fills them: two fill_ kernels). A capture starts at the synchronize before
-      // it when the thread launched no other device work between them.
-      if (hn.kind == CallKind::Sync) {
-        lastSync[e.lane] = e.start;
-      } else if (hn.beginCapture) {
-        const auto prologue = lastSync.find(e.lane);
-        openCapture.try_emplace(e.lane, prologue != lastSync.end() ? prologue->second : e.start);
-      } else if (corr.hasWork(e.correlation) && lastSync.count(e.lane) > 0 && !capturePrologueLaunch(s, id)) {
-        lastSync.erase(e.lane);
-      }
-      if (hn.endCapture) {
-        if (const auto it = openCapture.find(e.lane); it != openCapture.end()) {
-          // The capture's span holds the call itself (its evidence: one capture, not a call and a capture).
-          b.add(kCapture, it->second, e.end(), id);
-          openCapture.erase(it);
+        if (!isGpuWork(e.family)) {  // an accelerator's work (MTIA): compute, its DMA transfers copies
+          b.add(isAcceleratorCopy(s.name(e)) ? kDeviceOther : kCompute, e.start, e.end(), id);
           continue;
         }
-      }
-      // (A first-use launch still launches: the op around it dispatches device work.)
-      if (corr.hasWork(e.correlation)) launchesByLane[e.lane].push_back(e.start);
-      if (out.setup[id] != SetupKind::None) {
-        b.add(kSetup, e.start, e.end(), id);
+        // What a kernel is depends on its name only: looked at once per name.
+        const NameFacts& f = factsOf(id);
+        if (e.family == Family::Kernel) {
+          b.add(f.kind == WorkKind::Communication ? kComm : kCompute, e.start, e.end(), id);
+          if (f.kind == WorkKind::Kernel) {
+            ++o.kernels;
+            part.kernelDurs.push_back(e.dur);
+            o.kernelNs += e.dur;
+            if (e.dur < 10'000) o.shortKernelNs += e.dur;
+            if (f.matrix) {
+              o.gemmNs += e.dur;
+              if (f.tensorCores) o.gemmTcNs += e.dur;
+            }
+          }
+        } else {
+          b.add(kDeviceOther, e.start, e.end(), id);
+          if (e.family == Family::GpuMemcpy) b.add(kCopyWaited, e.start, e.end(), id);  // intersected below
+        }
+        if (e.correlation != kNoId) {
+          int64_t callStart = 0, callEnd = 0;
+          const bool called = corr.call(e.correlation, &callStart, &callEnd);
+          if (called && callEnd < e.start)
+            b.add(f.kind == WorkKind::Communication ? kQueuedComm : kQueued, callEnd, e.start, id);
+          // Only work whose launch is in the trace can tell a starved device (nothing queued) from a busy one.
+          if (called && e.family == Family::Kernel && f.kind == WorkKind::Kernel) {
+            part.linkedCompute.emplace_back(e.start, e.end());
+            ++o.launchedKernels;
+            o.kernelsInLaunch += callStart <= e.start && e.end() <= callEnd;
+          }
+        }
         continue;
       }
-      // A launch is microseconds of dispatch; a runtime call that works a millisecond or more on the
-      // host (and is no first use) is host work of the runtime's, not launch overhead.
-      const CallKind kind = hn.kind;
-      const Rule rule =
-          kind == CallKind::Other ? (e.dur >= kLongCallNs ? kHostOther : kDispatch) : kCallRule[static_cast<int>(kind)];
-      b.add(rule, e.start, e.end(), id);
-      if (hn.eventSync) eventSyncsByLane[e.lane].push_back(e.start);
+      if (e.dur <= 0) continue;
+      if (e.family == Family::Other && e.lane < deviceLane.size() && deviceLane[e.lane]) continue;
+      // Runtime calls: CUDA's and HIP's, and other accelerators' (MTIA's runtime: an event of its own
+      // category on a host thread that carries a correlation id).
+      const bool otherRuntime = e.family == Family::Other && e.correlation != kNoId;
+      if (e.family == Family::CudaRuntime || e.family == Family::CudaDriver || otherRuntime) {
+        const HostName& hn = hostName(e);
+        // A capture, BeginCapture to EndCapture on one thread, is graph_capture whole: the kernels the
+        // host "launches" meanwhile are recorded into the graph, not run. (Events are in time order
+        // within a lane.) torch.cuda.graph() begins a capture with a prologue: synchronize, gc.collect(),
+        // empty_cache() (cudaFree of the cached blocks), then capture_begin, which registers the RNG
+        // generator with the graph (allocates its seed and offset tensors, cudaMalloc after the
+        // empty_cache, and fills them: two fill_ kernels). A capture starts at the synchronize before
+        // it when the thread launched no other device work between them.
+        if (hn.kind == CallKind::Sync) {
+          lastSync[e.lane] = e.start;
+        } else if (hn.beginCapture) {
+          const auto prologue = lastSync.find(e.lane);
+          openCapture.try_emplace(e.lane, prologue != lastSync.end() ? prologue->second : e.start);
+        } else if (corr.hasWork(e.correlation) && lastSync.count(e.lane) > 0 && !capturePrologueLaunch(s, id)) {
+          lastSync.erase(e.lane);
+        }
+        if (hn.endCapture) {
+          if (const auto it = openCapture.find(e.lane); it != openCapture.end()) {
+            // The capture's span holds the call itself (its evidence: one capture, not a call and a capture).
+            b.add(kCapture, it->second, e.end(), id);
+            openCapture.erase(it);
+            continue;
+          }
+        }
+        // (A first-use launch still launches: the op around it dispatches device work.)
+        if (corr.hasWork(e.correlation)) launchesByLane[e.lane].push_back(e.start);
+        if (out.setup[id] != SetupKind::None) {
+          b.add(kSetup, e.start, e.end(), id);
+          continue;
+        }
+        // A launch is microseconds of dispatch; a runtime call that works a millisecond or more on the
+        // host (and is no first use) is host work of the runtime's, not launch overhead.
+        const CallKind kind = hn.kind;
+        const Rule rule = kind == CallKind::Other ? (e.dur >= kLongCallNs ? kHostOther : kDispatch)
+                                                  : kCallRule[static_cast<int>(kind)];
+        b.add(rule, e.start, e.end(), id);
+        if (hn.eventSync) eventSyncsByLane[e.lane].push_back(e.start);
+      }
     }
+    for (int r = 0; r < kRuleCount; ++r) part.secondPass[r] = o.rules[r].events.size();
+    for (auto& [lane, v] : launchesByLane) std::sort(v.begin(), v.end());
+    for (auto& [lane, v] : eventSyncsByLane) std::sort(v.begin(), v.end());
+    // A convolution that times candidates (event synchronizes inside it, two or more) is cuDNN's (or
+    // MIOpen's) autotuning for a shape it has not seen: set-up, however often new shapes come.
+    auto countIn = [](const std::unordered_map<uint32_t, std::vector<int64_t>>& byLane, const Event& e) {
+      const auto it = byLane.find(e.lane);
+      if (it == byLane.end()) return std::ptrdiff_t{0};
+      return std::lower_bound(it->second.begin(), it->second.end(), e.end()) -
+             std::lower_bound(it->second.begin(), it->second.end(), e.start);
+    };
+    // (An event's parent is on its lane: in this group.)
+    std::vector<uint8_t> hasChild(to - from, 0);
+    for (EventId id = from; id < to; ++id) {
+      const EventId p = events[id].parent;
+      if (p != kNoEvent && p >= from && p < to) hasChild[p - from] = 1;
+    }
+    for (EventId id = from; id < to; ++id) {
+      const Event& e = events[id];
+      if (e.dur <= 0) continue;
+      const bool cpu =
+          e.family == Family::CpuOp || e.family == Family::UserAnnotation || e.family == Family::PythonFunction;
+      if (!cpu) continue;
+      const HostName& hn = hostName(e);
+      if (cpu && out.setup[id] == SetupKind::Compile) {
+        b.add(kSetup, e.start, e.end(), id);
+      } else if ((e.family == Family::CpuOp || e.family == Family::UserAnnotation) && hn.loader) {
+        b.add(kLoader, e.start, e.end(), id);
+      } else if (e.family == Family::CpuOp && hn.convolution && countIn(eventSyncsByLane, e) >= 2) {
+        b.add(kSetup, e.start, e.end(), id);
+        out.setup[id] = SetupKind::Autotune;
+        o.autotuneOps.push_back(id);
+      } else if (e.family == Family::CpuOp) {
+        const auto it = launchesByLane.find(e.lane);
+        bool launches = false;
+        if (it != launchesByLane.end()) {
+          const auto first = std::lower_bound(it->second.begin(), it->second.end(), e.start);
+          launches = first != it->second.end() && *first < e.end();
+        }
+        b.add(launches ? kDispatch : kHostOther, e.start, e.end(), id);
+      } else if (e.family == Family::PythonFunction) {
+        b.add(kHostOther, e.start, e.end(), id);
+      } else if (e.family == Family::UserAnnotation && hasChild[id - from] && !hn.stepMark) {
+        // A record_function region with recorded work inside ("## forward ##", a module's scope): the
+        // host is in the user's own code there, between its ops, even where no op is recorded.
+        b.add(kHostOther, e.start, e.end(), id);
+      }
+    }
+  };
+  // The groups: whole lanes, about as many events each; one when not parallel.
+  std::vector<size_t> counts(s.lanes().size());
+  for (size_t l = 0; l < counts.size(); ++l) counts[l] = s.lanes()[l].end - s.lanes()[l].begin;
+  const std::vector<uint32_t> bounds = splitByCounts(counts, parallel ? kRuleGroups : 1);
+  // Each group's events: from its first lane's start to the next group's (lanes hold consecutive events).
+  std::vector<EventId> laneStart(counts.size() + 1, static_cast<EventId>(events.size()));
+  for (size_t l = counts.size(); l-- > 0;) laneStart[l] = counts[l] > 0 ? s.lanes()[l].begin : laneStart[l + 1];
+  std::vector<LanePart> parts(bounds.size() - 1);
+  auto scanGroup = [&](size_t g) {
+    const EventId from = g == 0 ? 0 : laneStart[bounds[g]];
+    const EventId to = g + 1 == parts.size() ? static_cast<EventId>(events.size()) : laneStart[bounds[g + 1]];
+    scan(from, to, parts[g]);
+  };
+  if (parallel)
+    helpers->forEach(parts.size(), scanGroup);
+  else
+    for (size_t g = 0; g < parts.size(); ++g) scanGroup(g);
+  // Merged in event order: every group's first pass, then every group's second.
+  std::vector<int64_t> kernelDurs;
+  Intervals linkedCompute;
+  for (int r = 0; r < kRuleCount; ++r) {
+    RuleEvents& into = rules[r];
+    for (int pass = 0; pass < 2; ++pass)
+      for (LanePart& part : parts) {
+        const RuleEvents& from = part.out.rules[r];
+        const size_t a = pass == 0 ? 0 : part.secondPass[r], z = pass == 0 ? part.secondPass[r] : from.events.size();
+        into.cover.insert(into.cover.end(), from.cover.begin() + static_cast<std::ptrdiff_t>(a),
+                          from.cover.begin() + static_cast<std::ptrdiff_t>(z));
+        into.events.insert(into.events.end(), from.events.begin() + static_cast<std::ptrdiff_t>(a),
+                           from.events.begin() + static_cast<std::ptrdiff_t>(z));
+        into.spans.insert(into.spans.end(), from.spans.begin() + static_cast<std::ptrdiff_t>(a),
+                          from.spans.begin() + static_cast<std::ptrdiff_t>(z));
+      }
   }
-  for (auto& [lane, v] : launchesByLane) std::sort(v.begin(), v.end());
-  for (auto& [lane, v] : eventSyncsByLane) std::sort(v.begin(), v.end());
+  for (LanePart& part : parts) {
+    const RuleSet& o = part.out;
+    out.anyDevice = out.anyDevice || o.anyDevice;
+    for (const auto& [dev, iv] : o.deviceWork) {
+      Intervals& d = out.deviceWork[dev];
+      d.insert(d.end(), iv.begin(), iv.end());
+    }
+    out.backlog.insert(out.backlog.end(), o.backlog.begin(), o.backlog.end());
+    out.autotuneOps.insert(out.autotuneOps.end(), o.autotuneOps.begin(), o.autotuneOps.end());
+    out.kernels += o.kernels;
+    out.launchedKernels += o.launchedKernels;
+    out.kernelsInLaunch += o.kernelsInLaunch;
+    out.kernelNs += o.kernelNs;
+    out.shortKernelNs += o.shortKernelNs;
+    out.gemmNs += o.gemmNs;
+    out.gemmTcNs += o.gemmTcNs;
+    kernelDurs.insert(kernelDurs.end(), part.kernelDurs.begin(), part.kernelDurs.end());
+    linkedCompute.insert(linkedCompute.end(), part.linkedCompute.begin(), part.linkedCompute.end());
+  }
+  parts.clear();
   std::sort(kernelDurs.begin(), kernelDurs.end());
   out.kernelMedianNs = kernelDurs.empty() ? 0 : kernelDurs[kernelDurs.size() / 2];
-  // A convolution that times candidates (event synchronizes inside it, two or more) is cuDNN's (or
-  // MIOpen's) autotuning for a shape it has not seen: set-up, however often new shapes come.
-  auto countIn = [](const std::unordered_map<uint32_t, std::vector<int64_t>>& byLane, const Event& e) {
-    const auto it = byLane.find(e.lane);
-    if (it == byLane.end()) return std::ptrdiff_t{0};
-    return std::lower_bound(it->second.begin(), it->second.end(), e.end()) -
-           std::lower_bound(it->second.begin(), it->second.end(), e.start);
-  };
-  std::vector<bool> hasChild(events.size(), false);
-  for (const Event& e : events)
-    if (e.parent != kNoEvent && e.parent < events.size()) hasChild[e.parent] = true;
-  for (EventId id = 0; id < events.size(); ++id) {
-    const Event& e = events[id];
-    if (e.dur <= 0) continue;
-    const bool cpu =
-        e.family == Family::CpuOp || e.family == Family::UserAnnotation || e.family == Family::PythonFunction;
-    if (!cpu) continue;
-    const HostName& hn = hostName(e);
-    if (cpu && out.setup[id] == SetupKind::Compile) {
-      b.add(kSetup, e.start, e.end(), id);
-    } else if ((e.family == Family::CpuOp || e.family == Family::UserAnnotation) && hn.loader) {
-      b.add(kLoader, e.start, e.end(), id);
-    } else if (e.family == Family::CpuOp && hn.convolution && countIn(eventSyncsByLane, e) >= 2) {
-      b.add(kSetup, e.start, e.end(), id);
-      out.setup[id] = SetupKind::Autotune;
-      out.autotuneOps.push_back(id);
-    } else if (e.family == Family::CpuOp) {
-      const auto it = launchesByLane.find(e.lane);
-      bool launches = false;
-      if (it != launchesByLane.end()) {
-        const auto first = std::lower_bound(it->second.begin(), it->second.end(), e.start);
-        launches = first != it->second.end() && *first < e.end();
-      }
-      b.add(launches ? kDispatch : kHostOther, e.start, e.end(), id);
-    } else if (e.family == Family::PythonFunction) {
-      b.add(kHostOther, e.start, e.end(), id);
-    } else if (e.family == Family::UserAnnotation && hasChild[id] && !hn.stepMark) {
-      // A record_function region with recorded work inside ("## forward ##", a module's scope): the
-      // host is in the user's own code there, between its ops, even where no op is recorded.
-      b.add(kHostOther, e.start, e.end(), id);
-    }
-  }
+  Builder b{s, out};
   hostGaps(s, w, b);
-  for (auto& rule : rules) rule.cover = merged(std::move(rule.cover));
-  out.backlog = merged(std::move(out.backlog));
-  for (auto& [dev, iv] : out.deviceWork) iv = merged(std::move(iv));
+  // Each rule's cover, the backlog and each device's work merged (on the threads free, when parallel).
+  std::vector<Intervals*> toMerge{&out.backlog};
+  for (auto& rule : rules) toMerge.push_back(&rule.cover);
+  for (auto& [dev, iv] : out.deviceWork) toMerge.push_back(&iv);
+  auto mergeOne = [&](size_t i) { *toMerge[i] = merged(std::move(*toMerge[i])); };
+  if (parallel)
+    helpers->forEach(toMerge.size(), mergeOne);
+  else
+    for (size_t i = 0; i < toMerge.size(); ++i) mergeOne(i);
   // A capture holds its whole span, the synchronize and empty_cache of its prologue included.
   for (Rule r : {kSetup, kAlloc, kSync}) takeCovered(rules[r].cover, rules[kCapture].cover);
   // Drained: a synchronize makes the host wait for the work queued before it; without it the host

@@ -293,29 +293,6 @@ unsigned EventStoreBuilder::buildParts() const {
   return static_cast<unsigned>(std::min<size_t>(workerThreads(), store_.lanes_.size()));
 }
 
-std::vector<uint32_t> EventStoreBuilder::splitLanes(const std::vector<size_t>& counts, unsigned parts) {
-  const auto lanes = static_cast<uint32_t>(counts.size());
-  parts = std::max(1u, std::min(parts, lanes));
-  size_t total = 0;
-  for (size_t c : counts) total += c;
-  // Group g starts at the first lane whose middle falls past g/parts of the events, and after the
-  // group before it; each group keeps a lane at least, and so does each group after it.
-  std::vector<uint32_t> b{0};
-  size_t acc = 0;  // events in lanes [0, k)
-  uint32_t k = 0;
-  for (unsigned g = 1; g < parts; ++g) {
-    const size_t target = total * g / parts;
-    while (k < lanes && (acc + counts[k] / 2 < target || k <= b.back())) acc += counts[k++];
-    k = std::min(k, lanes - (parts - g));  // room for the groups after
-    if (k <= b.back()) break;              // (cannot happen: parts <= lanes)
-    b.push_back(k);
-    acc = 0;
-    for (uint32_t i = 0; i < k; ++i) acc += counts[i];
-  }
-  b.push_back(lanes);
-  return b;
-}
-
 EventStore EventStoreBuilder::build() && {
   sortIntoLanes();
   computeNesting();
@@ -411,7 +388,7 @@ void EventStoreBuilder::sortIntoLanes() {
   for (auto& l : store_.lanes_) l.begin = l.end = 0;
   // The events of groups [g0, g1) (lanes bounds[g0] to bounds[g1]) are [from, to): split in two by
   // lane (a partition, in place), each half on its own thread, down to one group each, sorted.
-  const std::vector<uint32_t> bounds = splitLanes(counts, buildParts());
+  const std::vector<uint32_t> bounds = splitByCounts(counts, buildParts());
   std::vector<Span> spans(bounds.size() - 1);
   std::function<void(size_t, size_t, size_t, size_t)> sortGroups = [&](size_t from, size_t to, size_t g0, size_t g1) {
     if (g1 - g0 == 1) {
@@ -478,7 +455,7 @@ void EventStoreBuilder::computeNesting() {
   }
   std::vector<size_t> counts(lanes);
   for (uint32_t i = 0; i < lanes; ++i) counts[i] = store_.lanes_[i].end - store_.lanes_[i].begin;
-  const std::vector<uint32_t> bounds = splitLanes(counts, parts);
+  const std::vector<uint32_t> bounds = splitByCounts(counts, parts);
   runParts(bounds.size() - 1, [&](size_t g) { nest(bounds[g], bounds[g + 1]); });
 }
 

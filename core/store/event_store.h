@@ -541,9 +541,6 @@ class EventStoreBuilder {
   bool parallelBuild() const;
   // How many parts the build splits into (1, or up to the threads and the lanes).
   unsigned buildParts() const;
-  // Lane boundaries of `parts` groups of whole lanes holding about as many events each (given each lane's
-  // count): b[0] = 0 < b[1] < ... < b[n] = lanes, n <= parts.
-  static std::vector<uint32_t> splitLanes(const std::vector<size_t>& counts, unsigned parts);
   void sortIntoLanes();
   void computeNesting();
   void bindFlows();

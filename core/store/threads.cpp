@@ -32,6 +32,29 @@ size_t parallelMinEvents(size_t usual) {
   return usual;
 }
 
+std::vector<uint32_t> splitByCounts(const std::vector<size_t>& counts, unsigned parts) {
+  const auto lanes = static_cast<uint32_t>(counts.size());  // (items: lanes, in the store)
+  parts = std::max(1u, std::min(parts, lanes));
+  size_t total = 0;
+  for (size_t c : counts) total += c;
+  // Group g starts at the first lane whose middle falls past g/parts of the events, and after the
+  // group before it; each group keeps a lane at least, and so does each group after it.
+  std::vector<uint32_t> b{0};
+  size_t acc = 0;  // events in lanes [0, k)
+  uint32_t k = 0;
+  for (unsigned g = 1; g < parts; ++g) {
+    const size_t target = total * g / parts;
+    while (k < lanes && (acc + counts[k] / 2 < target || k <= b.back())) acc += counts[k++];
+    k = std::min(k, lanes - (parts - g));  // room for the groups after
+    if (k <= b.back()) break;              // (cannot happen: parts <= lanes)
+    b.push_back(k);
+    acc = 0;
+    for (uint32_t i = 0; i < k; ++i) acc += counts[i];
+  }
+  b.push_back(lanes);
+  return b;
+}
+
 void runParts(size_t n, const std::function<void(size_t)>& fn) {
   if (n == 0) return;
   std::vector<std::exception_ptr> errs(n);

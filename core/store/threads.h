@@ -6,6 +6,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -51,6 +52,10 @@ void runBoth(bool two, A&& a, B&& b) {
     b();
   if (err) std::rethrow_exception(err);
 }
+
+// Consecutive items (a store's lanes) in at most `parts` groups of about equal count each, given each
+// item's count: the boundaries b[0] = 0 < b[1] < ... < b[n] = items, n <= parts (n >= 1).
+std::vector<uint32_t> splitByCounts(const std::vector<size_t>& counts, unsigned parts);
 
 // Runs fn(0) .. fn(n-1) each on a thread of its own (fn(0) here); a part whose thread cannot start
 // runs here after the others. An exception from any comes back here once all are done.

@@ -25,6 +25,7 @@
 #include "cache_compare.h"
 #include "core/cache/open_trace.h"
 #include "core/cache/trace_cache.h"
+#include "core/explain/diagnosis_internal.h"
 #include "core/read/trace_reader.h"
 #include "core/store/threads.h"
 
@@ -126,6 +127,56 @@ class TestParallelOpen : public QObject {
     QCOMPARE(many.warning, one.warning);
     const std::string d = testutil::compareSnapshots(*many.snapshot, *one.snapshot);
     QVERIFY2(d.empty(), d.c_str());
+  }
+
+  // The diagnosis's rules built in lane groups by helping threads equal the rules built in one pass,
+  // list for list and in the same order (the evidence reads that order): every rule's events, spans
+  // and cover, each device's work, the backlog, the set-up kinds, the autotuned ops, the counters.
+  void rulesInGroupsEqualOnePass_data() {
+    QTest::addColumn<QString>("path");
+    const QString shared = QStringLiteral(ATTNSCOPE_SHARED_TRACES);
+    for (const char* t : {"h200/transformer_train20.json.gz", "ext/hta_spmd_dhen_rank1.json.gz",
+                          "ext/kineto_tb_resnet50_nw0.pt.trace.json.gz", "ext/hta_mtia_inference_rank0.json.gz"})
+      QTest::newRow(t) << shared + "/" + QString::fromLatin1(t);
+  }
+  void rulesInGroupsEqualOnePass() {
+    QFETCH(QString, path);
+    const cache::OpenedTrace t = openWith(path.toStdString(), false);
+    QVERIFY(t.ok());
+    const EventStore& s = *t.snapshot->store;
+    QVERIFY(s.lanes().size() >= 2);
+    const diag::Windows w = diag::findWindows(s, *t.snapshot->explanation);
+    const diag::RuleSet one = diag::buildRules(s, *t.snapshot->explanation, w);
+    qputenv("ATTNSCOPE_PARALLEL_MIN_EVENTS", "1");
+    Helpers h;
+    std::vector<std::thread> helping;
+    for (int k = 0; k < 3; ++k) helping.emplace_back([&] { h.help(); });
+    const diag::RuleSet many = diag::buildRules(s, *t.snapshot->explanation, w, &h);
+    h.close();
+    for (std::thread& th : helping) th.join();
+    qunsetenv("ATTNSCOPE_PARALLEL_MIN_EVENTS");
+    size_t events = 0;
+    for (int r = 0; r < diag::kRuleCount; ++r) {
+      const QByteArray rule = QByteArray("rule ") + QByteArray::number(r);
+      QVERIFY2(many.rules[r].events == one.rules[r].events, rule.constData());
+      QVERIFY2(many.rules[r].spans == one.rules[r].spans, rule.constData());
+      QVERIFY2(many.rules[r].cover == one.rules[r].cover, rule.constData());
+      events += one.rules[r].events.size();
+    }
+    QVERIFY(events > 1000);  // a real trace's rules, not empty ones
+    QVERIFY(many.deviceWork == one.deviceWork);
+    QVERIFY(many.backlog == one.backlog);
+    QVERIFY(many.setup == one.setup);
+    QVERIFY(many.autotuneOps == one.autotuneOps);
+    QCOMPARE(many.anyDevice, one.anyDevice);
+    QCOMPARE(many.kernels, one.kernels);
+    QCOMPARE(many.launchedKernels, one.launchedKernels);
+    QCOMPARE(many.kernelsInLaunch, one.kernelsInLaunch);
+    QCOMPARE(many.kernelNs, one.kernelNs);
+    QCOMPARE(many.shortKernelNs, one.shortKernelNs);
+    QCOMPARE(many.kernelMedianNs, one.kernelMedianNs);
+    QCOMPARE(many.gemmNs, one.gemmNs);
+    QCOMPARE(many.gemmTcNs, one.gemmTcNs);
   }
 
   // Helpers: every index of a forEach runs once, on the caller and the threads that help; a later
