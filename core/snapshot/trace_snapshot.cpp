@@ -34,92 +34,88 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
           explainTrace(*snap, options.steps, options.profilerStepsFirst, /*stepsOnly=*/true));
     return snap;
   }
-  // A large trace's work on two threads (not while spilling, a trace larger than the memory budget:
-  // one analysis's arrays at a time): torch's two attributions on one, the activity index and the part
-  // of the explanation that reads no table on the other; then what reads both.
-  const bool twoThreads =
+  // A large trace's work on several threads (not while spilling, a trace larger than the memory budget:
+  // one analysis's arrays at a time): torch's two attributions beside the activity index and the part
+  // of the explanation that reads no table, with every free thread helping that part; then what reads
+  // both.
+  const bool parallel =
       s.size() >= parallelMinEvents(kParallelSnapshotEvents) && workerThreads() >= 2 && !spill::spilling();
+  // Each attribution once: both groupings from it, or by name only.
+  KeyAveragesBothGroupings torch, corrected;
+  auto attribution = [&](Attribution at, KeyAveragesBothGroupings& into) {
+    if (options.shapeTables)
+      into = computeKeyAveragesBothGroupings(s, at);
+    else
+      into.byName = computeKeyAverages(s, GroupBy::Name, at);
+  };
   std::optional<Explanation> explanation;
   std::optional<Ledger> ledger;  // computed beside the explanation, when it is made on several threads
-  if (options.shapeTables) {
-    // Each attribution once, both groupings from it.
-    KeyAveragesBothGroupings torch, corrected;
-    // With no explanation to make, the corrected attribution goes with the index instead.
-    auto tables = [&] {
-      torch = computeKeyAveragesBothGroupings(s, Attribution::Torch);
-      if (options.explain) corrected = computeKeyAveragesBothGroupings(s, Attribution::Corrected);
+  if (parallel && options.explain) {
+    // The explanation here (its chain is the longest: steps, rules, evidence); torch's attributions on
+    // threads of their own (one thread for both on two CPUs), then the ledger (it reads both and the
+    // index) on the first; each then helps with the explanation, as every further thread does from the
+    // start.
+    const unsigned threads = workerThreads();
+    std::latch ready(threads >= 3 ? 2 : 1);  // the index built (and the corrected attribution)
+    struct Ready {
+      std::latch& l;
+      ~Ready() { l.count_down(); }  // however the work before it ended: nobody waits for ever
     };
-    auto indexAndExplain = [&] {
-      snap->index = ActivityIndex(s);
-      if (options.explain)
-        explanation = explainWithoutTables(*snap, options.steps, options.profilerStepsFirst);
-      else
-        corrected = computeKeyAveragesBothGroupings(s, Attribution::Corrected);
+    auto withLedger = [&] {
+      ready.wait();
+      ledger = computeLedger(s, snap->index, torch.byName, corrected.byName, snap->engine ? &*snap->engine : nullptr);
     };
-    if (twoThreads && options.explain) {
-      // The explanation here (its chain is the longest: steps, rules, evidence); torch's attributions
-      // on threads of their own (one thread for both on two CPUs), then the ledger (it reads both and
-      // the index) on the first; each then helps with the explanation's evidence, as every further
-      // thread does from the start.
-      const unsigned threads = workerThreads();
-      std::latch ready(threads >= 3 ? 2 : 1);  // the index built (and the corrected attribution)
-      struct Ready {
-        std::latch& l;
-        ~Ready() { l.count_down(); }  // however the work before it ended: nobody waits for ever
-      };
-      auto withLedger = [&] {
-        ready.wait();
-        ledger = computeLedger(s, snap->index, torch.byName, corrected.byName, snap->engine ? &*snap->engine : nullptr);
-      };
-      std::vector<std::function<void()>> parts;
-      if (threads >= 3) {
-        parts.emplace_back([&] {
-          torch = computeKeyAveragesBothGroupings(s, Attribution::Torch);
-          withLedger();
-        });
-        parts.emplace_back([&] {
-          const Ready done{ready};
-          corrected = computeKeyAveragesBothGroupings(s, Attribution::Corrected);
-        });
-        parts.resize(threads - 1);
-      } else {
-        parts.emplace_back([&] {
-          tables();
-          withLedger();
-        });
-      }
-      Helpers helpers;
-      runWithHelpers(
-          helpers,
-          [&] {
-            {
-              const Ready done{ready};
-              snap->index = ActivityIndex(s);
-            }
-            explanation = explainWithoutTables(*snap, options.steps, options.profilerStepsFirst, &helpers);
-          },
-          parts);
+    std::vector<std::function<void()>> parts;
+    if (threads >= 3) {
+      parts.emplace_back([&] {
+        attribution(Attribution::Torch, torch);
+        withLedger();
+      });
+      parts.emplace_back([&] {
+        const Ready done{ready};
+        attribution(Attribution::Corrected, corrected);
+      });
+      parts.resize(threads - 1);
     } else {
-      runBoth(twoThreads, tables, indexAndExplain);
+      parts.emplace_back([&] {
+        attribution(Attribution::Torch, torch);
+        attribution(Attribution::Corrected, corrected);
+        withLedger();
+      });
     }
-    snap->torchByName = std::make_shared<const KeyAverages>(std::move(torch.byName));
-    snap->torchByInputShape = std::make_shared<const KeyAverages>(std::move(torch.byInputShape));
-    snap->correctedByName = std::make_shared<const KeyAverages>(std::move(corrected.byName));
-    snap->correctedByInputShape = std::make_shared<const KeyAverages>(std::move(corrected.byInputShape));
+    Helpers helpers;
+    runWithHelpers(
+        helpers,
+        [&] {
+          {
+            const Ready done{ready};
+            snap->index = ActivityIndex(s);
+          }
+          explanation = explainWithoutTables(*snap, options.steps, options.profilerStepsFirst, &helpers);
+        },
+        parts);
   } else {
-    snap->index = ActivityIndex(s);
-    snap->torchByName = std::make_shared<const KeyAverages>(computeKeyAverages(s, GroupBy::Name, Attribution::Torch));
-    snap->correctedByName =
-        std::make_shared<const KeyAverages>(computeKeyAverages(s, GroupBy::Name, Attribution::Corrected));
+    // With no explanation: the index and one attribution beside the other.
+    runBoth(
+        parallel,
+        [&] {
+          snap->index = ActivityIndex(s);
+          attribution(Attribution::Torch, torch);
+        },
+        [&] { attribution(Attribution::Corrected, corrected); });
+  }
+  snap->torchByName = std::make_shared<const KeyAverages>(std::move(torch.byName));
+  snap->correctedByName = std::make_shared<const KeyAverages>(std::move(corrected.byName));
+  if (options.shapeTables) {
+    snap->torchByInputShape = std::make_shared<const KeyAverages>(std::move(torch.byInputShape));
+    snap->correctedByInputShape = std::make_shared<const KeyAverages>(std::move(corrected.byInputShape));
   }
   if (options.explain) {
     if (!explanation) explanation = explainWithoutTables(*snap, options.steps, options.profilerStepsFirst);
-    {
-      if (ledger)
-        finishWithLedger(*snap, *explanation, std::move(*ledger));
-      else
-        finishWithTables(*snap, *explanation);
-    }
+    if (ledger)
+      finishWithLedger(*snap, *explanation, std::move(*ledger));
+    else
+      finishWithTables(*snap, *explanation);
     snap->explanation = std::make_shared<const Explanation>(std::move(*explanation));
     snap->answer = std::make_shared<const FoundingAnswer>(
         foundingAnswer(s, *snap->explanation, *snap->torchByName, snap->engine ? &*snap->engine : nullptr));
