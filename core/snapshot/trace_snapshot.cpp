@@ -1,7 +1,7 @@
 #include "core/snapshot/trace_snapshot.h"
 
+#include <atomic>
 #include <functional>
-#include <latch>
 #include <optional>
 #include <vector>
 
@@ -52,45 +52,41 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
   std::optional<Ledger> ledger;  // computed beside the explanation, when it is made on several threads
   if (parallel && options.explain) {
     // The explanation here (its chain is the longest: steps, rules, evidence); torch's attributions on
-    // threads of their own (one thread for both on two CPUs), then the ledger (it reads both and the
-    // index) on the first; each then helps with the explanation, as every further thread does from the
-    // start.
+    // threads of their own (one thread for both on two CPUs), each of which then helps with the
+    // explanation, as every further thread does from the start.
     const unsigned threads = workerThreads();
-    std::latch ready(threads >= 3 ? 2 : 1);  // the index built (and the corrected attribution)
-    struct Ready {
-      std::latch& l;
-      ~Ready() { l.count_down(); }  // however the work before it ended: nobody waits for ever
-    };
-    auto withLedger = [&] {
-      ready.wait();
-      ledger = computeLedger(s, snap->index, torch.byName, corrected.byName, snap->engine ? &*snap->engine : nullptr);
+    // The ledger reads the index and both attributions: whichever of them is made last computes it.
+    // Nobody waits for another (a part whose thread could not start runs after the rest), and a part
+    // that fails leaves it to finishWithTables, after the failure has come back.
+    std::atomic<int> pending(threads >= 3 ? 3 : 2);
+    auto madeOne = [&] {
+      if (pending.fetch_sub(1) == 1)
+        ledger = computeLedger(s, snap->index, torch.byName, corrected.byName, snap->engine ? &*snap->engine : nullptr);
     };
     std::vector<std::function<void()>> parts;
     if (threads >= 3) {
       parts.emplace_back([&] {
         attribution(Attribution::Torch, torch);
-        withLedger();
+        madeOne();
       });
       parts.emplace_back([&] {
-        const Ready done{ready};
         attribution(Attribution::Corrected, corrected);
+        madeOne();
       });
       parts.resize(threads - 1);
     } else {
       parts.emplace_back([&] {
         attribution(Attribution::Torch, torch);
         attribution(Attribution::Corrected, corrected);
-        withLedger();
+        madeOne();
       });
     }
     Helpers helpers;
     runWithHelpers(
         helpers,
         [&] {
-          {
-            const Ready done{ready};
-            snap->index = ActivityIndex(s);
-          }
+          snap->index = ActivityIndex(s);
+          madeOne();
           explanation = explainWithoutTables(*snap, options.steps, options.profilerStepsFirst, &helpers);
         },
         parts);

@@ -59,7 +59,9 @@ void runParts(size_t n, const std::function<void(size_t)>& fn) {
   if (n == 0) return;
   std::vector<std::exception_ptr> errs(n);
   std::vector<std::thread> threads;
-  std::vector<size_t> here;  // parts with no thread
+  std::vector<size_t> here;  // parts with no thread (reserved: nothing may throw once a thread runs)
+  threads.reserve(n);
+  here.reserve(n);
   for (size_t i = 1; i < n; ++i) {
     try {
       threads.emplace_back([&, i] {
@@ -98,7 +100,11 @@ bool Helpers::runOne(std::unique_lock<std::mutex>& lock) {
     err = std::current_exception();
   }
   lock.lock();
-  if (err && !err_) err_ = err;
+  // The first job's exception by index, not by time: the same error whatever the threads did.
+  if (err && (!err_ || i < errIndex_)) {
+    err_ = err;
+    errIndex_ = i;
+  }
   if (++done_ == n_) cv_.notify_all();
   return true;
 }
@@ -139,7 +145,9 @@ void Helpers::close() {
 void runWithHelpers(Helpers& h, const std::function<void()>& main, const std::vector<std::function<void()>>& parts) {
   std::vector<std::exception_ptr> errs(parts.size() + 1);
   std::vector<std::thread> threads;
-  std::vector<size_t> here;  // parts with no thread
+  std::vector<size_t> here;  // parts with no thread (reserved: nothing may throw once a thread runs)
+  threads.reserve(parts.size());
+  here.reserve(parts.size());
   for (size_t i = 0; i < parts.size(); ++i) {
     try {
       threads.emplace_back([&, i] {

@@ -63,9 +63,9 @@ void runParts(size_t n, const std::function<void(size_t)>& fn);
 
 // Work one thread hands out while threads that are free help with it. forEach(n, fn) runs fn(0) .. fn(n-1)
 // on the calling thread and on every thread waiting in help(), each taking the next index, and returns
-// when all n are done (an exception from any comes back from forEach). help() takes whatever forEach
-// hands out until close(); a thread that has finished its own part of an analysis calls it, so the
-// longest part is shared by every thread that is free, not only by the one that started it.
+// when all n are done (an exception from any comes back from forEach: the lowest index's). help() takes whatever
+// forEach hands out until close(); a thread that has finished its own part of an analysis calls it, so the longest part
+// is shared by every thread that is free, not only by the one that started it.
 class Helpers {
  public:
   void forEach(size_t n, const std::function<void(size_t)>& fn);
@@ -81,6 +81,7 @@ class Helpers {
   size_t n_ = 0, next_ = 0, done_ = 0;
   bool closed_ = false;
   std::exception_ptr err_;
+  size_t errIndex_ = 0;
 };
 
 // Runs main() here and each of `parts` on a thread of its own, which then helps `h` until main() has

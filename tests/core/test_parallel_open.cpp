@@ -17,6 +17,7 @@
 #include <chrono>
 #include <filesystem>
 #include <mutex>
+#include <random>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -129,6 +130,45 @@ class TestParallelOpen : public QObject {
     QVERIFY2(d.empty(), d.c_str());
   }
 
+  // Lanes into groups: boundaries from 0 to the lane count, strictly increasing, min(parts, lanes)
+  // groups, each of about equal events (by hand on small cases, then a bound on random ones).
+  void lanesSplitIntoGroups() {
+    using B = std::vector<uint32_t>;
+    QCOMPARE(splitByCounts({}, 4), (B{0, 0}));
+    QCOMPARE(splitByCounts({5}, 4), (B{0, 1}));
+    QCOMPARE(splitByCounts({7, 7, 7}, 1), (B{0, 3}));
+    QCOMPARE(splitByCounts({3, 3}, 8), (B{0, 1, 2}));
+    QCOMPARE(splitByCounts({0, 0, 0}, 2), (B{0, 1, 3}));
+    QCOMPARE(splitByCounts({10, 10, 10, 10}, 2), (B{0, 2, 4}));
+    QCOMPARE(splitByCounts({10, 10, 10, 10}, 4), (B{0, 1, 2, 3, 4}));
+    QCOMPARE(splitByCounts({100, 1, 1, 100}, 2), (B{0, 2, 4}));
+    // One lane of most events: its middle past half, it starts the second group.
+    QCOMPARE(splitByCounts({1, 1000, 1, 1}, 2), (B{0, 1, 4}));
+    std::mt19937 rng(4404);
+    for (int round = 0; round < 500; ++round) {
+      const size_t lanes = rng() % 40;
+      const unsigned parts = 1 + rng() % 8;
+      std::vector<size_t> counts(lanes);
+      size_t total = 0, most = 0;
+      for (size_t& c : counts) {
+        c = rng() % 4 == 0 ? 0 : rng() % 1000;
+        total += c;
+        most = std::max(most, c);
+      }
+      const B b = splitByCounts(counts, parts);
+      QCOMPARE(b.front(), 0u);
+      QCOMPARE(b.back(), static_cast<uint32_t>(lanes));
+      QCOMPARE(b.size() - 1, std::max<size_t>(1, std::min<size_t>(parts, lanes)));
+      for (size_t g = 1; g + 1 < b.size(); ++g) QVERIFY(b[g] > b[g - 1]);
+      if (lanes < 4 * parts) continue;  // room for every group to take what its share holds
+      for (size_t g = 0; g + 1 < b.size(); ++g) {
+        size_t in = 0;
+        for (uint32_t l = b[g]; l < b[g + 1]; ++l) in += counts[l];
+        QVERIFY2(in <= total / (b.size() - 1) + most, qPrintable(QString("round %1 group %2").arg(round).arg(g)));
+      }
+    }
+  }
+
   // The diagnosis's rules built in lane groups by helping threads equal the rules built in one pass,
   // list for list and in the same order (the evidence reads that order): every rule's events, spans
   // and cover, each device's work, the backlog, the set-up kinds, the autotuned ops, the counters.
@@ -208,6 +248,22 @@ class TestParallelOpen : public QObject {
       threw = std::string(e.what()) == "job 13";
     }
     QVERIFY(threw);
+    // Two jobs fail: the lower index's error, whichever failed first.
+    for (int k = 0; k < 20; ++k) {
+      std::string what;
+      try {
+        h.forEach(40, [&](size_t i) {
+          if (i == 31) throw std::runtime_error("job 31");
+          if (i == 7) {
+            std::this_thread::sleep_for(std::chrono::microseconds(300));
+            throw std::runtime_error("job 7");
+          }
+        });
+      } catch (const std::runtime_error& e) {
+        what = e.what();
+      }
+      QCOMPARE(what, std::string("job 7"));
+    }
     // Still usable after an exception.
     std::atomic<int> sum{0};
     h.forEach(10, [&](size_t i) { sum += static_cast<int>(i); });
