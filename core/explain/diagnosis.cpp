@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "core/explain/diagnosis_internal.h"
 #include "core/explain/diagnosis_words.h"
@@ -133,8 +134,8 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x, Helpers* helpers) 
       mine = evidenceItems(s, c.code, r, taken, c.code == restCause ? nothing : Intervals{}, c.totalNs);
     }
   };
-  // Each cause's evidence reads the store and the rules only: a large trace's on two threads, the causes
-  // dealt by their rules' events (the most first, each to the lighter side). Not while spilling.
+  // Each cause's evidence reads the store and the rules only: a large trace's causes are jobs, the most
+  // rules' events first, for the threads free. Not while spilling.
   std::vector<std::pair<size_t, const DiagnosedCause*>> jobs;
   size_t eventsInRules = 0;
   for (const auto* list : {&d.causes, &d.minor})
@@ -148,37 +149,24 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x, Helpers* helpers) 
   std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   const bool parallel =
       eventsInRules >= parallelMinEvents(kParallelEvidenceEvents) && jobs.size() > 1 && !spill::spilling();
+  // Every thread free to help takes the next cause, the largest first, then the trace's names; with no
+  // helpers given (a lone explanation), a large trace's on threads of its own.
   TraceNameFacts names;
+  auto job = [&](size_t i) {
+    if (i < jobs.size())
+      evidenceOf(*jobs[i].second);
+    else
+      names = traceNameFacts(s);
+  };
+  const size_t n = jobs.size() + 1;
   if (parallel && helpers) {
-    // Every thread free to help takes the next cause, the largest first, then the trace's names.
-    helpers->forEach(jobs.size() + 1, [&](size_t i) {
-      if (i < jobs.size())
-        evidenceOf(*jobs[i].second);
-      else
-        names = traceNameFacts(s);
-    });
+    helpers->forEach(n, job);
+  } else if (parallel && workerThreads() >= 2) {
+    Helpers own;
+    runWithHelpers(
+        own, [&] { own.forEach(n, job); }, std::vector<std::function<void()>>(workerThreads() - 1));
   } else {
-    names = traceNameFacts(s);
-    // Two threads: the causes dealt out, each to the lighter side.
-    std::vector<const DiagnosedCause*> here, there;
-    size_t hereN = 0, thereN = 0;
-    for (const auto& [n, c] : jobs) {
-      if (hereN <= thereN) {
-        here.push_back(c);
-        hereN += n;
-      } else {
-        there.push_back(c);
-        thereN += n;
-      }
-    }
-    runBoth(
-        parallel && workerThreads() >= 2,
-        [&] {
-          for (const DiagnosedCause* c : here) evidenceOf(*c);
-        },
-        [&] {
-          for (const DiagnosedCause* c : there) evidenceOf(*c);
-        });
+    for (size_t i = 0; i < n; ++i) job(i);
   }
   const FixFacts facts = fixFacts(s, d, r, taken, w, items, cpu, names);
   auto describe = [&](DiagnosedCause& c, bool first) {

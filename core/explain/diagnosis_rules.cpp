@@ -437,10 +437,12 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w, 
     helpers->forEach(parts.size(), scanGroup);
   else
     for (size_t g = 0; g < parts.size(); ++g) scanGroup(g);
-  // Merged in event order: every group's first pass, then every group's second.
+  // Merged in event order: every group's first pass, then every group's second (one group's lists are in
+  // that order already: moved).
   std::vector<int64_t> kernelDurs;
   Intervals linkedCompute;
-  for (int r = 0; r < kRuleCount; ++r) {
+  for (int r = 0; r < kRuleCount && parts.size() == 1; ++r) rules[r] = std::move(parts[0].out.rules[r]);
+  for (int r = 0; r < kRuleCount && parts.size() > 1; ++r) {
     RuleEvents& into = rules[r];
     for (int pass = 0; pass < 2; ++pass)
       for (LanePart& part : parts) {

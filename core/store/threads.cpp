@@ -143,41 +143,16 @@ void Helpers::close() {
 }
 
 void runWithHelpers(Helpers& h, const std::function<void()>& main, const std::vector<std::function<void()>>& parts) {
-  std::vector<std::exception_ptr> errs(parts.size() + 1);
-  std::vector<std::thread> threads;
-  std::vector<size_t> here;  // parts with no thread (reserved: nothing may throw once a thread runs)
-  threads.reserve(parts.size());
-  here.reserve(parts.size());
-  for (size_t i = 0; i < parts.size(); ++i) {
-    try {
-      threads.emplace_back([&, i] {
-        try {
-          if (parts[i]) parts[i]();
-        } catch (...) {
-          errs[i] = std::current_exception();
-        }
-        h.help();
-      });
-    } catch (...) {
-      here.push_back(i);
+  // Part 0 is main (here), which closes h however it ends; each other part then helps until then.
+  runParts(parts.size() + 1, [&](size_t i) {
+    if (i == 0) {
+      const CloseHelpers close{h};
+      main();
+      return;
     }
-  }
-  try {
-    CloseHelpers close{h};
-    main();
-  } catch (...) {
-    errs.back() = std::current_exception();
-  }
-  for (std::thread& t : threads) t.join();
-  for (size_t i : here) {
-    try {
-      if (parts[i]) parts[i]();
-    } catch (...) {
-      errs[i] = std::current_exception();
-    }
-  }
-  for (const std::exception_ptr& e : errs)
-    if (e) std::rethrow_exception(e);
+    if (parts[i - 1]) parts[i - 1]();
+    h.help();
+  });
 }
 
 }  // namespace attnscope
