@@ -16,6 +16,7 @@ int benchHostile(const std::vector<std::string>& args);
 int benchViews(const std::vector<std::string>& args);
 int benchStart(const std::vector<std::string>& args);
 int benchOverhead(const std::vector<std::string>& args, const std::string& self);
+int benchSpill(const std::vector<std::string>& args);
 #ifdef ATTNSCOPE_BENCH_TIMELINE
 int benchTimeline(const std::vector<std::string>& args, int argc, char** argv);
 #endif
@@ -55,6 +56,9 @@ int main(int argc, char** argv) {
                  "         per-op profiling overhead: our collector vs LibTorch's profiler vs none\n"
                  "         (--ablations adds our collector without each of its parts; --blocks prints\n"
                  "         only the building blocks' ns per call, CUPTI's cost per CUDA call among them)\n"
+                 "  spill [--mb N] [--repeat N]\n"
+                 "         writing N MB (default 512) into the heap and into spilled buffers (a trace past the\n"
+                 "         memory budget): new, new with the kernel's read-ahead, given back and reused\n"
                  "  timeline [--events N] [--frames N]\n"
                  "         timeline frames at 1920x1080 across zoom levels on N synthetic events\n";
     return args.empty() ? 2 : 0;
@@ -72,6 +76,7 @@ int main(int argc, char** argv) {
   if (cmd == "views") return benchViews(args);
   if (cmd == "start") return benchStart(args);
   if (cmd == "overhead") return benchOverhead(args, argv[0]);
+  if (cmd == "spill") return benchSpill(args);
 #ifdef ATTNSCOPE_BENCH_TIMELINE
   if (cmd == "timeline") return benchTimeline(args, argc, argv);
 #endif

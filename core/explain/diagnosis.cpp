@@ -13,7 +13,6 @@
 #include "core/explain/explanation.h"
 #include "core/explain/fixes.h"
 #include "core/run/engine_run.h"
-#include "core/store/spill.h"
 #include "core/store/threads.h"
 #include "core/text/duration.h"
 
@@ -135,7 +134,7 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x, Helpers* helpers) 
     }
   };
   // Each cause's evidence reads the store and the rules only: a large trace's causes are jobs, the most
-  // rules' events first, for the threads free. Not while spilling.
+  // rules' events first, for the threads free.
   std::vector<std::pair<size_t, const DiagnosedCause*>> jobs;
   size_t eventsInRules = 0;
   for (const auto* list : {&d.causes, &d.minor})
@@ -147,8 +146,7 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x, Helpers* helpers) 
       jobs.emplace_back(n, &c);
     }
   std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  const bool parallel =
-      eventsInRules >= parallelMinEvents(kParallelEvidenceEvents) && jobs.size() > 1 && !spill::spilling();
+  const bool parallel = eventsInRules >= parallelMinEvents(kParallelEvidenceEvents) && jobs.size() > 1;
   // Every thread free to help takes the next cause, the largest first, then the trace's names; with no
   // helpers given (a lone explanation), a large trace's on threads of its own.
   TraceNameFacts names;

@@ -8,7 +8,6 @@
 #include "core/explain/diagnosis_internal.h"
 #include "core/explain/explanation.h"
 #include "core/store/device_activity.h"
-#include "core/store/spill.h"
 #include "core/store/threads.h"
 #include "core/views/views.h"
 
@@ -206,10 +205,9 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w, 
   RuleSet out;
   auto& rules = out.rules;
   const auto& events = s.events();
-  // A large trace's rules are built on the threads free to help (not while spilling): the set-up kinds
+  // A large trace's rules are built on the threads free to help: the set-up kinds
   // beside the correlation table, then the events in groups of whole lanes, merged in event order.
-  const bool parallel =
-      helpers && events.size() >= parallelMinEvents(kParallelRuleEvents) && s.lanes().size() >= 2 && !spill::spilling();
+  const bool parallel = helpers && events.size() >= parallelMinEvents(kParallelRuleEvents) && s.lanes().size() >= 2;
   std::optional<CorrTable> corrTable;
   auto setupAndCorr = [&](size_t i) {
     if (i == 0)

@@ -17,7 +17,6 @@
 #include "core/run/engine_run.h"
 #include "core/snapshot/trace_snapshot.h"
 #include "core/store/device_activity.h"
-#include "core/store/spill.h"
 #include "core/store/threads.h"
 #include "core/store/work_counters.h"
 #include "core/tables/attribution.h"
@@ -535,7 +534,7 @@ Explanation explainPart(const TraceSnapshot& snap, const std::vector<EngineStep>
     for (Region& r : st.regions) fillRegionFigures(s, snap.index, r);
   };
   // Each step reads the store and writes only itself: a large trace's, shared by the threads free.
-  if (helpers && a.steps.size() > 1 && s.size() >= parallelMinEvents(kParallelStepEvents) && !spill::spilling())
+  if (helpers && a.steps.size() > 1 && s.size() >= parallelMinEvents(kParallelStepEvents))
     helpers->forEach(a.steps.size(), fillStep);
   else
     for (size_t i = 0; i < a.steps.size(); ++i) fillStep(i);

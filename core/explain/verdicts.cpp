@@ -14,7 +14,6 @@
 #include "core/explain/thresholds.h"
 #include "core/explain/verdicts_detail.h"
 #include "core/store/activity_index.h"
-#include "core/store/spill.h"
 #include "core/store/threads.h"
 #include "core/tables/attribution.h"
 #include "core/tables/key_averages.h"
@@ -647,9 +646,8 @@ constexpr size_t kParallelVerdictEvents = 200'000;
 std::vector<Verdict> findVerdicts(const EventStore& s, const ActivityIndex& index, const Explanation& a) {
   std::vector<Verdict> out;
   const std::vector<OverheadOwnership> overhead = torchOverheadOwnership(s);
-  // A large trace's steps in two halves on two threads (not while spilling), their findings in step order.
-  const bool two = s.size() >= parallelMinEvents(kParallelVerdictEvents) && a.steps.size() >= 2 &&
-                   workerThreads() >= 2 && !spill::spilling();
+  // A large trace's steps in two halves on two threads, their findings in step order.
+  const bool two = s.size() >= parallelMinEvents(kParallelVerdictEvents) && a.steps.size() >= 2 && workerThreads() >= 2;
   const size_t half = two ? a.steps.size() / 2 : a.steps.size();
   std::vector<Verdict> later;
   runBoth(

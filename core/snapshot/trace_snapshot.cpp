@@ -34,12 +34,11 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
           explainTrace(*snap, options.steps, options.profilerStepsFirst, /*stepsOnly=*/true));
     return snap;
   }
-  // A large trace's work on several threads (not while spilling, a trace larger than the memory budget:
-  // one analysis's arrays at a time): torch's two attributions beside the activity index and the part
+  // A large trace's work on several threads (spilled too: its threads' arrays are files whose pages the
+  // governor keeps under the budget): torch's two attributions beside the activity index and the part
   // of the explanation that reads no table, with every free thread helping that part; then what reads
   // both.
-  const bool parallel =
-      s.size() >= parallelMinEvents(kParallelSnapshotEvents) && workerThreads() >= 2 && !spill::spilling();
+  const bool parallel = s.size() >= parallelMinEvents(kParallelSnapshotEvents) && workerThreads() >= 2;
   // Each attribution once: both groupings from it, or by name only.
   KeyAveragesBothGroupings torch, corrected;
   auto attribution = [&](Attribution at, KeyAveragesBothGroupings& into) {

@@ -615,10 +615,9 @@ void transposeRange(spill::Vector<Rec>& recs, size_t lo, size_t hi, Fill fill) {
       // The copied records' whole pages: never read again (the buffer is freed after).
       const auto pl = (reinterpret_cast<uintptr_t>(recs.data() + from) + page - 1) / page * page;
       const auto ph = reinterpret_cast<uintptr_t>(recs.data() + done) / page * page;
-      // A spilled buffer's file gives its blocks back too (MADV_REMOVE punches a hole), so the records and
-      // the columns never take the disk twice; anonymous memory refuses it and is dropped.
-      if (ph > pl && ::madvise(reinterpret_cast<void*>(pl), ph - pl, MADV_REMOVE) != 0)
-        ::madvise(reinterpret_cast<void*>(pl), ph - pl, MADV_DONTNEED);
+      // A spilled buffer's file gives its blocks back too, so the records and the columns never take the
+      // disk twice.
+      if (ph > pl) spill::discardPages(reinterpret_cast<void*>(pl), ph - pl);
     }
     done = from;
   }
@@ -641,8 +640,8 @@ void transposeInto(spill::Vector<Rec>& recs, unsigned parts, Fill fill) {
 void EventStoreBuilder::transpose() {
   // Each table's columns written uninitialised (no pass of zeros first), the records in as many ranges
   // as the build has parts, each on its own thread, and the four id indexes two and two (each on its
-  // own thread with four parts). Not while spilling: one large array at a time.
-  const unsigned parts = spill::spilling() ? 1 : buildParts();
+  // own thread with four parts), spilled or not.
+  const unsigned parts = buildParts();
 #define ATTNSCOPE_DECL(col, T, field) \
   T* col##Out = nullptr;              \
   Col<T> col = Col<T>::uninitialized(n, &col##Out);

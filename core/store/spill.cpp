@@ -5,6 +5,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -27,7 +28,10 @@ constexpr size_t kRangeBytes = size_t{16} << 40;  // 16 TiB of address space, no
 
 struct Region {
   size_t bytes = 0;
-  bool owned = false;  // a spilled buffer (given back on deallocate), else a caller's mapping
+  bool owned = false;   // a spilled buffer (given back on deallocate), else a caller's mapping
+  bool pooled = false;  // a spilled buffer given back, kept for the next one of about its size
+  bool holed = false;   // pages of its file punched out (discardPages): never pooled (not reserved)
+  uint64_t made = 0;    // when it was last handed out (or registered): the governor drops oldest first
 };
 
 // Never destroyed: the governor thread may run while static destructors do.
@@ -39,7 +43,15 @@ struct State {
   std::atomic<uint64_t> drops{0};
   std::once_flag governorStarted, rangeReserved;
   std::atomic<char*> base{nullptr};
-  size_t next = 0;  // bump offset into the range (under mu)
+  size_t next = 0;     // bump offset into the range (under mu)
+  uint64_t clock = 0;  // counts hand-outs and registrations (under mu)
+  // Spilled buffers given back, by size, kept mapped with their files for reuse (under mu): a new file's
+  // pages are zeroed, its blocks allocated and converted on first write and given back on release, where
+  // a reused one's pages are already in the page cache. At most settings.poolBytes of them (disk; their
+  // pages are the page cache's and the governor's), the oldest going first; a buffer is handed out
+  // again for a request of at least half its size.
+  std::multimap<size_t, void*> pool;
+  size_t pooledBytes = 0;
 };
 
 State& state() {
@@ -125,8 +137,22 @@ void dropOldest(size_t target) noexcept {
   };
   for (const auto& [p, r] : s.regions)
     if (!r.owned && step(p, r)) return;
-  for (const auto& [p, r] : s.regions)  // owned buffers by address: the order they were made
-    if (r.owned && step(p, r)) return;
+  // Spilled buffers: those given back first, then the others in the order they were handed out. (The
+  // list is malloc's: a large allocation here would come back to this lock.)
+  using Entry = std::pair<uint64_t, const void*>;
+  auto* owned = static_cast<Entry*>(std::malloc(sizeof(Entry) * (s.regions.size() + 1)));
+  if (!owned) {
+    for (const auto& [p, r] : s.regions)
+      if (r.owned && step(p, r)) return;
+    return;
+  }
+  size_t n = 0;
+  for (const auto& [p, r] : s.regions)
+    if (r.owned) owned[n++] = Entry{r.pooled ? 0 : r.made, p};
+  std::sort(owned, owned + n, [](const Entry& a, const Entry& b) { return a.first < b.first; });
+  for (size_t i = 0; i < n; ++i)
+    if (step(owned[i].second, s.regions[owned[i].second])) break;
+  std::free(owned);
 }
 
 // Every 20 ms: when the mapped pages resident (files: spilled buffers, the cache, and the program's
@@ -163,6 +189,12 @@ void startGovernor() {
   });
 }
 
+// Unmaps a spilled buffer: its file goes (the mapping was its last reference); the address range stays
+// reserved.
+void unmapSpilled(void* p, size_t len) noexcept {
+  ::mmap(p, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+}
+
 // A spilled buffer of `bytes`, or nullptr (no file, no room: the caller uses the heap).
 void* allocateSpilled(size_t bytes) {
   State& s = state();
@@ -171,6 +203,16 @@ void* allocateSpilled(size_t bytes) {
   size_t at = 0;
   {
     std::lock_guard<std::mutex> lock(s.mu);
+    // A buffer given back, the smallest of at least this size and at most twice it.
+    if (auto it = s.pool.lower_bound(len); it != s.pool.end() && it->first / 2 <= len) {
+      void* p = it->second;
+      s.pooledBytes -= it->first;
+      s.pool.erase(it);
+      Region& r = s.regions[p];
+      r.pooled = false;
+      r.made = ++s.clock;
+      return p;
+    }
     char* b = s.base.load(std::memory_order_relaxed);
     if (!b || s.next + len > kRangeBytes) return nullptr;
     at = s.next;
@@ -189,23 +231,55 @@ void* allocateSpilled(size_t bytes) {
   // A forked child does not get it: a shared mapping would be shared with the child, which could then
   // write into the parent's arrays (the children this program forks exec at once and never touch it).
   ::madvise(p, len, MADV_DONTFORK);
+  // No read-ahead: a fault maps one page. With read-ahead a fault on a new (preallocated, unwritten)
+  // buffer zeroes a large folio ahead, and each later write fault to a page of that folio marks every
+  // block of the whole folio dirty again (ext4's page_mkwrite): writing 1 GB took 1.8-14 s, one page at
+  // a time 1.0-1.2 s (this machine, /tmp/spt-like loop; an anonymous buffer 0.3 s).
+  ::madvise(p, len, MADV_RANDOM);
   std::lock_guard<std::mutex> lock(s.mu);
-  s.regions[p] = Region{len, true};
+  s.regions[p] = Region{len, true, false, false, ++s.clock};
   return p;
 }
 
+// Unmaps the pool's buffers, the oldest first, until it holds at most `keep` bytes (under mu).
+void trimPool(State& s, size_t keep) noexcept {
+  while (s.pooledBytes > keep && !s.pool.empty()) {
+    auto oldest = s.pool.begin();
+    for (auto q = s.pool.begin(); q != s.pool.end(); ++q)
+      if (s.regions[q->second].made < s.regions[oldest->second].made) oldest = q;
+    void* const gone = oldest->second;
+    s.pooledBytes -= oldest->first;
+    unmapSpilled(gone, oldest->first);
+    s.pool.erase(oldest);
+    s.regions.erase(gone);
+  }
+}
+
+// Gives a spilled buffer back to the pool (its file and pages stay), or for good when the pool cannot
+// take it.
 void releaseSpilled(void* p) noexcept {
   State& s = state();
-  size_t len = 0;
-  {
-    std::lock_guard<std::mutex> lock(s.mu);
-    auto it = s.regions.find(p);
-    if (it == s.regions.end()) return;
-    len = it->second.bytes;
-    s.regions.erase(it);
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto it = s.regions.find(p);
+  if (it == s.regions.end() || !it->second.owned || it->second.pooled) return;
+  Region& r = it->second;
+  bool kept = false;
+  if (r.bytes <= s.settings.poolBytes && !r.holed && s.spilling.load(std::memory_order_relaxed)) {
+    try {
+      s.pool.emplace(r.bytes, p);
+      kept = true;
+    } catch (...) {  // no room for its entry: given back for good
+    }
   }
-  // The file goes (its last reference was the mapping); the address range stays reserved.
-  ::mmap(p, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+  if (!kept) {
+    unmapSpilled(p, r.bytes);
+    s.regions.erase(it);
+    return;
+  }
+  r.pooled = true;
+  r.made = ++s.clock;
+  s.pooledBytes += r.bytes;
+  trimPool(s, s.settings.poolBytes);
 }
 
 }  // namespace
@@ -215,6 +289,7 @@ void setSpilling(bool on, const Settings& s) {
   if (on) reserveRange();
   {
     std::lock_guard<std::mutex> lock(st.mu);
+    trimPool(st, 0);  // the pool's buffers were made for the settings before
     if (on) {
       st.settings = s;
       st.settings.dir = spillDir(s);
@@ -267,6 +342,31 @@ void* allocate(size_t bytes) {
 
 bool isSpilled(const void* p) noexcept { return inRange(p); }
 
+void discardPages(void* p, size_t bytes) noexcept {
+  const size_t page = pageSize();
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t first = (at + page - 1) / page * page;
+  const uintptr_t last = (at + bytes) / page * page;
+  if (last <= first) return;
+  auto* const from = reinterpret_cast<void*>(first);
+  if (inRange(p)) {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mu);
+    auto it = s.regions.upper_bound(p);
+    if (it != s.regions.begin()) {
+      --it;
+      if (it->second.owned) it->second.holed = true;
+    }
+    if (::madvise(from, last - first, MADV_REMOVE) == 0) return;
+  }
+  ::madvise(from, last - first, MADV_DONTNEED);
+}
+
+size_t pooledBytes() {
+  std::lock_guard<std::mutex> lock(state().mu);
+  return state().pooledBytes;
+}
+
 void deallocate(void* p, size_t) noexcept {
   if (!p) return;
   if (inRange(p))
@@ -279,7 +379,7 @@ void registerRegion(const void* p, size_t bytes) {
   if (!p || bytes == 0) return;
   {
     std::lock_guard<std::mutex> lock(state().mu);
-    state().regions[p] = Region{bytes, false};
+    state().regions[p] = Region{bytes, false, false, false, ++state().clock};
   }
   startGovernor();
 }

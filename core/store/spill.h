@@ -5,7 +5,10 @@
 // - spill::allocate: while spilling is on (setSpilling), a buffer of at least 64 KiB is a
 //   shared mapping of an unlinked file in Settings::dir (placed in a range of address space reserved
 //   for them); smaller ones, and every buffer while it is off, come from the heap as usual. A spilled
-//   buffer is not inherited by a forked child (MADV_DONTFORK: a shared mapping would be shared).
+//   buffer is not inherited by a forked child (MADV_DONTFORK: a shared mapping would be shared), and
+//   its pages are faulted in one at a time (MADV_RANDOM: no read-ahead). A buffer given back goes to a
+//   pool, file and pages kept, and is handed out again for a request of at least half its size: a new
+//   file's every page is zeroed and its blocks converted on first write (`attnscope-bench spill`).
 //   spill::Vector spills where a type says so; in the programs that open users' traces (attnscope,
 //   attnscope-cli) the global operator new and delete go through it too (spill_new.cpp, an object
 //   those programs link; not in sanitizer builds, nor in core), so every large array of every
@@ -31,6 +34,7 @@ namespace attnscope::spill {
 struct Settings {
   std::string dir;                       // where spilled buffers' files go (unlinked at once); "" = $TMPDIR, /var/tmp
   size_t budgetBytes = size_t{1} << 30;  // half of it for mapped pages, past which they are dropped
+  size_t poolBytes = size_t{2} << 30;    // spilled buffers given back and kept for reuse: at most this much
 };
 
 // Turns spilling on (with these settings) or off for buffers allocated from now on. Buffers already
@@ -47,6 +51,12 @@ void* allocate(size_t bytes);
 void deallocate(void* p, size_t bytes) noexcept;
 // Whether `p` points into a spilled buffer (a file mapping), not the heap.
 bool isSpilled(const void* p) noexcept;
+// Gives the whole pages of [p, p+bytes) back, contents lost: a spilled buffer's file blocks too
+// (MADV_REMOVE punches a hole; the buffer is then never pooled), heap pages to the kernel.
+void discardPages(void* p, size_t bytes) noexcept;
+// The bytes of spilled buffers given back and kept for reuse (the pool; emptied when spilling is
+// turned off).
+size_t pooledBytes();
 
 // A read-only mapping (the cache's files) whose pages the governor may drop; starts the governor.
 void registerRegion(const void* p, size_t bytes);

@@ -35,10 +35,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// threads: 0 for the process's CPUs.
-cache::OpenedTrace openWith(const std::string& path, bool parallel, int threads = 0) {
+// threads: 0 for the process's CPUs. spilled: past a 1 MB memory budget (large arrays in files).
+cache::OpenedTrace openWith(const std::string& path, bool parallel, int threads = 0, bool spilled = false) {
   cache::OpenOptions o;
   o.cache = cache::CacheUse::Off;
+  if (spilled) qputenv("ATTNSCOPE_MEMORY_BUDGET", "1M");
   if (parallel) {
     if (threads > 0)
       qputenv("ATTNSCOPE_THREADS", QByteArray::number(threads));
@@ -53,6 +54,7 @@ cache::OpenedTrace openWith(const std::string& path, bool parallel, int threads 
     o.limits.parallelMinBytes = UINT64_MAX;  // the one-pass reader
   }
   cache::OpenedTrace t = cache::openTrace(path, o);
+  qunsetenv("ATTNSCOPE_MEMORY_BUDGET");
   qunsetenv("ATTNSCOPE_THREADS");
   qunsetenv("ATTNSCOPE_PARALLEL_MIN_EVENTS");
   return t;
@@ -94,6 +96,7 @@ class TestParallelOpen : public QObject {
   void parallelEqualsOneThread_data() {
     QTest::addColumn<QString>("path");
     QTest::addColumn<int>("threads");
+    QTest::addColumn<bool>("spilled");
     const QString shared = QStringLiteral(ATTNSCOPE_SHARED_TRACES);
     // Training, inference, communication (NCCL), another accelerator (MTIA), recommendation models,
     // a CPU-side data loader and one of torch's own kineto captures (small: 16 KiB chunks).
@@ -111,18 +114,24 @@ class TestParallelOpen : public QObject {
     for (size_t i = 0; i < paths.size(); ++i) {
       const QByteArray name = QFileInfo(paths[i]).fileName().toUtf8();
       const int more = i % 2 == 0 ? 8 : 3;
-      QTest::addRow("%s, the CPUs", name.constData()) << paths[i] << 0;
-      QTest::addRow("%s, %d threads", name.constData(), more) << paths[i] << more;
+      QTest::addRow("%s, the CPUs", name.constData()) << paths[i] << 0 << false;
+      QTest::addRow("%s, %d threads", name.constData(), more) << paths[i] << more << false;
     }
+    // Past the memory budget (its large arrays in files, given back to the spill pool and handed out again
+    // across threads), split as in memory.
+    QTest::addRow("transformer_train20.json.gz, spilled, 3 threads") << paths[0] << 3 << true;
+    QTest::addRow("hta_nccl_data.json.gz, spilled, 8 threads") << paths[5] << 8 << true;
   }
   void parallelEqualsOneThread() {
     QFETCH(QString, path);
     QFETCH(int, threads);
+    QFETCH(bool, spilled);
     if (threads == 0 && workerThreads() < 2) QSKIP("one CPU: no second thread to compare with");
     QVERIFY2(QFile::exists(path), qPrintable(path + " is missing"));
     const cache::OpenedTrace one = openWith(path.toStdString(), false);
-    const cache::OpenedTrace many = openWith(path.toStdString(), true, threads);
+    const cache::OpenedTrace many = openWith(path.toStdString(), true, threads, spilled);
     QVERIFY2(one.ok() && many.ok(), qPrintable(path));
+    QCOMPARE(many.spilled, spilled);
     QCOMPARE(one.chunks, uint64_t{0});
     QVERIFY(many.chunks >= 2);
     QCOMPARE(many.warning, one.warning);

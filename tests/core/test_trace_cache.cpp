@@ -277,6 +277,53 @@ class TestTraceCache : public QObject {
     QVERIFY2(!(WIFEXITED(status) && WEXITSTATUS(status) == 0), "the child wrote into the spilled buffer");
     QCOMPARE(big[5], int64_t{5 * 7 - 3});
   }
+
+  // A spilled buffer given back is kept (file and pages) and handed out again for a request of at least
+  // half its size; the pool holds at most poolBytes, the oldest going first, and nothing once spilling
+  // is off.
+  void spillPool() {
+    const std::string dir = tmp_.filePath("spill-pool").toStdString();
+    fs::create_directories(dir);
+    constexpr size_t kMiB = size_t{1} << 20;
+    spill::setSpilling(true, spill::Settings{dir, size_t{1} << 30, 3 * kMiB});
+    QCOMPARE(spill::pooledBytes(), size_t{0});
+    auto* a = static_cast<int64_t*>(spill::allocate(kMiB));
+    QVERIFY(spill::isSpilled(a));
+    for (size_t i = 0; i < kMiB / 8; ++i) a[i] = static_cast<int64_t>(i);
+    spill::deallocate(a, kMiB);
+    QCOMPARE(spill::pooledBytes(), kMiB);
+    // Of at least half its size: the same buffer, its pages still there (no new file).
+    auto* b = static_cast<int64_t*>(spill::allocate(kMiB / 2 + 4096));
+    QCOMPARE(b, a);
+    QCOMPARE(spill::pooledBytes(), size_t{0});
+    QCOMPARE(b[12345], int64_t{12345});
+    // Smaller than half of it, or larger than it: a buffer of its own.
+    spill::deallocate(b, kMiB / 2 + 4096);
+    auto* c = static_cast<int64_t*>(spill::allocate(kMiB / 2 - 4096));
+    auto* d = static_cast<int64_t*>(spill::allocate(kMiB + 4096));
+    QVERIFY(c != a && d != a && spill::isSpilled(c) && spill::isSpilled(d));
+    QCOMPARE(spill::pooledBytes(), kMiB);
+    // Past poolBytes (3 MiB) the oldest go: a (1 MiB, given back first), then c.
+    spill::deallocate(d, kMiB + 4096);  // 1 MiB + 4 KiB
+    spill::deallocate(c, kMiB / 2 - 4096);
+    QCOMPARE(spill::pooledBytes(), kMiB + (kMiB + 4096) + (kMiB / 2 - 4096));
+    auto* e = static_cast<int64_t*>(spill::allocate(kMiB));
+    QVERIFY(e == a);  // the smallest of at least this size
+    spill::deallocate(e, kMiB);
+    void* f = spill::allocate(2 * kMiB);
+    QVERIFY(f != a && f != d);
+    // 0.5 + 1 + 1 + 2 MiB pooled: past 3 MiB the oldest given back go, d and then c (a came back later).
+    spill::deallocate(f, 2 * kMiB);
+    QCOMPARE(spill::pooledBytes(), kMiB + 2 * kMiB);
+    QVERIFY(spill::allocate(kMiB + 4096) == f);  // d went: the smallest left of at least that size is f
+    spill::deallocate(f, kMiB + 4096);
+    // Buffers larger than the pool are not kept.
+    void* g = spill::allocate(4 * kMiB);
+    spill::deallocate(g, 4 * kMiB);
+    QCOMPARE(spill::pooledBytes(), kMiB + 2 * kMiB);
+    spill::setSpilling(false);
+    QCOMPARE(spill::pooledBytes(), size_t{0});
+  }
 };
 
 QTEST_APPLESS_MAIN(TestTraceCache)
