@@ -22,6 +22,8 @@ namespace {
 constexpr long kTmpfsMagic = 0x01021994;
 // Smaller buffers stay on the heap while spilling (a file per buffer costs a few tens of microseconds).
 constexpr size_t kMinSpilledBytes = size_t{64} << 10;
+// At most this many buffers in the pool (each is a mapping; the kernel allows about 65,000).
+constexpr size_t kPoolMaxBuffers = 1024;
 // Spilled buffers live in one range of address space reserved up front (nothing else is ever mapped
 // there), so that telling a spilled buffer from a heap block is a comparison, not a lookup.
 constexpr size_t kRangeBytes = size_t{16} << 40;  // 16 TiB of address space, none of it memory
@@ -49,10 +51,32 @@ struct State {
   // pages are zeroed, its blocks allocated and converted on first write and given back on release, where
   // a reused one's pages are already in the page cache. At most settings.poolBytes of them (disk; their
   // pages are the page cache's and the governor's), the oldest going first; a buffer is handed out
-  // again for a request of at least half its size.
+  // again for a request of at least half its size. By size, and by when each was given back (its
+  // Region::made) for the oldest.
   std::multimap<size_t, void*> pool;
+  std::map<uint64_t, std::multimap<size_t, void*>::iterator> poolByAge;
   size_t pooledBytes = 0;
 };
+
+// Containers filled under mu: from malloc, never through spill::allocate (which takes mu).
+template <typename T>
+struct MallocAllocator {
+  using value_type = T;
+  MallocAllocator() noexcept = default;
+  template <typename U>
+  MallocAllocator(const MallocAllocator<U>&) noexcept {}  // NOLINT: converting, as std::allocator's
+  T* allocate(size_t n) {
+    if (void* p = std::malloc(n * sizeof(T))) return static_cast<T*>(p);
+    throw std::bad_alloc();
+  }
+  void deallocate(T* p, size_t) noexcept { std::free(p); }
+  template <typename U>
+  bool operator==(const MallocAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+// Buffers to unmap once mu is released (unmapping a buffer frees its file: slow for a large one).
+using Unmaps = std::vector<std::pair<void*, size_t>, MallocAllocator<std::pair<void*, size_t>>>;
 
 State& state() {
   static State* s = new State;
@@ -157,8 +181,8 @@ void dropOldest(size_t target) noexcept {
 
 // Every 20 ms: when the mapped pages resident (files: spilled buffers, the cache, and the program's
 // own code) pass half the budget, pages are dropped until they are under a quarter of it, the oldest
-// first: the cache's mappings, then spilled buffers in the order they were made (they are placed in
-// address order), so the arrays an analysis has just made, usually the ones it is working on, keep
+// first: the cache's mappings, the pool's buffers, then spilled buffers in the order they were handed
+// out, so the arrays an analysis has just made, usually the ones it is working on, keep
 // their pages while the ones it finished with go (dropping every page at once made a pass over a
 // new array fault it back every 20 ms). The heap is not the governor's: the other half of the budget is
 // left to it.
@@ -206,9 +230,10 @@ void* allocateSpilled(size_t bytes) {
     // A buffer given back, the smallest of at least this size and at most twice it.
     if (auto it = s.pool.lower_bound(len); it != s.pool.end() && it->first / 2 <= len) {
       void* p = it->second;
+      Region& r = s.regions.find(p)->second;
       s.pooledBytes -= it->first;
+      s.poolByAge.erase(r.made);
       s.pool.erase(it);
-      Region& r = s.regions[p];
       r.pooled = false;
       r.made = ++s.clock;
       return p;
@@ -233,53 +258,77 @@ void* allocateSpilled(size_t bytes) {
   ::madvise(p, len, MADV_DONTFORK);
   // No read-ahead: a fault maps one page. With read-ahead a fault on a new (preallocated, unwritten)
   // buffer zeroes a large folio ahead, and each later write fault to a page of that folio marks every
-  // block of the whole folio dirty again (ext4's page_mkwrite): writing 1 GB took 1.8-14 s, one page at
-  // a time 1.0-1.2 s (this machine, /tmp/spt-like loop; an anonymous buffer 0.3 s).
+  // block of the whole folio dirty again (ext4's page_mkwrite): `attnscope-bench spill` wrote 1 GiB in
+  // 7.4 s that way, 1.05 s one page at a time (the heap: 0.44 s).
   ::madvise(p, len, MADV_RANDOM);
   std::lock_guard<std::mutex> lock(s.mu);
   s.regions[p] = Region{len, true, false, false, ++s.clock};
   return p;
 }
 
-// Unmaps the pool's buffers, the oldest first, until it holds at most `keep` bytes (under mu).
-void trimPool(State& s, size_t keep) noexcept {
-  while (s.pooledBytes > keep && !s.pool.empty()) {
-    auto oldest = s.pool.begin();
-    for (auto q = s.pool.begin(); q != s.pool.end(); ++q)
-      if (s.regions[q->second].made < s.regions[oldest->second].made) oldest = q;
-    void* const gone = oldest->second;
-    s.pooledBytes -= oldest->first;
-    unmapSpilled(gone, oldest->first);
-    s.pool.erase(oldest);
-    s.regions.erase(gone);
+// Takes the pool's buffers out, the oldest first, until it holds at most `keepBytes` and
+// kPoolMaxBuffers; each goes to `gone` (or is unmapped here when `gone` cannot take it). Under mu.
+void trimPool(State& s, size_t keepBytes, Unmaps& gone) noexcept {
+  while (!s.poolByAge.empty() && (s.pooledBytes > keepBytes || s.pool.size() > kPoolMaxBuffers)) {
+    const auto oldest = s.poolByAge.begin();
+    const auto entry = oldest->second;
+    void* const p = entry->second;
+    const size_t bytes = entry->first;
+    s.pooledBytes -= bytes;
+    s.pool.erase(entry);
+    s.poolByAge.erase(oldest);
+    s.regions.erase(p);
+    try {
+      gone.emplace_back(p, bytes);
+    } catch (...) {
+      unmapSpilled(p, bytes);
+    }
   }
 }
 
+void unmapAll(const Unmaps& gone) noexcept {
+  for (const auto& [p, bytes] : gone) unmapSpilled(p, bytes);
+}
+
 // Gives a spilled buffer back to the pool (its file and pages stay), or for good when the pool cannot
-// take it.
+// take it (too large, holed, spilling off).
 void releaseSpilled(void* p) noexcept {
   State& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  auto it = s.regions.find(p);
-  if (it == s.regions.end() || !it->second.owned || it->second.pooled) return;
-  Region& r = it->second;
-  bool kept = false;
-  if (r.bytes <= s.settings.poolBytes && !r.holed && s.spilling.load(std::memory_order_relaxed)) {
-    try {
-      s.pool.emplace(r.bytes, p);
-      kept = true;
-    } catch (...) {  // no room for its entry: given back for good
+  Unmaps gone;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    auto it = s.regions.find(p);
+    if (it == s.regions.end() || !it->second.owned || it->second.pooled) return;
+    Region& r = it->second;
+    bool kept = false;
+    if (r.bytes <= s.settings.poolBytes && !r.holed && s.spilling.load(std::memory_order_relaxed)) {
+      const uint64_t made = s.clock + 1;
+      auto entry = s.pool.end();
+      try {
+        entry = s.pool.emplace(r.bytes, p);
+        s.poolByAge.emplace(made, entry);
+        kept = true;
+      } catch (...) {  // no room for its entries: given back for good
+        if (entry != s.pool.end()) s.pool.erase(entry);
+      }
+      if (kept) {
+        r.pooled = true;
+        r.made = ++s.clock;
+        s.pooledBytes += r.bytes;
+        trimPool(s, s.settings.poolBytes, gone);
+      }
+    }
+    if (!kept) {
+      const size_t bytes = r.bytes;
+      s.regions.erase(it);
+      try {
+        gone.emplace_back(p, bytes);
+      } catch (...) {
+        unmapSpilled(p, bytes);
+      }
     }
   }
-  if (!kept) {
-    unmapSpilled(p, r.bytes);
-    s.regions.erase(it);
-    return;
-  }
-  r.pooled = true;
-  r.made = ++s.clock;
-  s.pooledBytes += r.bytes;
-  trimPool(s, s.settings.poolBytes);
+  unmapAll(gone);
 }
 
 }  // namespace
@@ -287,15 +336,18 @@ void releaseSpilled(void* p) noexcept {
 void setSpilling(bool on, const Settings& s) {
   State& st = state();
   if (on) reserveRange();
+  Unmaps gone;
   {
     std::lock_guard<std::mutex> lock(st.mu);
-    trimPool(st, 0);  // the pool's buffers were made for the settings before
     if (on) {
       st.settings = s;
       st.settings.dir = spillDir(s);
     }
+    // Under mu: a buffer given back from now on sees the new state, and none is pooled once it is off.
+    st.spilling.store(on, std::memory_order_relaxed);
+    trimPool(st, 0, gone);  // the pool's buffers were made for the settings before
   }
-  st.spilling.store(on, std::memory_order_relaxed);
+  unmapAll(gone);
   if (on) startGovernor();
 }
 
@@ -348,18 +400,28 @@ void discardPages(void* p, size_t bytes) noexcept {
   const uintptr_t first = (at + page - 1) / page * page;
   const uintptr_t last = (at + bytes) / page * page;
   if (last <= first) return;
-  auto* const from = reinterpret_cast<void*>(first);
-  if (inRange(p)) {
+  if (!inRange(p)) {
+    ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+    return;
+  }
+  // A spilled buffer's pages only (clamped to the buffer that holds p), which is then never pooled: its
+  // punched blocks are no longer reserved. (Marked even if the punch fails and the pages are only
+  // dropped.)
+  uintptr_t end = first;
+  {
     State& s = state();
     std::lock_guard<std::mutex> lock(s.mu);
     auto it = s.regions.upper_bound(p);
-    if (it != s.regions.begin()) {
-      --it;
-      if (it->second.owned) it->second.holed = true;
-    }
-    if (::madvise(from, last - first, MADV_REMOVE) == 0) return;
+    if (it == s.regions.begin()) return;
+    --it;
+    const auto start = reinterpret_cast<uintptr_t>(it->first);
+    if (!it->second.owned || at >= start + it->second.bytes) return;
+    it->second.holed = true;
+    end = std::min<uintptr_t>(last, start + it->second.bytes);
   }
-  ::madvise(from, last - first, MADV_DONTNEED);
+  if (end <= first) return;
+  if (::madvise(reinterpret_cast<void*>(first), end - first, MADV_REMOVE) != 0)
+    ::madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED);
 }
 
 size_t pooledBytes() {

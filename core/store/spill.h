@@ -15,8 +15,8 @@
 //   analysis spills without its type knowing.
 // - Regions: the spilled buffers and the read-only mappings of the cache are registered here. The
 //   governor (a thread started by setSpilling or registerRegion) reads the resident set every 20 ms and,
-//   when the pages of mapped files pass half the budget, drops every registered region's pages from the
-//   process (madvise MADV_DONTNEED).
+//   when the pages of mapped files pass half the budget, drops registered regions' pages from the
+//   process (madvise MADV_DONTNEED), the oldest first, until they are under a quarter of it.
 //   A dropped page is still in the file (or the page cache): the next touch maps it back, unchanged,
 //   without reading the disk while the kernel keeps it cached. Memory the process owns outright (the
 //   heap) is never dropped: what is shown (tables, the visible window) stays there.

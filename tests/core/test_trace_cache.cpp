@@ -10,6 +10,7 @@
 #include <QDirIterator>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -321,7 +322,22 @@ class TestTraceCache : public QObject {
     void* g = spill::allocate(4 * kMiB);
     spill::deallocate(g, 4 * kMiB);
     QCOMPARE(spill::pooledBytes(), kMiB + 2 * kMiB);
+    // Nor one whose pages were punched out (its blocks no longer reserved); its own pages only. (400 KiB:
+    // under half of every pooled buffer, so both are new, one after the other.)
+    constexpr size_t kSmall = 100 * 4096;
+    auto* h = static_cast<char*>(spill::allocate(kSmall));
+    auto* next = static_cast<char*>(spill::allocate(kSmall));
+    QCOMPARE(next, h + kSmall);
+    std::memset(next, 7, kSmall);
+    spill::discardPages(h + 4096, 4 * kMiB);  // runs past h: clamped to it
+    QCOMPARE(next[0], char{7});
+    spill::deallocate(h, kSmall);
+    QCOMPARE(spill::pooledBytes(), kMiB + 2 * kMiB);
+    // Once spilling is off, the pool is emptied and a buffer given back is not kept.
     spill::setSpilling(false);
+    QCOMPARE(spill::pooledBytes(), size_t{0});
+    QCOMPARE(next[kSmall - 1], char{7});
+    spill::deallocate(next, kSmall);
     QCOMPARE(spill::pooledBytes(), size_t{0});
   }
 };
