@@ -58,25 +58,36 @@ struct State {
   size_t pooledBytes = 0;
 };
 
-// Containers filled under mu: from malloc, never through spill::allocate (which takes mu).
-template <typename T>
-struct MallocAllocator {
-  using value_type = T;
-  MallocAllocator() noexcept = default;
-  template <typename U>
-  MallocAllocator(const MallocAllocator<U>&) noexcept {}  // NOLINT: converting, as std::allocator's
-  T* allocate(size_t n) {
-    if (void* p = std::malloc(n * sizeof(T))) return static_cast<T*>(p);
-    throw std::bad_alloc();
-  }
-  void deallocate(T* p, size_t) noexcept { std::free(p); }
-  template <typename U>
-  bool operator==(const MallocAllocator<U>&) const noexcept {
+// Buffers to unmap once mu is released (unmapping a buffer frees its file: slow for a large one). Its
+// array is malloc's, never spill::allocate's (which takes mu).
+class Unmaps {
+ public:
+  Unmaps() = default;
+  Unmaps(const Unmaps&) = delete;
+  Unmaps& operator=(const Unmaps&) = delete;
+  ~Unmaps() { std::free(items_); }
+  // False when there was no room (the caller unmaps it at once).
+  bool add(void* p, size_t bytes) noexcept {
+    if (n_ == cap_) {
+      const size_t cap = cap_ ? cap_ * 2 : 16;
+      void* more = std::realloc(items_, cap * sizeof(Item));
+      if (!more) return false;
+      items_ = static_cast<Item*>(more);
+      cap_ = cap;
+    }
+    items_[n_++] = Item{p, bytes};
     return true;
   }
+  void unmapAll() const noexcept;
+
+ private:
+  struct Item {
+    void* p;
+    size_t bytes;
+  };
+  Item* items_ = nullptr;
+  size_t n_ = 0, cap_ = 0;
 };
-// Buffers to unmap once mu is released (unmapping a buffer frees its file: slow for a large one).
-using Unmaps = std::vector<std::pair<void*, size_t>, MallocAllocator<std::pair<void*, size_t>>>;
 
 State& state() {
   static State* s = new State;
@@ -278,16 +289,12 @@ void trimPool(State& s, size_t keepBytes, Unmaps& gone) noexcept {
     s.pool.erase(entry);
     s.poolByAge.erase(oldest);
     s.regions.erase(p);
-    try {
-      gone.emplace_back(p, bytes);
-    } catch (...) {
-      unmapSpilled(p, bytes);
-    }
+    if (!gone.add(p, bytes)) unmapSpilled(p, bytes);
   }
 }
 
-void unmapAll(const Unmaps& gone) noexcept {
-  for (const auto& [p, bytes] : gone) unmapSpilled(p, bytes);
+void Unmaps::unmapAll() const noexcept {
+  for (size_t i = 0; i < n_; ++i) unmapSpilled(items_[i].p, items_[i].bytes);
 }
 
 // Gives a spilled buffer back to the pool (its file and pages stay), or for good when the pool cannot
@@ -321,14 +328,10 @@ void releaseSpilled(void* p) noexcept {
     if (!kept) {
       const size_t bytes = r.bytes;
       s.regions.erase(it);
-      try {
-        gone.emplace_back(p, bytes);
-      } catch (...) {
-        unmapSpilled(p, bytes);
-      }
+      if (!gone.add(p, bytes)) unmapSpilled(p, bytes);
     }
   }
-  unmapAll(gone);
+  gone.unmapAll();
 }
 
 }  // namespace
@@ -347,7 +350,7 @@ void setSpilling(bool on, const Settings& s) {
     st.spilling.store(on, std::memory_order_relaxed);
     trimPool(st, 0, gone);  // the pool's buffers were made for the settings before
   }
-  unmapAll(gone);
+  gone.unmapAll();
   if (on) startGovernor();
 }
 
