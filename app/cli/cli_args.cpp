@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "core/store/spill.h"
 #include "core/write/atomic_file.h"
 
 namespace attnscope::cli {
@@ -93,14 +94,18 @@ std::shared_ptr<const TraceSnapshot> openOrThrow(const std::string& path, const 
   // For attnscope-bench: where the open's time went, as key=value.
   if (std::getenv("ATTNSCOPE_REPORT_OPEN")) {
     static const char* const kState[] = {"off", "hit", "written", "failed"};
+    const spill::Counts sc = spill::counts();
+    const auto mb = [](uint64_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); };
     std::fprintf(stderr,
                  "open_cache=%s open_read_s=%.3f open_parse_s=%.3f open_build_s=%.3f open_snapshot_s=%.3f "
                  "open_cache_s=%.3f open_chunks=%llu open_spilled=%d cache_bytes=%llu events=%zu rss_read_mb=%.0f "
-                 "rss_snapshot_mb=%.0f rss_cache_mb=%.0f cpu_read_s=%.3f cpu_snapshot_s=%.3f cpu_cache_s=%.3f\n",
+                 "rss_snapshot_mb=%.0f rss_cache_mb=%.0f cpu_read_s=%.3f cpu_snapshot_s=%.3f cpu_cache_s=%.3f "
+                 "spill_new_mb=%.0f spill_reused_mb=%.0f\n",
                  kState[static_cast<int>(t.cache.state)], t.timings.read, t.timings.parse, t.timings.build,
                  t.snapshotSeconds, t.cacheSeconds, static_cast<unsigned long long>(t.chunks), t.spilled ? 1 : 0,
                  static_cast<unsigned long long>(t.cache.bytes), t.snapshot->store->size(), t.rssReadMb,
-                 t.rssSnapshotMb, t.rssCacheMb, t.cpuReadS, t.cpuSnapshotS, t.cpuCacheS);
+                 t.rssSnapshotMb, t.rssCacheMb, t.cpuReadS, t.cpuSnapshotS, t.cpuCacheS, mb(sc.newBytes),
+                 mb(sc.reusedBytes));
   }
   return t.snapshot;
 }

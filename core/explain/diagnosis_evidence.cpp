@@ -12,6 +12,7 @@
 #include "core/explain/diagnosis_internal.h"
 #include "core/explain/explanation.h"
 #include "core/store/device_activity.h"
+#include "core/store/parallel_sort.h"
 #include "core/tables/attribution.h"
 #include "core/text/duration.h"
 
@@ -158,7 +159,10 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
     }
 
     // Device work does not nest: its rules keep their order.
-    if (rule > kLastDeviceRule && rule != kQueued && rule != kQueuedComm) std::sort(order.begin(), order.end());
+    // (The largest cause's sorts are most of its time in a large trace: on the threads, each a strict
+    // total order, so the result is one.)
+    if (rule > kLastDeviceRule && rule != kQueued && rule != kQueuedComm)
+      parallelSort(order.begin(), order.end(), std::less<Key>());
     // What each event holds: every moment the rule took goes to the first event in that order whose
     // stretch covers it. Swept in time, the stretches open at a moment in a heap with the first in the
     // order on top (a trace larger than memory reads its arrays front to back, not at random); a
@@ -176,8 +180,9 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
     const uint32_t rankBase = arrival;
     arrival += static_cast<uint32_t>(order.size());
     std::vector<Key>().swap(order);
-    std::sort(starts.begin(), starts.end(),
-              [](const Start& x, const Start& y) { return x.start != y.start ? x.start < y.start : x.rank < y.rank; });
+    parallelSort(starts.begin(), starts.end(), [](const Start& x, const Start& y) {
+      return x.start != y.start ? x.start < y.start : x.rank < y.rank;
+    });
     struct Open {
       uint32_t rank;
       int64_t end;
@@ -209,8 +214,9 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
     std::vector<Start>().swap(starts);
     // The store is then read in the events' own order, and the five largest of each group are chosen in
     // the first order again, as they came.
-    std::sort(hits.begin(), hits.end(),
-              [](const Hit& x, const Hit& y) { return x.ev != y.ev ? x.ev < y.ev : x.arrival < y.arrival; });
+    // (Pieces of one stretch compare equal here: they are summed whatever their order.)
+    parallelSort(hits.begin(), hits.end(),
+                 [](const Hit& x, const Hit& y) { return x.ev != y.ev ? x.ev < y.ev : x.arrival < y.arrival; });
     {
       size_t w = 0;  // a stretch's pieces, merged
       for (size_t i = 0; i < hits.size(); ++i) {
@@ -268,7 +274,7 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
         }
       }
     }
-    std::sort(hits.begin(), hits.end(), [](const Hit& x, const Hit& y) { return x.arrival < y.arrival; });
+    parallelSort(hits.begin(), hits.end(), [](const Hit& x, const Hit& y) { return x.arrival < y.arrival; });
     for (const Hit& h : hits) {
       // The five largest, kept as they come.
       auto& top = h.acc->held;

@@ -25,6 +25,15 @@ inline Intervals merged(Intervals v) {
   return out;
 }
 
+// The first interval of `v` at or after `from` that ends after `t` (a binary search: `v` sorted and
+// disjoint, so its ends rise). A step's window is a small part of a long trace's lists: walking to it
+// one interval at a time made the diagnosis's per-step split quadratic in the trace's length.
+inline size_t firstEndingAfter(const Intervals& v, size_t from, int64_t t) {
+  return static_cast<size_t>(std::partition_point(v.begin() + static_cast<std::ptrdiff_t>(from), v.end(),
+                                                  [t](const std::pair<int64_t, int64_t>& x) { return x.second <= t; }) -
+                             v.begin());
+}
+
 // Takes from `remaining` (sorted, disjoint) what `cover` (sorted, disjoint) covers; returns how much
 // that was. `taken`, when given, receives the pieces taken.
 inline int64_t takeCovered(Intervals& remaining, const Intervals& cover, Intervals* taken = nullptr) {
@@ -32,7 +41,7 @@ inline int64_t takeCovered(Intervals& remaining, const Intervals& cover, Interva
   int64_t total = 0;
   size_t j = 0;
   for (auto [a, b] : remaining) {
-    while (j < cover.size() && cover[j].second <= a) ++j;
+    j = firstEndingAfter(cover, j, a);
     size_t k = j;
     int64_t cur = a;
     while (k < cover.size() && cover[k].first < b) {
@@ -57,6 +66,15 @@ inline Intervals intersected(const Intervals& a, const Intervals& b) {
   Intervals out;
   size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
+    // What ends before the other list's interval starts meets nothing after it either: skipped at once.
+    if (a[i].second <= b[j].first) {
+      i = firstEndingAfter(a, i, b[j].first);
+      continue;
+    }
+    if (b[j].second <= a[i].first) {
+      j = firstEndingAfter(b, j, a[i].first);
+      continue;
+    }
     const int64_t s = std::max(a[i].first, b[j].first), e = std::min(a[i].second, b[j].second);
     if (e > s) out.emplace_back(s, e);
     (a[i].second < b[j].second ? i : j)++;

@@ -58,6 +58,14 @@ void discardPages(void* p, size_t bytes) noexcept;
 // turned off).
 size_t pooledBytes();
 
+// What allocate handed out as spilled buffers since the program started: bytes of new files, and of
+// pooled buffers handed out again (ATTNSCOPE_REPORT_OPEN prints them; a new file's pages cost about
+// twice a reused one's: `attnscope-bench spill`).
+struct Counts {
+  uint64_t newBytes = 0, reusedBytes = 0;
+};
+Counts counts();
+
 // A read-only mapping (the cache's files) whose pages the governor may drop; starts the governor.
 void registerRegion(const void* p, size_t bytes);
 void unregisterRegion(const void* p) noexcept;

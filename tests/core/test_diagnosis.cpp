@@ -13,11 +13,13 @@
 #include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <random>
 
 #include "core/explain/explanation.h"
 #include "core/explain/why.h"
 #include "core/read/trace_reader.h"
 #include "core/snapshot/trace_snapshot.h"
+#include "core/store/intervals.h"
 #include "ext_traces.h"
 
 using namespace attnscope;
@@ -104,6 +106,53 @@ class DiagnosisTest : public QObject {
   Q_OBJECT
 
  private slots:
+  // The split's interval operations (intervals.h skips to a step's window by binary search) against
+  // the same operations done one time unit at a time: 600 random pairs of sorted, disjoint lists
+  // (fixed seed), from empty to a few hundred intervals, windows small and large.
+  void intervalOpsMatchUnitByUnit() {
+    std::mt19937_64 rng(44021);
+    auto list = [&](int64_t span, int maxN) {
+      Intervals v;
+      const int n = static_cast<int>(rng() % static_cast<uint64_t>(maxN + 1));
+      for (int k = 0; k < n; ++k) {
+        const int64_t a = static_cast<int64_t>(rng() % static_cast<uint64_t>(span));
+        v.emplace_back(a, a + 1 + static_cast<int64_t>(rng() % 12));
+      }
+      return merged(std::move(v));
+    };
+    for (int c = 0; c < 600; ++c) {
+      const int64_t span = c % 3 == 0 ? 60 : 2000;
+      const Intervals a = list(span, c % 5 == 0 ? 3 : 300), b = list(span, c % 7 == 0 ? 2 : 300);
+      std::vector<char> inA(span + 20, 0), inB(span + 20, 0);
+      for (const auto& [x, y] : a) std::fill(inA.begin() + x, inA.begin() + y, 1);
+      for (const auto& [x, y] : b) std::fill(inB.begin() + x, inB.begin() + y, 1);
+      // Runs of t inside `a` where pred(t), cut at the ends of `a`'s intervals (as the operations cut).
+      auto runs = [&](auto pred) {
+        Intervals out;
+        for (const auto& [x, y] : a)
+          for (int64_t t = x; t < y; ++t) {
+            if (!pred(t)) continue;
+            if (!out.empty() && out.back().second == t && t != x)
+              out.back().second = t + 1;
+            else
+              out.emplace_back(t, t + 1);
+          }
+        return out;
+      };
+      // Taken pieces are cut at the cover's interval ends too: none touch in a merged cover.
+      const Intervals both = runs([&](int64_t t) { return inB[t] != 0; });
+      const Intervals only = runs([&](int64_t t) { return inB[t] == 0; });
+      QCOMPARE(intersected(a, b), both);
+      QCOMPARE(intersected(b, a), intersected(a, b));
+      Intervals remaining = a, taken;
+      int64_t expect = 0;
+      for (const auto& [x, y] : both) expect += y - x;
+      QCOMPARE(takeCovered(remaining, b, &taken), expect);
+      QCOMPARE(taken, both);
+      QCOMPARE(remaining, only);
+    }
+  }
+
   void everyTraceHasItsReference() {
     const QStringList refs = QDir(kReference).entryList({"*.json"}, QDir::Files, QDir::Name);
     QCOMPARE(refs.size(), 19);
