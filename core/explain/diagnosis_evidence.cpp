@@ -159,8 +159,9 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
     }
 
     // Device work does not nest: its rules keep their order.
-    // (The largest cause's sorts are most of its time in a large trace: on the threads, each a strict
-    // total order, so the result is one.)
+    // (A large trace's largest cause spends most of its time in these sorts: a large one is split over
+    // threads, parallel_sort.h. This one and the sort of `starts` are strict total orders (k and rank are
+    // unique), so the result is std::sort's.)
     if (rule > kLastDeviceRule && rule != kQueued && rule != kQueuedComm)
       parallelSort(order.begin(), order.end(), std::less<Key>());
     // What each event holds: every moment the rule took goes to the first event in that order whose

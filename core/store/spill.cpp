@@ -248,7 +248,7 @@ void* allocateSpilled(size_t bytes) {
       s.pool.erase(it);
       r.pooled = false;
       r.made = ++s.clock;
-      s.reusedBytes.fetch_add(it->first, std::memory_order_relaxed);
+      s.reusedBytes.fetch_add(r.bytes, std::memory_order_relaxed);
       return p;
     }
     char* b = s.base.load(std::memory_order_relaxed);

@@ -123,8 +123,7 @@ class DiagnosisTest : public QObject {
     for (int c = 0; c < 600; ++c) {
       const int64_t span = c % 3 == 0 ? 60 : 2000;
       const Intervals a = list(span, c % 5 == 0 ? 3 : 300), b = list(span, c % 7 == 0 ? 2 : 300);
-      std::vector<char> inA(span + 20, 0), inB(span + 20, 0);
-      for (const auto& [x, y] : a) std::fill(inA.begin() + x, inA.begin() + y, 1);
+      std::vector<char> inB(span + 20, 0);
       for (const auto& [x, y] : b) std::fill(inB.begin() + x, inB.begin() + y, 1);
       // Runs of t inside `a` where pred(t), cut at the ends of `a`'s intervals (as the operations cut).
       auto runs = [&](auto pred) {

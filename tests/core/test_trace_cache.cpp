@@ -288,8 +288,10 @@ class TestTraceCache : public QObject {
     constexpr size_t kMiB = size_t{1} << 20;
     spill::setSpilling(true, spill::Settings{dir, size_t{1} << 30, 3 * kMiB});
     QCOMPARE(spill::pooledBytes(), size_t{0});
+    const spill::Counts before = spill::counts();
     auto* a = static_cast<int64_t*>(spill::allocate(kMiB));
     QVERIFY(spill::isSpilled(a));
+    QCOMPARE(spill::counts().newBytes - before.newBytes, uint64_t{kMiB});
     for (size_t i = 0; i < kMiB / 8; ++i) a[i] = static_cast<int64_t>(i);
     spill::deallocate(a, kMiB);
     QCOMPARE(spill::pooledBytes(), kMiB);
@@ -297,6 +299,9 @@ class TestTraceCache : public QObject {
     auto* b = static_cast<int64_t*>(spill::allocate(kMiB / 2 + 4096));
     QCOMPARE(b, a);
     QCOMPARE(spill::pooledBytes(), size_t{0});
+    // Counted as reused, by the buffer's own size; nothing new.
+    QCOMPARE(spill::counts().reusedBytes - before.reusedBytes, uint64_t{kMiB});
+    QCOMPARE(spill::counts().newBytes - before.newBytes, uint64_t{kMiB});
     QCOMPARE(b[12345], int64_t{12345});
     // Smaller than half of it, or larger than it: a buffer of its own.
     spill::deallocate(b, kMiB / 2 + 4096);
