@@ -34,9 +34,11 @@ void sortInParts(It first, It last, const Less& less, size_t minItems, unsigned 
 // (parallelMinEvents(usualMin): the tests lower it), else here. The parts' threads are new ones, on top of
 // any the caller runs on (the evidence's causes are jobs on the open's threads already): a large trace's
 // few large sorts are worth a thread each.
+// Never below 1,024 items, whatever the tests ask: a thread per small sort made a test that forces every
+// split (ATTNSCOPE_PARALLEL_MIN_EVENTS=1) start thousands of them, past its time under ASan.
 template <typename It, typename Less>
 void parallelSort(It first, It last, const Less& less, size_t usualMin = size_t{1} << 18) {
-  detail::sortInParts(first, last, less, parallelMinEvents(usualMin), workerThreads());
+  detail::sortInParts(first, last, less, std::max<size_t>(parallelMinEvents(usualMin), 1024), workerThreads());
 }
 
 }  // namespace attnscope

@@ -229,8 +229,8 @@ class TestParallelOpen : public QObject {
     QCOMPARE(many.gemmTcNs, one.gemmTcNs);
   }
 
-  // parallelSort against std::sort: 300 random arrays (fixed seed) of 0 to 5,000 items, split from one
-  // item on 1, 2, 3 and 8 threads. Keys repeat (a small range); the item's place breaks the tie, so every
+  // parallelSort against std::sort: 300 random arrays (fixed seed) of 0 to 5,000 items, split from 1,024
+  // items (its floor) on 1, 2, 3 and 8 threads. Keys repeat (a small range); the item's place breaks the tie, so every
   // order is total and the two results must be equal item for item.
   void parallelSortEqualsStdSort() {
     std::mt19937_64 rng(52);
