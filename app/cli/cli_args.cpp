@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "core/store/span_log.h"
 #include "core/store/spill.h"
 #include "core/write/atomic_file.h"
 
@@ -107,6 +108,7 @@ std::shared_ptr<const TraceSnapshot> openOrThrow(const std::string& path, const 
                  t.rssSnapshotMb, t.rssCacheMb, t.cpuReadS, t.cpuSnapshotS, t.cpuCacheS, mb(sc.newBytes),
                  mb(sc.reusedBytes));
   }
+  if (spans::on()) std::fputs(spans::report().c_str(), stderr);
   return t.snapshot;
 }
 

@@ -9,10 +9,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "core/cache/cache_dir.h"
 #include "core/cache/trace_cache.h"
+#include "core/store/span_log.h"
 #include "core/store/spill.h"
 
 namespace attnscope::cache {
@@ -125,7 +127,9 @@ OpenedTrace openTrace(const std::string& path, const OpenOptions& options) {
   }
   setStage(limits, 0);
   const double cpu0 = cpuSeconds();
+  std::optional<spans::Span> phase(std::in_place, "open: JSON read, parsed, store built");
   LoadResult r = loadTrace(path, limits);
+  phase.reset();
   out.cpuReadS = cpuSeconds() - cpu0;
   out.timings = r.timings;
   out.rssReadMb = residentMb();
@@ -153,7 +157,9 @@ OpenedTrace openTrace(const std::string& path, const OpenOptions& options) {
   // snapshot's work); a spilled trace writes them after it, one large array at a time.
   std::unique_ptr<CacheWriter> writer;
   if (useCache) writer = std::make_unique<CacheWriter>(path, key, store, /*early=*/!out.spilled);
+  phase.emplace("open: snapshot");
   auto built = buildSnapshot(std::move(store), so);
+  phase.reset();
   out.snapshotSeconds = since(ts);
   out.cpuSnapshotS = cpuSeconds() - cpu0 - out.cpuReadS;
   out.rssSnapshotMb = residentMb();
@@ -167,7 +173,9 @@ OpenedTrace openTrace(const std::string& path, const OpenOptions& options) {
   if (useCache) {
     const auto tc = std::chrono::steady_clock::now();
     setStage(limits, kStageWriteCache);
+    phase.emplace("open: cache's last part");
     const WriteOutcome w = writer->finish(*built, CacheExtras{out.warning, out.jsonBytes});
+    phase.reset();
     writer.reset();  // it holds the store
     out.cache.note = w.note;
     if (w.ok) {

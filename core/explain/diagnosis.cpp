@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 
 #include "core/explain/diagnosis_internal.h"
 #include "core/explain/diagnosis_words.h"
 #include "core/explain/explanation.h"
 #include "core/explain/fixes.h"
 #include "core/run/engine_run.h"
+#include "core/store/span_log.h"
 #include "core/store/threads.h"
 #include "core/text/duration.h"
 
@@ -48,7 +50,9 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x, Helpers* helpers) 
   d.recordEndNs = w.recordEndNs;
   d.notes = w.notes;
   if (s.profilerRangeEvents() > 0) d.traceKind = "counter_profiling";
+  std::optional<spans::Span> sp(std::in_place, "diagnosis: rules");
   RuleSet r = buildRules(s, x, w, helpers);
+  sp.emplace("diagnosis: steps split");
   const bool anyDevice = r.anyDevice;
   // The collectives that ran while compute ran beside them.
   const Intervals overlappedComm = intersected(r.rules[kComm].cover, r.rules[kCompute].cover);
@@ -121,6 +125,7 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x, Helpers* helpers) 
   }
 
   // The evidence of every cause with time, then what the fixes need, then the words.
+  sp.emplace("diagnosis: evidence");
   const CpuSplit cpu = anyDevice ? CpuSplit{} : cpuSplit(s, x, w);
   std::vector<EvidenceItem> items[kCauseCount];
   auto evidenceOf = [&](const DiagnosedCause& c) {
@@ -130,6 +135,7 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x, Helpers* helpers) 
       mine = cpu.items;
       for (EvidenceItem& it : mine) it.share = static_cast<double>(it.ns) / static_cast<double>(c.totalNs);
     } else {
+      const spans::Span one("diagnosis: one cause's evidence");
       mine = evidenceItems(s, c.code, r, taken, c.code == restCause ? nothing : Intervals{}, c.totalNs);
     }
   };
@@ -166,6 +172,7 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x, Helpers* helpers) 
   } else {
     for (size_t i = 0; i < n; ++i) job(i);
   }
+  sp.emplace("diagnosis: fixes and words");
   const FixFacts facts = fixFacts(s, d, r, taken, w, items, cpu, names);
   auto describe = [&](DiagnosedCause& c, bool first) {
     std::vector<EvidenceItem>& mine = items[static_cast<int>(c.code)];

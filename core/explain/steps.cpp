@@ -11,12 +11,14 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 
 #include "core/explain/explanation.h"
 #include "core/run/engine_run.h"
 #include "core/snapshot/trace_snapshot.h"
 #include "core/store/device_activity.h"
+#include "core/store/span_log.h"
 #include "core/store/threads.h"
 #include "core/store/work_counters.h"
 #include "core/tables/attribution.h"
@@ -534,10 +536,14 @@ Explanation explainPart(const TraceSnapshot& snap, const std::vector<EngineStep>
     for (Region& r : st.regions) fillRegionFigures(s, snap.index, r);
   };
   // Each step reads the store and writes only itself: a large trace's, shared by the threads free.
-  if (helpers && a.steps.size() > 1 && s.size() >= parallelMinEvents(kParallelStepEvents))
-    helpers->forEach(a.steps.size(), fillStep);
-  else
-    for (size_t i = 0; i < a.steps.size(); ++i) fillStep(i);
+  {
+    const spans::Span sp("explain: steps' figures");
+    if (helpers && a.steps.size() > 1 && s.size() >= parallelMinEvents(kParallelStepEvents))
+      helpers->forEach(a.steps.size(), fillStep);
+    else
+      for (size_t i = 0; i < a.steps.size(); ++i) fillStep(i);
+  }
+  std::optional<spans::Span> waits(std::in_place, "explain: spill-in, sync waits");
   if (stepsOnly) {
     a.diagnosis = diagnose(s, a);
     return a;
@@ -559,6 +565,7 @@ Explanation explainPart(const TraceSnapshot& snap, const std::vector<EngineStep>
     st.syncWaitNs += sw.durNs;
   }
   a.syncGroups = groupSyncWaits(s, a.syncWaits);
+  waits.reset();
   // The diagnosis before the findings (finishWithTables): they read it (a step is called launch-bound
   // only where it agrees). It reads neither torch's tables nor the ledger.
   a.diagnosis = diagnose(s, a, helpers);

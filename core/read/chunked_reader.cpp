@@ -1,6 +1,7 @@
 #include "core/read/chunked_reader.h"
 
 #include "core/read/chunk_parse.h"
+#include "core/store/span_log.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -516,22 +517,39 @@ std::optional<LoadResult> parseChunks(ChunkSource& src, const std::string& path,
   uint64_t seen = 0, utfFixed = 0, utfFirst = UINT64_MAX, chunks = 0;
   bool failed = false;
 
+  // One thread at a time merges, outside the lock: the others go on parsing (a merge under the lock kept
+  // every thread that finished a chunk waiting for it). A thread waits before taking another chunk while
+  // 2 per thread wait to be merged, so the parsed chunks held stay bounded when the merge is the slower.
+  std::condition_variable drained;
+  bool merging = false;
+  const size_t maxPending = 2 * size_t{workerThreads()};
   auto worker = [&] {
     try {
       od::parser parser;
       size_t capacity = 0;
       Chunk w;
-      while (src.next(&w)) {
+      for (;;) {
+        {
+          std::unique_lock<std::mutex> lock(mu);
+          drained.wait(lock, [&] { return failed || pending.size() < maxPending; });
+          if (failed) return;
+        }
+        if (!src.next(&w)) break;
         Parsed d;
         d.p = std::make_unique<Parser>(limits, w.text, w.offset);
         d.p->metaLog = &d.log;
         size_t fixed = 0, firstBad = 0;
-        const bool ok = parseChunk(parser, capacity, w, *d.p, limits, &fixed, &firstBad);
+        bool ok = false;
+        {
+          const spans::Span sp("parse chunk");
+          ok = parseChunk(parser, capacity, w, *d.p, limits, &fixed, &firstBad);
+        }
         src.release(w);
-        std::lock_guard<std::mutex> lock(mu);
+        std::unique_lock<std::mutex> lock(mu);
         if (!ok) {
           failed = true;
           src.stop();
+          drained.notify_all();
           return;
         }
         if (fixed) {
@@ -539,24 +557,36 @@ std::optional<LoadResult> parseChunks(ChunkSource& src, const std::string& path,
           utfFirst = std::min<uint64_t>(utfFirst, w.offset + firstBad);
         }
         pending.emplace(w.index, std::move(d));
-        // Merge in text order, as a one-pass read would have added them.
-        for (auto it = pending.find(nextMerge); it != pending.end(); it = pending.find(++nextMerge)) {
+        if (merging) continue;  // the merging thread takes it
+        merging = true;
+        // Merge in text order, as a one-pass read would have added them. Only the merging thread reads
+        // or writes the builder, the meta log and the counts; the lock hands them from one to the next.
+        for (auto it = pending.find(nextMerge); it != pending.end(); it = pending.find(nextMerge)) {
           Parsed m = std::move(it->second);
           pending.erase(it);
-          const std::vector<uint32_t> map = b.merge(std::move(m.p->b), &remapSyntheticId);
-          for (MetaOp& op : m.log) {
-            op.id = remapSyntheticId(op.id, map);
-            metaOps.push_back(std::move(op));
+          ++nextMerge;
+          drained.notify_all();
+          lock.unlock();
+          {
+            const spans::Span sp("merge chunk");
+            const std::vector<uint32_t> map = b.merge(std::move(m.p->b), &remapSyntheticId);
+            for (MetaOp& op : m.log) {
+              op.id = remapSyntheticId(op.id, map);
+              metaOps.push_back(std::move(op));
+            }
+            seen += m.p->eventsSeen;
+            ++chunks;
+            if (limits.progress) limits.progress->events.store(b.eventCount(), std::memory_order_relaxed);
           }
-          seen += m.p->eventsSeen;
-          ++chunks;
-          if (limits.progress) limits.progress->events.store(b.eventCount(), std::memory_order_relaxed);
+          lock.lock();
         }
+        merging = false;
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(mu);
       failed = true;
       src.stop();
+      drained.notify_all();
     }
   };
   {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/store/span_log.h"
 #include "core/store/threads.h"
 
 namespace attnscope {
@@ -42,6 +43,7 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
   // Each attribution once: both groupings from it, or by name only.
   KeyAveragesBothGroupings torch, corrected;
   auto attribution = [&](Attribution at, KeyAveragesBothGroupings& into) {
+    const spans::Span sp(at == Attribution::Torch ? "snapshot: torch's table" : "snapshot: corrected table");
     if (options.shapeTables)
       into = computeKeyAveragesBothGroupings(s, at);
     else
@@ -59,8 +61,10 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
     // that fails leaves it to finishWithTables, after the failure has come back.
     std::atomic<int> pending(threads >= 3 ? 3 : 2);
     auto madeOne = [&] {
-      if (pending.fetch_sub(1) == 1)
+      if (pending.fetch_sub(1) == 1) {
+        const spans::Span sp("snapshot: ledger");
         ledger = computeLedger(s, snap->index, torch.byName, corrected.byName, snap->engine ? &*snap->engine : nullptr);
+      }
     };
     std::vector<std::function<void()>> parts;
     if (threads >= 3) {
@@ -84,7 +88,10 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
     runWithHelpers(
         helpers,
         [&] {
-          snap->index = ActivityIndex(s);
+          {
+            const spans::Span sp("snapshot: activity index");
+            snap->index = ActivityIndex(s);
+          }
           madeOne();
           explanation = explainWithoutTables(*snap, options.steps, options.profilerStepsFirst, &helpers);
         },
@@ -107,10 +114,14 @@ std::shared_ptr<const TraceSnapshot> buildSnapshot(std::shared_ptr<const EventSt
   }
   if (options.explain) {
     if (!explanation) explanation = explainWithoutTables(*snap, options.steps, options.profilerStepsFirst);
-    if (ledger)
-      finishWithLedger(*snap, *explanation, std::move(*ledger));
-    else
-      finishWithTables(*snap, *explanation);
+    {
+      const spans::Span sp("snapshot: findings");
+      if (ledger)
+        finishWithLedger(*snap, *explanation, std::move(*ledger));
+      else
+        finishWithTables(*snap, *explanation);
+    }
+    const spans::Span sp("snapshot: founding answer");
     snap->explanation = std::make_shared<const Explanation>(std::move(*explanation));
     snap->answer = std::make_shared<const FoundingAnswer>(
         foundingAnswer(s, *snap->explanation, *snap->torchByName, snap->engine ? &*snap->engine : nullptr));

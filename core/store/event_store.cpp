@@ -8,6 +8,7 @@
 #include <functional>
 #include <numeric>
 
+#include "core/store/span_log.h"
 #include "core/store/threads.h"
 
 namespace attnscope {
@@ -294,8 +295,15 @@ unsigned EventStoreBuilder::buildParts() const {
 }
 
 EventStore EventStoreBuilder::build() && {
-  sortIntoLanes();
-  computeNesting();
+  {
+    const spans::Span sp("store: lanes sorted");
+    sortIntoLanes();
+  }
+  {
+    const spans::Span sp("store: nesting");
+    computeNesting();
+  }
+  const spans::Span whole("store: flows, indexes, records");
   // Flows bind to the sorted lanes; the id indexes do not depend on them. With three threads or more,
   // the two indexes on threads of their own.
   const unsigned parts = buildParts();

@@ -1,5 +1,6 @@
 #include "core/tables/key_averages.h"
 
+#include "core/store/span_log.h"
 #include "core/store/work_counters.h"
 #include "core/tables/attribution.h"
 
@@ -218,23 +219,39 @@ void sortLikeTorch(spill::Vector<Fe>& fes) {
     return;
   }
   // fes[k] = old fes[keys[k].index], in place (a copy of fes would be the
-  // largest allocation of a huge trace's load): cycle by cycle.
+  // largest allocation of a huge trace's load): cycle by cycle. Each step's
+  // load waits on the one before it, so the records a few steps further along
+  // the cycle are fetched ahead (their places are in `from`, small enough to
+  // stay in the cache), and the keys go first.
+  spill::Vector<uint32_t> from(n);
+  for (size_t k = 0; k < n; ++k) from[k] = keys[k].index;
+  spill::Vector<Key>().swap(keys);
   constexpr uint32_t kPlaced = UINT32_MAX;
+  constexpr int kAhead = 16;
+  const auto fetch = [&](size_t i) {
+    const char* p = reinterpret_cast<const char*>(&fes[i]);
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + sizeof(Fe) - 1);
+  };
   for (size_t k = 0; k < n; ++k) {
-    if (keys[k].index == kPlaced) continue;
-    if (keys[k].index == k) {
-      keys[k].index = kPlaced;
+    if (from[k] == kPlaced) continue;
+    if (from[k] == k) {
+      from[k] = kPlaced;
       continue;
     }
     const Fe first = fes[k];
+    // `ahead` runs up to kAhead places before `dst` along the cycle, and stops at its end (k).
+    size_t ahead = k;
+    for (int d = 0; d < kAhead && (ahead = from[ahead]) != k; ++d) fetch(ahead);
     size_t dst = k;
     while (true) {
-      const size_t src = keys[dst].index;
-      keys[dst].index = kPlaced;
+      const size_t src = from[dst];
+      from[dst] = kPlaced;
       if (src == k) {
         fes[dst] = first;
         break;
       }
+      if (ahead != k && (ahead = from[ahead]) != k) fetch(ahead);
       fes[dst] = fes[src];
       dst = src;
     }
@@ -407,7 +424,10 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
     }
   }
 
-  sortLikeTorch(fes);
+  {
+    const spans::Span sp("table: torch's order");
+    sortLikeTorch(fes);
+  }
 
   // Nesting per thread (CPU events only), torch's _populate_cpu_children: one
   // pass in time order with a stack per thread. Children are kept as linked

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -29,6 +30,7 @@
 #include "core/explain/diagnosis_internal.h"
 #include "core/read/trace_reader.h"
 #include "core/store/parallel_sort.h"
+#include "core/store/span_log.h"
 #include "core/store/threads.h"
 
 using namespace attnscope;
@@ -67,6 +69,55 @@ class TestParallelOpen : public QObject {
   Q_OBJECT
 
  private slots:
+  // Before any open asks: the span log is read once, at its first use (the merge test reads it).
+  void initTestCase() { qputenv("ATTNSCOPE_REPORT_SPANS", "1"); }
+
+  // The chunked parse on 8 threads: one chunk merged at a time, while other threads parse (the merge is
+  // outside the parsers' lock). From the span log: every chunk parsed once and merged once, no two
+  // merges at once, each chunk's merge after its parse.
+  void mergesOneAtATime() {
+    QVERIFY(spans::on());
+    spans::clear();
+    const cache::OpenedTrace t =
+        openWith(std::string(ATTNSCOPE_SHARED_TRACES) + "/h200/transformer_train20.json.gz", true, 8);
+    QVERIFY(t.ok());
+    struct S {
+      std::string name;
+      int thread;
+      double start, end;
+    };
+    std::vector<S> parsed, merged;
+    std::istringstream in(spans::report());
+    for (std::string line; std::getline(in, line);) {
+      // "span NAME thread T START END", NAME of several words
+      const size_t at = line.rfind(" thread ");
+      QVERIFY2(line.starts_with("span ") && at != std::string::npos, line.c_str());
+      S x;
+      x.name = line.substr(5, at - 5);
+      std::istringstream rest(line.substr(at + 8));
+      QVERIFY(static_cast<bool>(rest >> x.thread >> x.start >> x.end));
+      QVERIFY2(x.start <= x.end, line.c_str());
+      if (x.name == "parse chunk") parsed.push_back(x);
+      if (x.name == "merge chunk") merged.push_back(x);
+    }
+    QVERIFY2(t.chunks >= 50, qPrintable(QString::number(t.chunks)));  // 16 KiB chunks of a 4 MB trace
+    QCOMPARE(parsed.size(), size_t{t.chunks});
+    QCOMPARE(merged.size(), size_t{t.chunks});
+    // (The report is in start order, to the microsecond.)
+    for (size_t i = 1; i < merged.size(); ++i)
+      QVERIFY2(merged[i].start >= merged[i - 1].end,
+               qPrintable(QString("merge %1 starts at %2 s, the one before ends at %3 s")
+                              .arg(i)
+                              .arg(merged[i].start)
+                              .arg(merged[i - 1].end)));
+    // The k-th merge (in text order) is of a chunk already parsed: k+1 parses have ended by its start.
+    std::vector<double> parseEnds;
+    for (const S& p : parsed) parseEnds.push_back(p.end);
+    std::sort(parseEnds.begin(), parseEnds.end());
+    for (size_t k = 0; k < merged.size(); ++k) QVERIFY(parseEnds[k] <= merged[k].start);
+    spans::clear();
+  }
+
   void threadsFollowTheProcessCpus() {
     const unsigned all = workerThreads();
     QVERIFY(all >= 1 && all <= 8);
