@@ -8,7 +8,8 @@
 //
 // The first test serves the host's abstract `dynolog` name, as users' captures do; the others give
 // their jobs KINETO_IPC_SOCKET_DIR (a folder of this test's) so that nothing else on the host is
-// served by them. The ctest entry runs alone (RUN_SERIAL).
+// served by them. No other test serves that name; the ctest entry runs beside no other test that runs
+// torch jobs (RESOURCE_LOCK torch_jobs).
 #include <signal.h>
 
 #include <QRegularExpression>
