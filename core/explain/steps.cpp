@@ -543,11 +543,11 @@ Explanation explainPart(const TraceSnapshot& snap, const std::vector<EngineStep>
     else
       for (size_t i = 0; i < a.steps.size(); ++i) fillStep(i);
   }
-  std::optional<spans::Span> waits(std::in_place, "explain: spill-in, sync waits");
   if (stepsOnly) {
     a.diagnosis = diagnose(s, a);
     return a;
   }
+  std::optional<spans::Span> waits(std::in_place, "explain: spill-in, sync waits");
   fillSpillIn(s, snap.index, a.steps);
   a.syncWaits = findSyncWaits(s, snap.index);
   std::vector<int64_t> starts;

@@ -100,7 +100,7 @@ class TestParallelOpen : public QObject {
       if (x.name == "parse chunk") parsed.push_back(x);
       if (x.name == "merge chunk") merged.push_back(x);
     }
-    QVERIFY2(t.chunks >= 50, qPrintable(QString::number(t.chunks)));  // 16 KiB chunks of a 4 MB trace
+    QVERIFY2(t.chunks >= 50, qPrintable(QString::number(t.chunks)));  // 16 KiB chunks of 63 MB of JSON
     QCOMPARE(parsed.size(), size_t{t.chunks});
     QCOMPARE(merged.size(), size_t{t.chunks});
     // (The report is in start order, to the microsecond.)
