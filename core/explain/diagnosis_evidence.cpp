@@ -150,12 +150,37 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
     };
     // Only the events whose stretch meets what the rule took (a binary search each) are ordered.
     const Intervals& mine = taken[rule];
-    std::vector<Key> order;
-    for (size_t k = 0; k < re.events.size(); ++k) {
+    auto meets = [&](size_t k) {
       const auto [a, b] = re.spans[k];
       auto it = std::lower_bound(mine.begin(), mine.end(), std::make_pair(a, INT64_MIN));
-      const bool meets = (it != mine.end() && it->first < b) || (it != mine.begin() && std::prev(it)->second > a);
-      if (meets) order.push_back({depthOf[re.events[k]], b - a, a, static_cast<uint32_t>(k), re.events[k]});
+      return (it != mine.end() && it->first < b) || (it != mine.begin() && std::prev(it)->second > a);
+    };
+    auto keyOf = [&](size_t k) {
+      const auto [a, b] = re.spans[k];
+      return Key{depthOf[re.events[k]], b - a, a, static_cast<uint32_t>(k), re.events[k]};
+    };
+    std::vector<Key> order;
+    const size_t n = re.events.size();
+    const size_t ways = n >= parallelMinEvents(size_t{1} << 18) ? workerThreads() : 1;
+    if (ways <= 1) {
+      for (size_t k = 0; k < n; ++k)
+        if (meets(k)) order.push_back(keyOf(k));
+    } else {
+      // A large rule's events in parts, on threads of their own: each part's count, then each part's keys
+      // at their place (in the rule's order, as one pass gives them; no second copy of the list).
+      std::vector<size_t> at(ways + 1, 0);
+      runParts(ways, [&](size_t p) {
+        size_t count = 0;
+        for (size_t k = n * p / ways; k < n * (p + 1) / ways; ++k) count += meets(k) ? 1 : 0;
+        at[p + 1] = count;
+      });
+      for (size_t p = 0; p < ways; ++p) at[p + 1] += at[p];
+      order.resize(at[ways]);
+      runParts(ways, [&](size_t p) {
+        size_t w = at[p];
+        for (size_t k = n * p / ways; k < n * (p + 1) / ways; ++k)
+          if (meets(k)) order[w++] = keyOf(k);
+      });
     }
 
     // Device work does not nest: its rules keep their order.

@@ -8,6 +8,8 @@
 #include "core/explain/diagnosis_internal.h"
 #include "core/explain/explanation.h"
 #include "core/store/device_activity.h"
+#include "core/store/parallel_sort.h"
+#include "core/store/span_log.h"
 #include "core/store/threads.h"
 #include "core/views/views.h"
 
@@ -215,6 +217,7 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w, 
     else
       corrTable.emplace(s);
   };
+  std::optional<spans::Span> sp0(std::in_place, "rules: set-up kinds, correlations");
   if (parallel)
     helpers->forEach(2, setupAndCorr);
   else
@@ -431,10 +434,12 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w, 
     const EventId to = g + 1 == parts.size() ? static_cast<EventId>(events.size()) : laneStart[bounds[g + 1]];
     scan(from, to, parts[g]);
   };
+  sp0.emplace("rules: lane groups");
   if (parallel)
     helpers->forEach(parts.size(), scanGroup);
   else
     for (size_t g = 0; g < parts.size(); ++g) scanGroup(g);
+  sp0.emplace("rules: groups joined, gaps");
   // Merged in event order: every group's first pass, then every group's second (one group's lists are in
   // that order already: moved).
   std::vector<int64_t> kernelDurs;
@@ -478,15 +483,24 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w, 
   out.kernelMedianNs = kernelDurs.empty() ? 0 : kernelDurs[kernelDurs.size() / 2];
   Builder b{s, out};
   hostGaps(s, w, b);
+  sp0.reset();
   // Each rule's cover, the backlog and each device's work merged (on the threads free, when parallel).
   std::vector<Intervals*> toMerge{&out.backlog};
   for (auto& rule : rules) toMerge.push_back(&rule.cover);
   for (auto& [dev, iv] : out.deviceWork) toMerge.push_back(&iv);
-  auto mergeOne = [&](size_t i) { *toMerge[i] = merged(std::move(*toMerge[i])); };
+  // (A large list is sorted over threads of its own: one rule holds most of a large trace's events. Equal
+  // intervals are alike, so the result is std::sort's.)
+  auto mergeOne = [&](size_t i) {
+    Intervals& v = *toMerge[i];
+    parallelSort(v.begin(), v.end(), std::less<std::pair<int64_t, int64_t>>());
+    v = merged(std::move(v));  // sorted already: merged only checks the order
+  };
+  std::optional<spans::Span> sp(std::in_place, "rules: covers merged");
   if (parallel)
     helpers->forEach(toMerge.size(), mergeOne);
   else
     for (size_t i = 0; i < toMerge.size(); ++i) mergeOne(i);
+  sp.emplace("rules: drained, waited copies, starved");
   // A capture holds its whole span, the synchronize and empty_cache of its prologue included.
   for (Rule r : {kSetup, kAlloc, kSync}) takeCovered(rules[r].cover, rules[kCapture].cover);
   // Drained: a synchronize makes the host wait for the work queued before it; without it the host

@@ -8,7 +8,9 @@
 #include <functional>
 #include <numeric>
 
+#include "core/store/parallel_sort.h"
 #include "core/store/span_log.h"
+#include "core/store/spill.h"
 #include "core/store/threads.h"
 
 namespace attnscope {
@@ -372,9 +374,15 @@ void EventStoreBuilder::sortIntoLanes() {
   struct Span {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
   };
+  // A group larger than its share (a lane holding much of the trace) is sorted over threads of its own, as
+  // many as its share of the events (parallel_sort.h; the order is strict, so the result is std::sort's).
+  // Not while spilling: the sort's merge takes a buffer of half the group on the heap.
+  const size_t threads = spill::spilling() ? 1 : workerThreads();
   auto sortPart = [&](size_t from, size_t to, Span* span) {
-    std::sort(ev.begin() + static_cast<std::ptrdiff_t>(from), ev.begin() + static_cast<std::ptrdiff_t>(to),
-              byLaneStart);
+    detail::sortInParts(
+        ev.begin() + static_cast<std::ptrdiff_t>(from), ev.begin() + static_cast<std::ptrdiff_t>(to), byLaneStart,
+        std::max<size_t>(parallelMinEvents(size_t{1} << 18), 1024),
+        static_cast<unsigned>(std::max<size_t>(1, (to - from) * threads / std::max<size_t>(ev.size(), 1))));
     size_t i = from;
     while (i < to) {
       const uint32_t ln = ev[i].lane;

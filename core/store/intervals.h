@@ -13,7 +13,7 @@ namespace attnscope {
 using Intervals = std::vector<std::pair<int64_t, int64_t>>;  // [start, end), sorted, disjoint once merged
 
 inline Intervals merged(Intervals v) {
-  std::sort(v.begin(), v.end());
+  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());  // a sorted list (a check) as it is
   Intervals out;
   for (const auto& [a, b] : v) {
     if (b <= a) continue;
