@@ -2,6 +2,7 @@
 // holds and the events that make them. diagnosis.cpp then gives each step's moments to the first rule
 // that holds them.
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <unordered_map>
 
@@ -10,6 +11,7 @@
 #include "core/store/device_activity.h"
 #include "core/store/parallel_sort.h"
 #include "core/store/span_log.h"
+#include "core/store/spill.h"
 #include "core/store/threads.h"
 #include "core/views/views.h"
 
@@ -489,10 +491,12 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w, 
   for (auto& rule : rules) toMerge.push_back(&rule.cover);
   for (auto& [dev, iv] : out.deviceWork) toMerge.push_back(&iv);
   // (A large list is sorted over threads of its own: one rule holds most of a large trace's events. Equal
-  // intervals are alike, so the result is std::sort's.)
+  // intervals are alike, so the result is std::sort's. Not while spilling: the sort's merge takes a buffer
+  // of half the list on the heap, one per list merged at once.)
+  const bool sortOverThreads = !spill::spilling();
   auto mergeOne = [&](size_t i) {
     Intervals& v = *toMerge[i];
-    parallelSort(v.begin(), v.end(), std::less<std::pair<int64_t, int64_t>>());
+    if (sortOverThreads) parallelSort(v.begin(), v.end(), std::less<std::pair<int64_t, int64_t>>());
     v = merged(std::move(v));  // sorted already: merged only checks the order
   };
   std::optional<spans::Span> sp(std::in_place, "rules: covers merged");
