@@ -154,9 +154,12 @@ OpenedTrace openTrace(const std::string& path, const OpenOptions& options) {
   if (useCache) so = SnapshotOptions{};  // the cache holds everything
   auto store = std::make_shared<const EventStore>(std::move(*r.store));
   // The store's columns go to the cache while the snapshot is built (their write and fsync beside the
-  // snapshot's work); a spilled trace writes them after it, one large array at a time.
+  // snapshot's work); a spilled trace writes them after it, one large array at a time, past the page
+  // cache (CacheWriteMode).
   std::unique_ptr<CacheWriter> writer;
-  if (useCache) writer = std::make_unique<CacheWriter>(path, key, store, /*early=*/!out.spilled);
+  if (useCache)
+    writer =
+        std::make_unique<CacheWriter>(path, key, store, CacheWriteMode{/*early=*/!out.spilled, /*direct=*/out.spilled});
   phase.emplace("open: snapshot");
   auto built = buildSnapshot(std::move(store), so);
   phase.reset();

@@ -11,7 +11,7 @@ std::string cacheFolder(const std::string& trace) { return cacheDirFor(trace, "t
 
 struct CacheWriter::State {};
 
-CacheWriter::CacheWriter(const std::string&, const TraceKey&, std::shared_ptr<const EventStore>, bool) {}
+CacheWriter::CacheWriter(const std::string&, const TraceKey&, std::shared_ptr<const EventStore>, CacheWriteMode) {}
 CacheWriter::~CacheWriter() = default;
 
 WriteOutcome CacheWriter::finish(const TraceSnapshot&, const CacheExtras&) {

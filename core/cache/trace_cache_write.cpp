@@ -5,9 +5,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <mutex>
+#include <new>
 #include <random>
 #include <thread>
 
@@ -42,11 +46,24 @@ std::string hex64(uint64_t v) {
 }
 
 // A file written through a descriptor of our own, each block of kBlockBytes hashed as it goes by (no
-// reading back), fsynced on Close.
+// reading back), fsynced on Close. `direct` (a large trace's cache): written with O_DIRECT from an
+// aligned buffer of kDirectBytes, past the page cache, so the write is not held back by the dirty pages
+// of the spilled arrays and leaves the page cache to them (a file system that refuses O_DIRECT gets a
+// plain write).
 class HashingFile : public ::arrow::io::OutputStream {
  public:
-  explicit HashingFile(const std::string& path)
-      : fd_(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)), block_(kBlockBytes) {}
+  HashingFile(const std::string& path, bool direct) {
+    constexpr int kFlags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
+    if (direct) {
+      fd_ = ::open(path.c_str(), kFlags | O_DIRECT, 0644);
+      if (fd_ >= 0) direct_ = true;
+    }
+    if (fd_ < 0) fd_ = ::open(path.c_str(), kFlags, 0644);
+    cap_ = direct_ ? kDirectBytes : kBlockBytes;
+    void* p = nullptr;
+    if (::posix_memalign(&p, kDirectAlign, cap_) != 0) throw std::bad_alloc();
+    buf_.reset(static_cast<char*>(p));
+  }
   ~HashingFile() override {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -54,18 +71,20 @@ class HashingFile : public ::arrow::io::OutputStream {
   ::arrow::Status Write(const void* data, int64_t n) override {
     const auto* p = static_cast<const char*>(data);
     for (int64_t left = n; left > 0;) {
-      const auto take = static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(kBlockBytes - fill_)));
-      std::memcpy(block_.data() + fill_, p, take);
+      const auto take = static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(cap_ - fill_)));
+      std::memcpy(buf_.get() + fill_, p, take);
       fill_ += take;
       p += take;
       left -= static_cast<int64_t>(take);
-      if (fill_ == kBlockBytes) ARROW_RETURN_NOT_OK(flushBlock());
+      hashBlocks(false);
+      if (fill_ == cap_) ARROW_RETURN_NOT_OK(flush());
     }
     return ::arrow::Status::OK();
   }
   ::arrow::Status Close() override {
     if (fd_ < 0) return ::arrow::Status::OK();
-    if (fill_ > 0) ARROW_RETURN_NOT_OK(flushBlock());
+    hashBlocks(true);
+    if (fill_ > 0) ARROW_RETURN_NOT_OK(flush());
     const bool ok = ::fsync(fd_) == 0;
     ::close(fd_);
     fd_ = -1;
@@ -77,22 +96,62 @@ class HashingFile : public ::arrow::io::OutputStream {
   uint64_t size() const { return written_; }
 
  private:
-  ::arrow::Status flushBlock() {
-    const uint64_t h = hashBytes(block_.data(), fill_, written_);
-    hashes_.append(reinterpret_cast<const char*>(&h), 8);
-    for (size_t done = 0; done < fill_;) {
-      const ssize_t w = ::write(fd_, block_.data() + done, fill_ - done);
+  static constexpr size_t kDirectBytes = size_t{8} << 20;  // a multiple of kBlockBytes
+  static constexpr size_t kDirectAlign = 4096;
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  // Hashes the buffer's whole blocks not hashed yet (and, at the end, the last part block).
+  void hashBlocks(bool last) {
+    while (fill_ - hashed_ >= kBlockBytes || (last && fill_ > hashed_)) {
+      const size_t n = std::min(kBlockBytes, fill_ - hashed_);
+      const uint64_t h = hashBytes(buf_.get() + hashed_, n, written_ + hashed_);
+      hashes_.append(reinterpret_cast<const char*>(&h), 8);
+      hashed_ += n;
+    }
+  }
+  ::arrow::Status writeAll(const char* p, size_t n) {
+    for (size_t done = 0; done < n;) {
+      const ssize_t w = ::write(fd_, p + done, n - done);
       if (w < 0 && errno == EINTR) continue;
+      if (w < 0 && errno == EINVAL && direct_) {
+        // Opened with O_DIRECT but a write refused (an alignment this file system wants larger): plain
+        // writes from here.
+        ARROW_RETURN_NOT_OK(plain());
+        continue;
+      }
       if (w <= 0) return ::arrow::Status::IOError(std::strerror(errno));
       done += static_cast<size_t>(w);
     }
-    written_ += fill_;
-    fill_ = 0;
     return ::arrow::Status::OK();
   }
-  int fd_;
-  std::vector<char> block_;
-  size_t fill_ = 0;
+  ::arrow::Status plain() {
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (flags < 0 || ::fcntl(fd_, F_SETFL, flags & ~O_DIRECT) != 0)
+      return ::arrow::Status::IOError(std::strerror(errno));
+    direct_ = false;
+    return ::arrow::Status::OK();
+  }
+  ::arrow::Status flush() {
+    size_t aligned = fill_;
+    if (direct_) aligned = fill_ / kDirectAlign * kDirectAlign;
+    ARROW_RETURN_NOT_OK(writeAll(buf_.get(), aligned));
+    if (aligned < fill_) {
+      // The file's last part, shorter than a page: a plain write.
+      if (direct_) ARROW_RETURN_NOT_OK(plain());
+      ARROW_RETURN_NOT_OK(writeAll(buf_.get() + aligned, fill_ - aligned));
+    }
+    written_ += fill_;
+    fill_ = 0;
+    hashed_ = 0;
+    return ::arrow::Status::OK();
+  }
+  int fd_ = -1;
+  bool direct_ = false;
+  size_t cap_ = 0;
+  std::unique_ptr<char, Free> buf_;
+  size_t fill_ = 0;    // bytes in buf_
+  size_t hashed_ = 0;  // of them, hashed
   uint64_t written_ = 0;
   std::string hashes_;
 };
@@ -113,6 +172,7 @@ struct Writer {
   std::vector<int64_t> sizes;
   std::vector<std::string> hashes;
   uint64_t bytes = 0;
+  bool direct = false;  // HashingFile's
   std::mutex mu;
 
   bool failed() {
@@ -141,7 +201,7 @@ struct Writer {
     opts.allow_64bit = true;
     opts.use_threads = false;
     opts.alignment = 64;
-    auto out = std::make_shared<HashingFile>(path);
+    auto out = std::make_shared<HashingFile>(path, direct);
     ::arrow::Status st = out->opened() ? ::arrow::Status::OK() : ::arrow::Status::IOError(std::strerror(errno));
     if (st.ok()) {
       auto w = ::arrow::ipc::MakeFileWriter(out, schema, opts);
@@ -323,7 +383,7 @@ struct CacheWriter::State {
 };
 
 CacheWriter::CacheWriter(const std::string& trace, const TraceKey& key, std::shared_ptr<const EventStore> store,
-                         bool early)
+                         CacheWriteMode mode)
     : s_(std::make_unique<State>()) {
   State& s = *s_;
   s.trace = trace;
@@ -340,7 +400,8 @@ CacheWriter::CacheWriter(const std::string& trace, const TraceKey& key, std::sha
     return;
   }
   s.w.dir = dir;
-  if (early && s.store) s.startStore();
+  s.w.direct = mode.direct;
+  if (mode.early && s.store) s.startStore();
 }
 
 CacheWriter::~CacheWriter() {

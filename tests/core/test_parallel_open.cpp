@@ -418,13 +418,13 @@ class TestParallelOpen : public QObject {
       return out;
     };
     {
-      cache::CacheWriter w(trace, key, store, /*early=*/true);
+      cache::CacheWriter w(trace, key, store, cache::CacheWriteMode{});
       QCOMPARE(entries().size(), 1);  // its folder, being written
       QVERIFY(entries().front().startsWith(".trace-"));
     }
     QCOMPARE(entries(), QStringList());
     {
-      cache::CacheWriter w(trace, key, store, /*early=*/true);
+      cache::CacheWriter w(trace, key, store, cache::CacheWriteMode{});
       const auto snap = buildSnapshot(store, SnapshotOptions{});
       const cache::WriteOutcome out = w.finish(*snap);
       QVERIFY2(out.ok, out.error.c_str());

@@ -3,7 +3,10 @@
 // read-only trace folder uses the user cache; a trace read with its arrays spilled to files (a tiny
 // memory budget) gives the same snapshot.
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,10 +16,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "cache_compare.h"
 #include "core/cache/open_trace.h"
 #include "core/cache/trace_cache.h"
+#include "core/read/trace_reader.h"
+#include "core/snapshot/trace_snapshot.h"
 #include "core/store/spill.h"
 
 using namespace attnscope;
@@ -238,6 +244,76 @@ class TestTraceCache : public QObject {
     spill::dropAll();  // every mapped page given back: what follows reads them again
     const std::string d = testutil::compareSnapshots(*spilled.snapshot, *open(trace, cache::CacheUse::Off).snapshot);
     QVERIFY2(d.empty(), d.c_str());
+  }
+
+  // A cache written past the page cache (CacheWriteMode::direct, as a spilled trace's is), on every
+  // shared trace (files of every length: each one's last part, shorter than a page, is written plainly):
+  // it reads back equal to a fresh parse in every cell. Where the file system takes O_DIRECT (not a
+  // tmpfs, whose files are the page cache), the written files' pages are not in the page cache before
+  // the cache is read: at most each file's last page is.
+  void directWriteEqualsFresh() {
+    const std::string dir = tmp_.filePath("direct").toStdString();
+    fs::create_directories(dir);
+    bool direct = false;
+    {
+      struct statfs fsInfo {};
+      const std::string probe = dir + "/probe";
+      const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_DIRECT | O_CLOEXEC, 0644);
+      direct = fd >= 0 && ::statfs(dir.c_str(), &fsInfo) == 0 && fsInfo.f_type != TMPFS_MAGIC;
+      if (fd >= 0) ::close(fd);
+      fs::remove(probe);
+    }
+    const long page = ::sysconf(_SC_PAGESIZE);
+    int compared = 0;
+    size_t pages = 0, resident = 0, files = 0;
+    for (const QString& q : sharedTraces()) {
+      const std::string from = q.toStdString();
+      const std::string trace = dir + "/" + std::to_string(compared) + "-" + fs::path(from).filename().string();
+      copyFile(from, trace);
+      const cache::OpenedTrace fresh = open(trace, cache::CacheUse::Off);
+      if (!fresh.ok()) continue;  // a trace the reader refuses
+      cache::TraceKey key;
+      std::string error;
+      QVERIFY2(cache::traceKey(trace, &key, &error), error.c_str());
+      LoadResult r = loadTrace(trace);
+      QVERIFY2(r.ok(), trace.c_str());
+      auto store = std::make_shared<const EventStore>(std::move(*r.store));
+      cache::WriteOutcome out;
+      {
+        cache::CacheWriter w(trace, key, store, cache::CacheWriteMode{/*early=*/false, /*direct=*/true});
+        out = w.finish(*buildSnapshot(store, SnapshotOptions{}));
+      }
+      QVERIFY2(out.ok, (trace + ": " + out.error).c_str());
+      for (const auto& e : fs::directory_iterator(out.dir)) {
+        const int fd = ::open(e.path().c_str(), O_RDONLY | O_CLOEXEC);
+        QVERIFY(fd >= 0);
+        const auto bytes = static_cast<size_t>(fs::file_size(e.path()));
+        if (bytes > 0) {
+          void* m = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+          QVERIFY(m != MAP_FAILED);
+          const size_t n = (bytes + static_cast<size_t>(page) - 1) / static_cast<size_t>(page);
+          std::vector<unsigned char> in(n);
+          QCOMPARE(::mincore(m, bytes, in.data()), 0);
+          for (unsigned char c : in) resident += c & 1;
+          pages += n;
+          ::munmap(m, bytes);
+        }
+        ::close(fd);
+        ++files;
+      }
+      std::string why;
+      auto hit = cache::openCache(trace, key, &why);
+      QVERIFY2(hit.has_value(), (trace + ": " + why).c_str());
+      const std::string d = testutil::compareSnapshots(*hit->snapshot, *fresh.snapshot);
+      QVERIFY2(d.empty(), (trace + ": " + d).c_str());
+      ++compared;
+    }
+    QVERIFY(compared >= 40);
+    qInfo("direct: %d traces, %zu files, %zu pages, %zu of them in the page cache after the write", compared, files,
+          pages, resident);
+    QVERIFY(pages > 10 * files);  // files of many pages, so the count below says something
+    if (!direct) QSKIP("this folder's file system does not write past the page cache (O_DIRECT)");
+    QVERIFY2(resident <= files, qPrintable(QString("%1 pages resident").arg(resident)));
   }
 
   // The spill allocator itself: while spilling, a large buffer is a file mapping (spill::Vector always;
