@@ -3,6 +3,7 @@
 #include <arrow/io/file.h>
 #include <arrow/ipc/api.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "core/cache/cache_arrow.h"
 #include "core/cache/records.h"
 #include "core/cache/trace_cache.h"
+#include "core/store/spill.h"
 
 namespace attnscope::cache {
 
@@ -72,7 +74,10 @@ class HashingFile : public ::arrow::io::OutputStream {
     const auto* p = static_cast<const char*>(data);
     for (int64_t left = n; left > 0;) {
       const auto take = static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(cap_ - fill_)));
+      const bool spilled = left >= kAheadMin && spill::isSpilled(p);
+      if (spilled) readAhead(p, left);
       std::memcpy(buf_.get() + fill_, p, take);
+      if (spilled) spill::dropPages(p, take);  // read once: out of the resident set at once
       fill_ += take;
       p += take;
       left -= static_cast<int64_t>(take);
@@ -98,6 +103,17 @@ class HashingFile : public ::arrow::io::OutputStream {
  private:
   static constexpr size_t kDirectBytes = size_t{8} << 20;  // a multiple of kBlockBytes
   static constexpr size_t kDirectAlign = 4096;
+  static constexpr int64_t kAheadMin = int64_t{1} << 20, kAheadBytes = int64_t{32} << 20;
+  // The bytes come from a spilled array (a trace larger than the memory budget), whose pages the kernel
+  // may have written out and dropped: its next kAheadBytes are asked for (MADV_WILLNEED: read from the
+  // disk in the background, in large reads) while these are copied, and the pages copied are dropped from
+  // the process at once (the governor's 20 ms would let a fast copy past the budget). Without it each page
+  // was read on its own fault (the spilled arrays are MADV_RANDOM): the 30 GB trace's cache took 78.6-82.9 s.
+  static void readAhead(const char* p, int64_t left) {
+    const auto at = reinterpret_cast<uintptr_t>(p) / kDirectAlign * kDirectAlign;
+    const auto end = reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(std::min(left, kAheadBytes));
+    ::madvise(reinterpret_cast<void*>(at), end - at, MADV_WILLNEED);
+  }
   struct Free {
     void operator()(char* p) const { std::free(p); }
   };

@@ -469,6 +469,10 @@ void dropAll() noexcept {
   for (const auto& [p, r] : s.regions) dropRange(p, r.bytes);
 }
 
+void dropPages(const void* p, size_t bytes) noexcept {
+  if (inRange(p)) dropRange(p, bytes);
+}
+
 namespace {
 bool statm(size_t* resident, size_t* shared) {
   FILE* f = std::fopen("/proc/self/statm", "r");
