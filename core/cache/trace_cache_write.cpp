@@ -61,7 +61,13 @@ class HashingFile : public ::arrow::io::OutputStream {
       if (fd_ >= 0) direct_ = true;
     }
     if (fd_ < 0) fd_ = ::open(path.c_str(), kFlags, 0644);
-    cap_ = direct_ ? kDirectBytes : kBlockBytes;
+    if (fd_ < 0) {
+      openErrno_ = errno;
+      return;
+    }
+    // A large trace's cache is written 8 MiB at a time even where O_DIRECT is refused (the read-ahead
+    // and the drops below go by the same steps).
+    cap_ = direct ? kDirectBytes : kBlockBytes;
     void* p = nullptr;
     if (::posix_memalign(&p, kDirectAlign, cap_) != 0) throw std::bad_alloc();
     buf_.reset(static_cast<char*>(p));
@@ -70,17 +76,23 @@ class HashingFile : public ::arrow::io::OutputStream {
     if (fd_ >= 0) ::close(fd_);
   }
   bool opened() const { return fd_ >= 0; }
+  int openErrno() const { return openErrno_; }
   ::arrow::Status Write(const void* data, int64_t n) override {
     const auto* p = static_cast<const char*>(data);
+    const bool spilled = n >= kAheadMin && spill::isSpilled(p);
+    const char* aheadEnd = p;  // asked for up to here
+    const char* dropFrom = p;  // copied, not dropped yet, from here
     for (int64_t left = n; left > 0;) {
       const auto take = static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(cap_ - fill_)));
-      const bool spilled = left >= kAheadMin && spill::isSpilled(p);
-      if (spilled) readAhead(p, left);
+      if (spilled && aheadEnd - p < kAheadBytes / 2) aheadEnd = readAhead(aheadEnd, p + std::min(left, kAheadBytes));
       std::memcpy(buf_.get() + fill_, p, take);
-      if (spilled) spill::dropPages(p, take);  // read once: out of the resident set at once
       fill_ += take;
       p += take;
       left -= static_cast<int64_t>(take);
+      if (spilled && (p - dropFrom >= static_cast<std::ptrdiff_t>(kDirectBytes) || left == 0)) {
+        spill::dropPages(dropFrom, static_cast<size_t>(p - dropFrom));  // read once: out of the resident set
+        dropFrom = p;
+      }
       hashBlocks(false);
       if (fill_ == cap_) ARROW_RETURN_NOT_OK(flush());
     }
@@ -101,18 +113,21 @@ class HashingFile : public ::arrow::io::OutputStream {
   uint64_t size() const { return written_; }
 
  private:
-  static constexpr size_t kDirectBytes = size_t{8} << 20;  // a multiple of kBlockBytes
+  static constexpr size_t kDirectBytes = size_t{8} << 20;
+  static_assert(kDirectBytes % kBlockBytes == 0, "a flush must end on a block: hashed_ restarts at 0");
   static constexpr size_t kDirectAlign = 4096;
   static constexpr int64_t kAheadMin = int64_t{1} << 20, kAheadBytes = int64_t{32} << 20;
   // The bytes come from a spilled array (a trace larger than the memory budget), whose pages the kernel
   // may have written out and dropped: its next kAheadBytes are asked for (MADV_WILLNEED: read from the
   // disk in the background, in large reads) while these are copied, and the pages copied are dropped from
-  // the process at once (the governor's 20 ms would let a fast copy past the budget). Without it each page
-  // was read on its own fault (the spilled arrays are MADV_RANDOM): the 30 GB trace's cache took 78.6-82.9 s.
-  static void readAhead(const char* p, int64_t left) {
-    const auto at = reinterpret_cast<uintptr_t>(p) / kDirectAlign * kDirectAlign;
-    const auto end = reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(std::min(left, kAheadBytes));
-    ::madvise(reinterpret_cast<void*>(at), end - at, MADV_WILLNEED);
+  // the process 8 MiB at a time (the governor's 20 ms would let a fast copy past the budget). Without it
+  // each page was read on its own fault (the spilled arrays are MADV_RANDOM): the 30 GB trace's cache took
+  // 78.6-82.9 s. Asks for [from, to) (from its page) and returns `to`.
+  static const char* readAhead(const char* from, const char* to) {
+    static const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto at = reinterpret_cast<uintptr_t>(from) / page * page;
+    if (to > from) ::madvise(reinterpret_cast<void*>(at), reinterpret_cast<uintptr_t>(to) - at, MADV_WILLNEED);
+    return to;
   }
   struct Free {
     void operator()(char* p) const { std::free(p); }
@@ -163,6 +178,7 @@ class HashingFile : public ::arrow::io::OutputStream {
     return ::arrow::Status::OK();
   }
   int fd_ = -1;
+  int openErrno_ = 0;
   bool direct_ = false;
   size_t cap_ = 0;
   std::unique_ptr<char, Free> buf_;
@@ -218,7 +234,8 @@ struct Writer {
     opts.use_threads = false;
     opts.alignment = 64;
     auto out = std::make_shared<HashingFile>(path, direct);
-    ::arrow::Status st = out->opened() ? ::arrow::Status::OK() : ::arrow::Status::IOError(std::strerror(errno));
+    ::arrow::Status st =
+        out->opened() ? ::arrow::Status::OK() : ::arrow::Status::IOError(std::strerror(out->openErrno()));
     if (st.ok()) {
       auto w = ::arrow::ipc::MakeFileWriter(out, schema, opts);
       st = w.status();
