@@ -3,7 +3,6 @@
 #include <arrow/io/file.h>
 #include <arrow/ipc/api.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -86,7 +85,7 @@ class HashingFile : public ::arrow::io::OutputStream {
       // Each step (8 MiB for a large trace's cache) asks for the next 32 MiB: asked again, the pages
       // already read cost a look-up each; asked less often (only past half of what was asked, tried),
       // the 30 GB trace's cache took 61.7 s against 18.3-19.5 s.
-      if (spilled) readAhead(p, p + std::min(left, kAheadBytes));
+      if (spilled) spill::readAhead(p, static_cast<size_t>(std::min(left, kAheadBytes)));
       std::memcpy(buf_.get() + fill_, p, take);
       fill_ += take;
       p += take;
@@ -120,16 +119,10 @@ class HashingFile : public ::arrow::io::OutputStream {
   static constexpr size_t kDirectAlign = 4096;
   static constexpr int64_t kAheadMin = int64_t{1} << 20, kAheadBytes = int64_t{32} << 20;
   // The bytes come from a spilled array (a trace larger than the memory budget), whose pages the kernel
-  // may have written out and dropped: its next kAheadBytes are asked for (MADV_WILLNEED: read from the
-  // disk in the background, in large reads) while these are copied, and the pages copied are dropped from
-  // the process 8 MiB at a time (the governor's 20 ms would let a fast copy past the budget). Without it
-  // each page was read on its own fault (the spilled arrays are MADV_RANDOM): the 30 GB trace's cache took
-  // 78.6-82.9 s. Asks for [from, to) (from its page).
-  static void readAhead(const char* from, const char* to) {
-    static const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-    const auto at = reinterpret_cast<uintptr_t>(from) / page * page;
-    if (to > from) ::madvise(reinterpret_cast<void*>(at), reinterpret_cast<uintptr_t>(to) - at, MADV_WILLNEED);
-  }
+  // may have written out and dropped: its next kAheadBytes are asked for (spill::readAhead) while these
+  // are copied, and the pages copied are dropped from the process 8 MiB at a time (the governor's 20 ms
+  // would let a fast copy past the budget). Without it each page was read on its own fault: the 30 GB
+  // trace's cache took 78.6-82.9 s.
   struct Free {
     void operator()(char* p) const { std::free(p); }
   };

@@ -473,6 +473,13 @@ void dropPages(const void* p, size_t bytes) noexcept {
   if (inRange(p)) dropRange(p, bytes);
 }
 
+void readAhead(const void* p, size_t bytes) noexcept {
+  if (!inRange(p) || bytes == 0) return;
+  const size_t page = pageSize();
+  const auto at = reinterpret_cast<uintptr_t>(p) / page * page;
+  ::madvise(reinterpret_cast<void*>(at), reinterpret_cast<uintptr_t>(p) + bytes - at, MADV_WILLNEED);
+}
+
 namespace {
 bool statm(size_t* resident, size_t* shared) {
   FILE* f = std::fopen("/proc/self/statm", "r");

@@ -76,6 +76,10 @@ void dropAll() noexcept;
 // kept (in the file, and the page cache while the kernel keeps them); the next touch maps them back. For
 // a pass that reads an array once, faster than the governor's 20 ms would drop them.
 void dropPages(const void* p, size_t bytes) noexcept;
+// Asks the kernel to read [p, p+bytes) of a spilled buffer ahead, in the background (MADV_WILLNEED: its
+// buffers are MADV_RANDOM, so a pass over pages the kernel has written out would read one page a fault);
+// nothing for other memory.
+void readAhead(const void* p, size_t bytes) noexcept;
 // Resident set of this process in bytes (from /proc/self/statm), and the part of it backed by files.
 size_t residentBytes();
 size_t residentFileBytes();
