@@ -57,36 +57,66 @@ Diagnosis diagnose(const EventStore& s, const Explanation& x, Helpers* helpers) 
   // The collectives that ran while compute ran beside them.
   const Intervals overlappedComm = intersected(r.rules[kComm].cover, r.rules[kCompute].cover);
 
-  // Each step, moment by moment, in the rules' order; what each rule took, for the evidence.
+  // Each step, moment by moment, in the rules' order; what each rule took, for the evidence. A large
+  // trace's steps in runs of consecutive windows, each run a job; the runs' lists joined in window order
+  // are one pass's.
   Intervals taken[kRuleCount];
   Intervals nothing;  // what no rule took
   const Cause restCause = anyDevice ? Cause::LittleWork : Cause::CpuOnly;
-  for (const Window& win : w.list) {
-    StepWaits st;
-    st.name = win.name;
-    st.startNs = win.startNs;
-    st.endNs = win.endNs;
-    st.hostStartNs = win.hostStartNs;
-    st.hostEndNs = win.hostEndNs;
-    Intervals remaining{{win.startNs, win.endNs}};
-    for (int rule = 0; rule < kRuleCount; ++rule) {
-      const int64_t ns = takeCovered(remaining, r.rules[rule].cover, &taken[rule]);
-      st.parts[static_cast<int>(causeOfRule(rule, anyDevice))] += ns;
-      if (rule <= kLastDeviceRule) st.deviceBusyNs += ns;
+  struct Run {
+    std::vector<StepWaits> steps;
+    Intervals taken[kRuleCount];
+    Intervals nothing;
+  };
+  const size_t windows = w.list.size();
+  const size_t runs = helpers && windows >= 2 && s.events().size() >= parallelMinEvents(kParallelRuleEvents)
+                          ? std::min<size_t>(16, windows)
+                          : 1;
+  std::vector<Run> split(runs);
+  auto splitRun = [&](size_t j) {
+    Run& run = split[j];
+    for (size_t i = windows * j / runs; i < windows * (j + 1) / runs; ++i) {
+      const Window& win = w.list[i];
+      StepWaits st;
+      st.name = win.name;
+      st.startNs = win.startNs;
+      st.endNs = win.endNs;
+      st.hostStartNs = win.hostStartNs;
+      st.hostEndNs = win.hostEndNs;
+      Intervals remaining{{win.startNs, win.endNs}};
+      for (int rule = 0; rule < kRuleCount; ++rule) {
+        const int64_t ns = takeCovered(remaining, r.rules[rule].cover, &run.taken[rule]);
+        st.parts[static_cast<int>(causeOfRule(rule, anyDevice))] += ns;
+        if (rule <= kLastDeviceRule) st.deviceBusyNs += ns;
+      }
+      for (const auto& [a, b] : remaining) st.parts[static_cast<int>(restCause)] += b - a;
+      run.nothing.insert(run.nothing.end(), remaining.begin(), remaining.end());
+      // Per device: its busy time in the step; and the collectives' time that compute overlapped.
+      const Intervals window{{win.startNs, win.endNs}};
+      for (const auto& [dev, busy] : r.deviceWork) {
+        int64_t ns = 0;
+        for (const auto& [a, b] : intersected(busy, window)) ns += b - a;
+        if (ns > 0) st.busyByDevice.emplace_back(dev, ns);
+      }
+      for (const auto& [a, b] : intersected(overlappedComm, window)) st.communicationOverlappedNs += b - a;
+      run.steps.push_back(std::move(st));
     }
-    for (const auto& [a, b] : remaining) st.parts[static_cast<int>(restCause)] += b - a;
-    nothing.insert(nothing.end(), remaining.begin(), remaining.end());
-    // Per device: its busy time in the step; and the collectives' time that compute overlapped.
-    const Intervals window{{win.startNs, win.endNs}};
-    for (const auto& [dev, busy] : r.deviceWork) {
-      int64_t ns = 0;
-      for (const auto& [a, b] : intersected(busy, window)) ns += b - a;
-      if (ns > 0) st.busyByDevice.emplace_back(dev, ns);
+  };
+  if (runs > 1)
+    helpers->forEach(runs, splitRun);
+  else
+    splitRun(0);
+  d.steps.reserve(windows);
+  for (Run& run : split) {
+    for (StepWaits& st : run.steps) {
+      d.wallNs += st.spanNs();
+      d.steps.push_back(std::move(st));
     }
-    for (const auto& [a, b] : intersected(overlappedComm, window)) st.communicationOverlappedNs += b - a;
-    d.wallNs += st.spanNs();
-    d.steps.push_back(std::move(st));
+    for (int rule = 0; rule < kRuleCount; ++rule)
+      taken[rule].insert(taken[rule].end(), run.taken[rule].begin(), run.taken[rule].end());
+    nothing.insert(nothing.end(), run.nothing.begin(), run.nothing.end());
   }
+  split.clear();
   for (auto& t : taken) t = merged(std::move(t));
   nothing = merged(std::move(nothing));
   for (int rule = 0; rule < kRuleCount; ++rule) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 
@@ -13,6 +14,7 @@
 #include "core/explain/explanation.h"
 #include "core/store/device_activity.h"
 #include "core/store/parallel_sort.h"
+#include "core/store/span_log.h"
 #include "core/tables/attribution.h"
 #include "core/text/duration.h"
 
@@ -52,6 +54,7 @@ struct Acc {
   std::vector<int64_t> bytes;
   int64_t callNs = 0, waitedNs = 0, copyNs = 0;  // copies: their calls, the wait before the copy started, the copy
   uint32_t first = UINT32_MAX;                   // the place of the event its text came from
+  Acc* joined = nullptr;                         // a part's group: the group it was joined into
 };
 
 std::string_view kindOf(const EventStore& s, const RuleSet& r, int rule, EventId id,
@@ -91,6 +94,30 @@ std::string_view kindOf(const EventStore& s, const RuleSet& r, int rule, EventId
     default:
       return "region";
   }
+}
+
+// out: make(k) for each k in [0, n) that keep(k), in k's order. In `ways` parts on threads of their own
+// when more than one: each part's count, then each part's items at their place (no second copy).
+template <typename T, typename Keep, typename Make>
+void keptInParts(size_t n, size_t ways, const Keep& keep, const Make& make, std::vector<T>& out) {
+  if (ways <= 1) {
+    for (size_t k = 0; k < n; ++k)
+      if (keep(k)) out.push_back(make(k));
+    return;
+  }
+  std::vector<size_t> at(ways + 1, 0);
+  runParts(ways, [&](size_t p) {
+    size_t count = 0;
+    for (size_t k = n * p / ways; k < n * (p + 1) / ways; ++k) count += keep(k) ? 1 : 0;
+    at[p + 1] = count;
+  });
+  for (size_t p = 0; p < ways; ++p) at[p + 1] += at[p];
+  out.resize(at[ways]);
+  runParts(ways, [&](size_t p) {
+    size_t w = at[p];
+    for (size_t k = n * p / ways; k < n * (p + 1) / ways; ++k)
+      if (keep(k)) out[w++] = make(k);
+  });
 }
 
 }  // namespace
@@ -159,36 +186,20 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
       const auto [a, b] = re.spans[k];
       return Key{depthOf[re.events[k]], b - a, a, static_cast<uint32_t>(k), re.events[k]};
     };
+    std::optional<spans::Span> phase(std::in_place, "evidence: keys");
     std::vector<Key> order;
     const size_t n = re.events.size();
     const size_t ways = n >= parallelMinEvents(size_t{1} << 18) ? workerThreads() : 1;
-    if (ways <= 1) {
-      for (size_t k = 0; k < n; ++k)
-        if (meets(k)) order.push_back(keyOf(k));
-    } else {
-      // A large rule's events in parts, on threads of their own: each part's count, then each part's keys
-      // at their place (in the rule's order, as one pass gives them; no second copy of the list).
-      std::vector<size_t> at(ways + 1, 0);
-      runParts(ways, [&](size_t p) {
-        size_t count = 0;
-        for (size_t k = n * p / ways; k < n * (p + 1) / ways; ++k) count += meets(k) ? 1 : 0;
-        at[p + 1] = count;
-      });
-      for (size_t p = 0; p < ways; ++p) at[p + 1] += at[p];
-      order.resize(at[ways]);
-      runParts(ways, [&](size_t p) {
-        size_t w = at[p];
-        for (size_t k = n * p / ways; k < n * (p + 1) / ways; ++k)
-          if (meets(k)) order[w++] = keyOf(k);
-      });
-    }
+    keptInParts(n, ways, meets, keyOf, order);
 
     // Device work does not nest: its rules keep their order.
     // (A large trace's largest cause spends most of its time in these sorts: a large one is split over
     // threads, parallel_sort.h. This one and the sort of `starts` are strict total orders (k and rank are
     // unique), so the result is std::sort's.)
+    phase.emplace("evidence: sort");
     if (rule > kLastDeviceRule && rule != kQueued && rule != kQueuedComm)
       parallelSort(order.begin(), order.end(), std::less<Key>());
+    phase.emplace("evidence: starts");
     // What each event holds: every moment the rule took goes to the first event in that order whose
     // stretch covers it. Swept in time, the stretches open at a moment in a heap with the first in the
     // order on top (a trace larger than memory reads its arrays front to back, not at random); a
@@ -199,45 +210,88 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
       EventId ev;
     };
     std::vector<Start> starts;
-    starts.reserve(order.size());
-    for (size_t i = 0; i < order.size(); ++i)
-      if (order[i].span > 0)
-        starts.push_back({order[i].start, order[i].start + order[i].span, static_cast<uint32_t>(i), order[i].ev});
+    keptInParts(
+        order.size(), ways, [&](size_t i) { return order[i].span > 0; },
+        [&](size_t i) {
+          return Start{order[i].start, order[i].start + order[i].span, static_cast<uint32_t>(i), order[i].ev};
+        },
+        starts);
     const uint32_t rankBase = arrival;
     arrival += static_cast<uint32_t>(order.size());
     std::vector<Key>().swap(order);
     parallelSort(starts.begin(), starts.end(), [](const Start& x, const Start& y) {
       return x.start != y.start ? x.start < y.start : x.rank < y.rank;
     });
+    phase.emplace("evidence: sweep");
     struct Open {
       uint32_t rank;
       int64_t end;
       EventId ev;
       bool operator<(const Open& o) const { return rank > o.rank; }  // the first in the order on top
     };
-    std::priority_queue<Open> open;
-    std::vector<Hit> hits;
-    size_t q = 0;
-    for (const auto& piece : mine) {
-      int64_t t = piece.first;
-      while (t < piece.second) {
-        for (; q < starts.size() && starts[q].start <= t; ++q) open.push({starts[q].rank, starts[q].end, starts[q].ev});
-        while (!open.empty() && open.top().end <= t) open.pop();
-        const int64_t nextStart = q < starts.size() ? starts[q].start : INT64_MAX;
-        if (open.empty()) {
-          t = std::min(piece.second, nextStart);
-          continue;
+    // Pieces [p0, p1) of what the rule took, from the start `q` of the first stretch not yet open. The
+    // event on top at a moment is the first in the order of those open then, so a part that begins later
+    // starts from the stretches open at its first moment and hands out what one sweep would there.
+    auto sweep = [&](size_t p0, size_t p1, std::vector<Hit>& hits) {
+      std::priority_queue<Open> open;
+      size_t q = 0;
+      if (p0 > 0 && p0 < p1) {
+        const int64_t t0 = mine[p0].first;
+        q = static_cast<size_t>(
+            std::upper_bound(starts.begin(), starts.end(), t0, [](int64_t t, const Start& x) { return t < x.start; }) -
+            starts.begin());
+        for (size_t k = 0; k < q; ++k)
+          if (starts[k].end > t0) open.push({starts[k].rank, starts[k].end, starts[k].ev});
+      }
+      for (size_t j = p0; j < p1; ++j) {
+        const auto& piece = mine[j];
+        int64_t t = piece.first;
+        while (t < piece.second) {
+          for (; q < starts.size() && starts[q].start <= t; ++q)
+            open.push({starts[q].rank, starts[q].end, starts[q].ev});
+          while (!open.empty() && open.top().end <= t) open.pop();
+          const int64_t nextStart = q < starts.size() ? starts[q].start : INT64_MAX;
+          if (open.empty()) {
+            t = std::min(piece.second, nextStart);
+            continue;
+          }
+          const Open& top = open.top();
+          const int64_t until = std::min({piece.second, top.end, nextStart});
+          if (!hits.empty() && hits.back().ev == top.ev && hits.back().arrival == rankBase + top.rank)
+            hits.back().held += until - t;
+          else
+            hits.push_back({top.ev, rankBase + top.rank, until - t, nullptr});
+          t = until;
         }
-        const Open& top = open.top();
-        const int64_t until = std::min({piece.second, top.end, nextStart});
-        if (!hits.empty() && hits.back().ev == top.ev && hits.back().arrival == rankBase + top.rank)
-          hits.back().held += until - t;
-        else
-          hits.push_back({top.ev, rankBase + top.rank, until - t, nullptr});
-        t = until;
+      }
+    };
+    std::vector<Hit> hits;
+    if (ways <= 1 || mine.size() < 2 * ways) {
+      sweep(0, mine.size(), hits);
+    } else {
+      // In parts of about as many stretches each, split where the pieces begin (a piece is not split);
+      // the parts' hits in turn are one sweep's, but for a stretch cut at a part's edge into two hits,
+      // which are summed below with the rest of its pieces.
+      std::vector<size_t> from(ways + 1, mine.size());
+      from[0] = 0;
+      for (size_t p = 1; p < ways; ++p) {
+        const int64_t t = starts.empty() ? 0 : starts[starts.size() * p / ways].start;
+        from[p] = std::max(
+            from[p - 1], static_cast<size_t>(std::lower_bound(mine.begin(), mine.end(), std::make_pair(t, INT64_MIN)) -
+                                             mine.begin()));
+      }
+      std::vector<std::vector<Hit>> partHits(ways);
+      runParts(ways, [&](size_t p) { sweep(from[p], from[p + 1], partHits[p]); });
+      size_t total = 0;
+      for (const auto& h : partHits) total += h.size();
+      hits.reserve(total);
+      for (auto& h : partHits) {
+        hits.insert(hits.end(), h.begin(), h.end());
+        std::vector<Hit>().swap(h);
       }
     }
     std::vector<Start>().swap(starts);
+    phase.emplace("evidence: by event");
     // The store is then read in the events' own order, and the five largest of each group are chosen in
     // the first order again, as they came.
     // (Pieces of one stretch compare equal here: they are summed whatever their order.)
@@ -253,20 +307,21 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
       }
       hits.resize(w);
     }
-    for (Hit& h : hits) {
+    phase.emplace("evidence: grouping");
+    auto group = [&](Hit& h, std::map<GroupKey, Acc>& into, std::unordered_map<uint32_t, CallKind>& kinds) {
       EventId id = h.ev;
       // A waited-on device copy is its call's evidence: the host sat in the call.
       if (rule == kCopyWaited)
         if (const EventId call = launchOf(s, id); call != kNoEvent) id = call;
       h.ev = id;
       const int64_t held = h.held;
-      const std::string_view kind = kindOf(s, r, rule, id, callKinds);
+      const std::string_view kind = kindOf(s, r, rule, id, kinds);
       // Grouped by kind and interned name (a copy's also by its device copy's name, which says the
       // direction): the text is built once per group, from the event that came first.
       const EventId cp = kind == "copy" ? copyOfCall(s, id) : kNoEvent;
       const GroupKey gk{kind.data(), kind == "untraced" || kind == "capture" ? UINT32_MAX : s.event(id).name,
                         cp == kNoEvent ? UINT32_MAX : s.event(cp).name, rule == kSyncDrained};
-      Acc& a = acc[gk];
+      Acc& a = into[gk];
       h.acc = &a;
       if (h.arrival < a.first) {
         a.first = h.arrival;
@@ -299,7 +354,41 @@ std::vector<EvidenceItem> evidenceItems(const EventStore& s, Cause c, const Rule
           a.copyNs += std::max<int64_t>(0, std::min(g.end(), e.end()) - std::max(g.start, e.start));
         }
       }
+    };
+    if (ways <= 1) {
+      for (Hit& h : hits) group(h, acc, callKinds);
+    } else {
+      // In parts, each into groups of its own, then joined: the sums add up, and a group's text comes from
+      // the hit that came first in any part.
+      const size_t m = hits.size();
+      std::vector<std::map<GroupKey, Acc>> partAcc(ways);
+      std::vector<std::unordered_map<uint32_t, CallKind>> partKinds(ways);
+      runParts(ways, [&](size_t p) {
+        for (size_t i = m * p / ways; i < m * (p + 1) / ways; ++i) group(hits[i], partAcc[p], partKinds[p]);
+      });
+      for (auto& part : partAcc)
+        for (auto& [key, l] : part) {
+          Acc& g = acc[key];
+          if (l.first < g.first) {
+            g.first = l.first;
+            g.item.kind = std::move(l.item.kind);
+            g.item.name = std::move(l.item.name);
+            g.item.detail = std::move(l.item.detail);
+          }
+          g.item.count += l.item.count;
+          g.item.ns += l.item.ns;
+          for (const auto& [op, count] : l.inside) g.inside[op] += count;
+          g.bytes.insert(g.bytes.end(), l.bytes.begin(), l.bytes.end());
+          g.callNs += l.callNs;
+          g.waitedNs += l.waitedNs;
+          g.copyNs += l.copyNs;
+          l.joined = &g;
+        }
+      runParts(ways, [&](size_t p) {
+        for (size_t i = m * p / ways; i < m * (p + 1) / ways; ++i) hits[i].acc = hits[i].acc->joined;
+      });
     }
+    phase.emplace("evidence: top five");
     parallelSort(hits.begin(), hits.end(), [](const Hit& x, const Hit& y) { return x.arrival < y.arrival; });
     for (const Hit& h : hits) {
       // The five largest, kept as they come.

@@ -61,6 +61,8 @@ enum Rule : int {
 extern const Cause kRuleCause[kRuleCount];
 // Rules up to this one are the device's (busy time); the rest blame an idle device on the host.
 constexpr int kLastDeviceRule = 4;  // kDeviceOther
+// Traces this large build their rules, and split their steps by them, on the threads free to help.
+constexpr size_t kParallelRuleEvents = 200'000;
 // The cause a rule's moments go to (a trace with no device activity: cpu_only for the host's rules).
 Cause causeOfRule(int rule, bool anyDevice);
 

@@ -311,6 +311,9 @@ EventStore EventStoreBuilder::build() && {
   const unsigned parts = buildParts();
   if (parts >= 3)
     runParts(3, [this](size_t i) {
+      const spans::Span sp(i == 0   ? "store: flows bound"
+                           : i == 1 ? "store: correlation index"
+                                    : "store: External id index");
       if (i == 0)
         bindFlows();
       else
@@ -318,8 +321,20 @@ EventStore EventStoreBuilder::build() && {
     });
   else
     runBoth(
-        parts >= 2, [this] { bindFlows(); }, [this] { buildIndexes(true, true); });
-  labelLanes();
+        parts >= 2,
+        [this] {
+          const spans::Span sp("store: flows bound");
+          bindFlows();
+        },
+        [this] {
+          const spans::Span sp("store: id indexes");
+          buildIndexes(true, true);
+        });
+  {
+    const spans::Span sp("store: lanes labelled");
+    labelLanes();
+  }
+  const spans::Span sp("store: records transposed");
   transpose();
   return std::move(store_);
 }
