@@ -72,7 +72,11 @@ class CorrTable {
     // The ids the arrays do not hold: at most 4 of 5 slots taken, even if each event had an id of its own.
     const size_t outside = dense_ ? notPositive : carried;
     size_t slots = 16;
-    while (slots < outside + outside / 4 + 16) slots *= 2;
+    shift_ = 60;
+    while (slots < outside + outside / 4 + 16) {
+      slots *= 2;
+      --shift_;
+    }
     slots_.assign(slots, Slot{});
     mask_ = slots - 1;
     for (const Event& e : s.events()) {
@@ -130,8 +134,9 @@ class CorrTable {
     return e.family == Family::CudaRuntime || e.family == Family::CudaDriver || isGpuWork(e.family);
   }
   bool inDense(int64_t c) const { return dense_ && c > 0 && static_cast<size_t>(c) < start_.size(); }
+  // The product's top bits (Fibonacci hashing): ids that are multiples of a large power of two spread too.
   size_t home(int64_t c) const {
-    return static_cast<size_t>((static_cast<uint64_t>(c) * 0x9E3779B97F4A7C15ULL) >> 17) & mask_;
+    return static_cast<size_t>((static_cast<uint64_t>(c) * 0x9E3779B97F4A7C15ULL) >> shift_);
   }
   Slot& slot(int64_t c) {
     if (c == kEmpty) return lowest_;  // the one id the table cannot hold
@@ -152,6 +157,7 @@ class CorrTable {
   std::vector<bool> work_;
   std::vector<Slot> slots_;
   size_t mask_ = 0;
+  unsigned shift_ = 60;  // 64 less the slots' bits
   Slot lowest_;
 };
 

@@ -642,6 +642,40 @@ class DiagnosisTest : public QObject {
       for (const DiagnosedCause& c : d.causes) QVERIFY2(c.code != Cause::CpuOnly, qPrintable(f));
     }
   }
+
+  // Correlation ids that are not dense (a generated trace's, a hostile one's) take the rules' hashed table,
+  // dense ones flat arrays: the same real trace with each id multiplied by 2^36 (sparse, and every id a
+  // multiple of a large power of two) must give the same diagnosis, cause for cause and step for step.
+  void sparseCorrelationIdsGiveTheSameDiagnosis() {
+    for (const QString& path : {extTracePath(QStringLiteral("param_dlrm_worker0.pt.trace.json")),
+                                QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softmax_8x16x1024x64.json")}) {
+      QFile f(path);
+      QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(path));
+      const QString text = QString::fromUtf8(f.readAll());
+      QString spread;
+      const QRegularExpression id(QStringLiteral("(\"correlation\"\\s*:\\s*)([0-9]+)"));
+      qsizetype at = 0, ids = 0;
+      for (auto it = id.globalMatch(text); it.hasNext();) {
+        const auto m = it.next();
+        spread += text.mid(at, m.capturedStart(2) - at) + QString::number(m.captured(2).toLongLong() << 36);
+        at = m.capturedEnd(2);
+        ids += m.captured(2).toLongLong() > 0 ? 1 : 0;
+      }
+      spread += text.mid(at);
+      QVERIFY2(ids >= 10, qPrintable(path));
+      QTemporaryDir dir;
+      QFile out(dir.filePath(QStringLiteral("spread.json")));
+      QVERIFY(out.open(QIODevice::WriteOnly));
+      out.write(spread.toUtf8());
+      out.close();
+      const auto dense = snapshotAt(path), sparse = snapshotAt(out.fileName());
+      QVERIFY2(dense && sparse, qPrintable(path));
+      const Diagnosis& a = dense->explanation->diagnosis;
+      const Diagnosis& b = sparse->explanation->diagnosis;
+      QVERIFY2(!a.causes.empty() && a.causes.front().code != Cause::CpuOnly, qPrintable(path));
+      QCOMPARE(diagnosisJson(b), diagnosisJson(a));
+    }
+  }
 };
 
 QTEST_GUILESS_MAIN(DiagnosisTest)
