@@ -519,12 +519,7 @@ RuleSet buildRules(const EventStore& s, const Explanation& x, const Windows& w, 
     if (job % 3 == 1) joinList(into.events, &RuleEvents::events);
     if (job % 3 == 2) joinList(into.spans, &RuleEvents::spans);
   };
-  if (parts.size() > 1) {
-    if (parallel)
-      helpers->forEach(size_t{3} * kRuleCount, join);
-    else
-      for (size_t job = 0; job < size_t{3} * kRuleCount; ++job) join(job);
-  }
+  if (parts.size() > 1) helpers->forEach(size_t{3} * kRuleCount, join);  // (more than one group: parallel)
   for (LanePart& part : parts) {
     const RuleSet& o = part.out;
     out.anyDevice = out.anyDevice || o.anyDevice;
