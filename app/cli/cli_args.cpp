@@ -97,16 +97,17 @@ std::shared_ptr<const TraceSnapshot> openOrThrow(const std::string& path, const 
     static const char* const kState[] = {"off", "hit", "written", "failed"};
     const spill::Counts sc = spill::counts();
     const auto mb = [](uint64_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); };
-    std::fprintf(stderr,
-                 "open_cache=%s open_read_s=%.3f open_parse_s=%.3f open_build_s=%.3f open_snapshot_s=%.3f "
-                 "open_cache_s=%.3f open_chunks=%llu open_spilled=%d cache_bytes=%llu events=%zu rss_read_mb=%.0f "
-                 "rss_snapshot_mb=%.0f rss_cache_mb=%.0f cpu_read_s=%.3f cpu_snapshot_s=%.3f cpu_cache_s=%.3f "
-                 "spill_new_mb=%.0f spill_reused_mb=%.0f\n",
-                 kState[static_cast<int>(t.cache.state)], t.timings.read, t.timings.parse, t.timings.build,
-                 t.snapshotSeconds, t.cacheSeconds, static_cast<unsigned long long>(t.chunks), t.spilled ? 1 : 0,
-                 static_cast<unsigned long long>(t.cache.bytes), t.snapshot->store->size(), t.rssReadMb,
-                 t.rssSnapshotMb, t.rssCacheMb, t.cpuReadS, t.cpuSnapshotS, t.cpuCacheS, mb(sc.newBytes),
-                 mb(sc.reusedBytes));
+    std::fprintf(
+        stderr,
+        "open_cache=%s open_read_s=%.3f open_parse_s=%.3f open_build_s=%.3f open_snapshot_s=%.3f "
+        "open_cache_s=%.3f open_chunks=%llu open_cut_parts=%llu open_spilled=%d cache_bytes=%llu events=%zu "
+        "rss_read_mb=%.0f "
+        "rss_snapshot_mb=%.0f rss_cache_mb=%.0f cpu_read_s=%.3f cpu_snapshot_s=%.3f cpu_cache_s=%.3f "
+        "spill_new_mb=%.0f spill_reused_mb=%.0f\n",
+        kState[static_cast<int>(t.cache.state)], t.timings.read, t.timings.parse, t.timings.build, t.snapshotSeconds,
+        t.cacheSeconds, static_cast<unsigned long long>(t.chunks), static_cast<unsigned long long>(t.cutParts),
+        t.spilled ? 1 : 0, static_cast<unsigned long long>(t.cache.bytes), t.snapshot->store->size(), t.rssReadMb,
+        t.rssSnapshotMb, t.rssCacheMb, t.cpuReadS, t.cpuSnapshotS, t.cpuCacheS, mb(sc.newBytes), mb(sc.reusedBytes));
   }
   if (spans::on()) std::fputs(spans::report().c_str(), stderr);
   return t.snapshot;

@@ -135,6 +135,7 @@ OpenedTrace openTrace(const std::string& path, const OpenOptions& options) {
   out.rssReadMb = residentMb();
   out.jsonBytes = r.jsonBytes;
   out.chunks = r.chunks;
+  out.cutParts = r.cutParts;
   out.warning = r.warning;
   out.cancelled = r.cancelled;
   if (!r.ok()) {

@@ -55,7 +55,8 @@ struct OpenedTrace {
   bool cancelled = false;
   uint64_t jsonBytes = 0;
   uint64_t chunks = 0;
-  bool spilled = false;  // read with its large arrays in files (larger than the memory budget)
+  uint64_t cutParts = 0;  // parts of the text cut into chunks on several threads (0: one cutter)
+  bool spilled = false;   // read with its large arrays in files (larger than the memory budget)
   LoadTimings timings;
   double snapshotSeconds = 0, cacheSeconds = 0;
   // Resident set (MB) after each stage of a first open: read, snapshot, cache written (and mapped back).

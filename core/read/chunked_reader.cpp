@@ -117,8 +117,10 @@ class ScannedSource : public ChunkSource {
 };
 
 // ---------------------------------------------------------------------------
-// Chunks over text in memory, cut as the parsing threads ask for them (the
-// scan runs one chunk ahead of the parsers, under a lock).
+// Chunks over text in memory, cut as the parsing threads ask for them: by one
+// cutter running one chunk ahead of the parsers, under a lock, or (from
+// parallelCutMinThreads threads on) in parts that the parsing threads cut
+// ahead, each on its own (Part, below).
 
 class TextChunks : public ScannedSource {
  public:
@@ -129,11 +131,32 @@ class TextChunks : public ScannedSource {
         n_(n),
         limits_(limits),
         drop_(drop),
+        target_(target),
         cutter_(target, limits.maxEventBytes),
-        scanAt_(open + 1) {}
+        scanAt_(open + 1),
+        start_(open + 1) {
+    // In parts on several threads when there are enough threads for one cutter to hold the parsers
+    // back (on 2 or 3, the parsing takes longer than the cut), and enough text for parts.
+    const uint64_t part = uint64_t{target} * 8;
+    const uint64_t parts = (n_ - start_ + part - 1) / part;
+    if (workerThreads() >= limits.parallelCutMinThreads && parts >= 2) {
+      parts_.resize(static_cast<size_t>(parts));
+      for (size_t s = 0; s < parts_.size(); ++s) parts_[s].x = start_ + s * part;
+      parts_[0].b = start_;
+      known_ = 1;
+      window_ = 2 * size_t{workerThreads()};
+      parallel_ = true;
+    }
+  }
 
   bool next(Chunk* w) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
+    while (parallel_) {
+      if (finished_ || stopped_.load() || cancelled(limits_)) return false;
+      const int got = nextInParts(lock, w);
+      if (got >= 0) return got == 1;
+    }
+    // (Also after a wait above: the rest may have been cut, alone, meanwhile.)
     if (finished_ || stopped_.load() || cancelled(limits_)) return false;
     ElementCutter::Run run;
     while (true) {
@@ -166,7 +189,7 @@ class TextChunks : public ScannedSource {
       }
       // The text ends inside the events: keep the whole ones.
       finished_ = true;
-      if (cutter_.elements() == 0) return false;
+      if (cutter_.elements() + elementsBefore_ == 0) return false;
       complete_ = true;
       partial_ = "the file ends early (cut inside an event?): kept the events before byte " +
                  std::to_string(cutter_.lastEnd() + 1);
@@ -192,6 +215,10 @@ class TextChunks : public ScannedSource {
 
   uint64_t jsonBytes() const override { return n_; }
   uint64_t expectedBytes() const override { return n_; }
+  uint64_t cutParts() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return taken_;
+  }
 
  private:
   struct Span {
@@ -227,14 +254,186 @@ class TextChunks : public ScannedSource {
     done_.push_back(false);
   }
 
+  // The text cut in parts on several threads. Part s starts at x (nominal); what its text does to the
+  // string state and the nesting (summarize) gives, as a prefix over the parts before, the state at
+  // the next part's x, and from it b: the first element end at or after x (part 0: the array's first
+  // byte). A cutter takes up [b, e), e the next part's b (or the text's end), resumed just after an
+  // element. The parts are handed out in order; each one's cutter, stopping at e, checks that the
+  // next part's start was right (justAfter); where it was not (not valid JSON), the rest of the
+  // text is cut by that cutter, one thread at a time, as without parts. So the elements handed out
+  // are the ones one cutter finds; only where the runs between them are cut differs.
+  struct Part {
+    uint64_t x = 0;
+    StretchSummary sum;
+    bool summing = false, summed = false;
+    TextState state;       // at x (once known_ > the part's index)
+    uint64_t b = kNoByte;  // kNoByte: no element ends in the part (its text is the part before's)
+    bool cutting = false, cut = false, taken = false;
+    uint64_t e = 0;
+    std::vector<ElementCutter::Run> runs;
+    ElementCutter::Stop stop = ElementCutter::Stop::NeedMore;
+    ElementCutter cutter{0, 0};
+  };
+
+  uint64_t partEnd(size_t s) const { return s + 1 < parts_.size() ? parts_[s + 1].x : n_; }
+
+  // Where part s's cut ends, once it is known: the next b, or the text's end.
+  bool cutEnd(size_t s, uint64_t* e) const {
+    for (size_t t = s + 1; t < known_; ++t)
+      if (parts_[t].b != kNoByte) {
+        *e = parts_[t].b;
+        return true;
+      }
+    if (known_ < parts_.size()) return false;
+    *e = n_;
+    return true;
+  }
+
+  // States and starts of the parts whose parts before are summed. Under mu_.
+  void settle() {
+    while (known_ < parts_.size() && parts_[known_ - 1].summed) {
+      Part& p = parts_[known_];
+      p.state = after(parts_[known_ - 1].state, parts_[known_ - 1].sum);
+      p.b = elementEndAfter(text_, start_, p.x, partEnd(known_), p.state);
+      ++known_;
+    }
+  }
+
+  void cutPart(Part& p) {
+    const spans::Span sp("cut part");
+    p.cutter = ElementCutter(target_, limits_.maxEventBytes);
+    if (&p != &parts_[0]) p.cutter.resumeAfter(p.b - 1);
+    uint64_t at = p.b;
+    while (true) {
+      size_t used = 0;
+      ElementCutter::Run run;
+      p.stop = p.cutter.scan(text_ + at, static_cast<size_t>(p.e - at), at, &used, &run);
+      at += used;
+      if (p.stop == ElementCutter::Stop::Cut) {
+        p.runs.push_back(run);
+        continue;
+      }
+      if (p.stop == ElementCutter::Stop::Close && run.first != kNoByte) p.runs.push_back(run);
+      return;
+    }
+  }
+
+  // Cuts the text from part s on with one cutter, as without parts (`cutter` is where it stands).
+  void goOnAlone(ElementCutter cutter, uint64_t at) {
+    cutter_ = std::move(cutter);
+    scanAt_ = at;
+    parallel_ = false;
+  }
+
+  // One step of next() with parts: 1 a chunk is in *w, 0 nothing more, -1 call again (a job was done,
+  // or the rest goes on without parts). Under `lock`, which a job lets go of while it runs.
+  int nextInParts(std::unique_lock<std::mutex>& lock, Chunk* w) {
+    Part& h = parts_[hand_];
+    if (h.cut) {
+      if (!h.taken) {
+        h.taken = true;
+        ++taken_;
+      }
+      if (ran_ < h.runs.size()) {
+        const ElementCutter::Run& run = h.runs[ran_++];
+        handOut(run, w);
+        scanAt_ = run.last + 1;
+        noteProgress(limits_, scanAt_);
+        return 1;
+      }
+      if (h.stop == ElementCutter::Stop::Error) {
+        why_ = h.cutter.error();
+        finished_ = true;
+        return 0;
+      }
+      if (h.stop == ElementCutter::Stop::Close) {
+        finished_ = true;
+        if (!readTail(h.cutter.closeAt() + 1)) return 0;
+        complete_ = true;
+        return 0;
+      }
+      // At e: the next part's start, if the cutter agrees; at the end of the text, as without parts.
+      size_t t = hand_ + 1;
+      while (t < parts_.size() && parts_[t].b != h.e) ++t;
+      if (h.e == n_ || t == parts_.size() || !h.cutter.justAfter(h.e - 1)) {
+        goOnAlone(std::move(h.cutter), h.e);
+        return -1;
+      }
+      elementsBefore_ += h.cutter.elements();
+      const ElementCutter::Run rest = h.cutter.rest();
+      h.runs = {};
+      hand_ = t;
+      ran_ = 0;
+      more_.notify_all();  // the window moved
+      if (rest.first == kNoByte) return -1;
+      handOut(rest, w);
+      scanAt_ = rest.last + 1;
+      noteProgress(limits_, scanAt_);
+      return 1;
+    }
+    // A job: a cut whose ends are known (the one at hand first), else a sum, within the window.
+    const size_t end = std::min(parts_.size(), hand_ + window_);
+    for (size_t s = hand_; s < std::min(end, known_); ++s) {
+      Part& p = parts_[s];
+      if (p.b == kNoByte || p.cutting || !cutEnd(s, &p.e)) continue;
+      p.cutting = true;
+      ++busy_;
+      lock.unlock();
+      cutPart(p);
+      lock.lock();
+      p.cut = true;
+      --busy_;
+      more_.notify_all();
+      return -1;
+    }
+    for (size_t s = hand_; s + 1 < std::min(end + 1, parts_.size()); ++s) {
+      Part& p = parts_[s];
+      if (p.summing) continue;
+      p.summing = true;
+      ++busy_;
+      lock.unlock();
+      {
+        const spans::Span sp("sum part");
+        p.sum = summarize(text_, start_, p.x, partEnd(s));
+      }
+      lock.lock();
+      p.summed = true;
+      --busy_;
+      settle();
+      more_.notify_all();
+      return -1;
+    }
+    if (busy_ == 0 && !h.cutting) {
+      // Nothing to do and nobody at work: no element ends in the window's parts (one huge element).
+      ElementCutter c(target_, limits_.maxEventBytes);
+      if (hand_ > 0) c.resumeAfter(h.b - 1);
+      goOnAlone(std::move(c), h.b);
+      return -1;
+    }
+    more_.wait(lock);
+    return -1;
+  }
+
   char* text_;
   size_t n_;
   const ReaderLimits& limits_;
   bool drop_;
+  size_t target_;
   ElementCutter cutter_;
   size_t scanAt_;
+  uint64_t start_;
+  bool parallel_ = false;
+  std::vector<Part> parts_;
+  size_t known_ = 0;   // parts whose state and b are known
+  size_t hand_ = 0;    // the part being handed out
+  size_t ran_ = 0;     // its runs handed out
+  size_t window_ = 0;  // parts summed or cut ahead of hand_ (the pages they touch stay resident)
+  size_t busy_ = 0;    // jobs running
+  uint64_t elementsBefore_ = 0;
+  uint64_t taken_ = 0;  // parts whose cut was taken
+  std::condition_variable more_;
   BufPool pool_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::deque<Span> spans_;
   std::deque<bool> done_;
   bool finished_ = false;
@@ -646,6 +845,7 @@ std::optional<LoadResult> parseChunks(ChunkSource& src, const std::string& path,
   result.timings.build = secondsSince(tb);
   result.jsonBytes = src.jsonBytes();
   result.chunks = chunks;
+  result.cutParts = src.cutParts();
   return result;
 }
 

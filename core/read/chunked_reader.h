@@ -60,6 +60,8 @@ class ChunkSource {
   // The top-level array form (no object around the events).
   virtual bool arrayForm() const { return false; }
   virtual double decompressSeconds() const { return 0; }
+  // Parts of the text cut on several threads whose cut was taken (0: one cutter did it all).
+  virtual uint64_t cutParts() const { return 0; }
   // How much JSON text there is, or a guess (store reservations).
   virtual uint64_t expectedBytes() const = 0;
 };

@@ -93,6 +93,16 @@ inline uint64_t prefixXor(uint64_t x) {
   x ^= x << 32;
   return x;
 }
+
+// The block's bytes inside strings (a quote that opens one counts as inside, one that closes it as
+// outside), given *escaped (its first byte is escaped) and *inString (it starts inside a string);
+// both are left as they are for the next block.
+inline uint64_t stringBits(const Masks& m, bool* escaped, bool* inString) {
+  const uint64_t quotes = m.quote & ~escapedBytes(m.backslash, escaped);
+  const uint64_t str = prefixXor(quotes) ^ (*inString ? ~uint64_t{0} : 0);
+  *inString = (str >> 63) != 0;
+  return str;
+}
 #endif
 
 std::string mib(uint64_t b) { return std::to_string(b >> 20) + " MiB"; }
@@ -111,6 +121,102 @@ void keepBlanks(const char* p, size_t i, size_t end, std::string* out) {
 }
 
 }  // namespace
+
+void ElementCutter::resumeAfter(uint64_t lastEnd) {
+  depth_ = 0;
+  inString_ = escaped_ = scalar_ = scalarString_ = sawComma_ = false;
+  expectComma_ = true;
+  elemFirst_ = runFirst_ = closeAt_ = kNoByte;
+  lastEnd_ = lastEnd;
+  elements_ = 0;
+  error_.clear();
+}
+
+bool ElementCutter::justAfter(uint64_t lastEnd) const {
+  return depth_ == 0 && !inString_ && !escaped_ && !scalar_ && !scalarString_ && expectComma_ && !sawComma_ &&
+         lastEnd_ == lastEnd && closeAt_ == kNoByte && error_.empty();
+}
+
+namespace {
+
+// Whether text[at] is escaped: an odd run of backslashes just before it (looked at back to `floor`).
+bool escapedAt(const char* text, uint64_t floor, uint64_t at) {
+  uint64_t k = at;
+  while (k > floor && text[k - 1] == '\\') --k;
+  return ((at - k) & 1) != 0;
+}
+
+// One byte of a stretch, as the 64-byte masks take it: a backslash escapes the next byte; a quote not
+// escaped flips *in; a bracket returns +1 or -1 (0 for anything else) with *in as it stands.
+inline int stepByte(char c, bool* esc, bool* in) {
+  const bool e = *esc;
+  *esc = c == '\\' && !e;
+  if (c == '"') {
+    if (!e) *in = !*in;
+    return 0;
+  }
+  if (c == '{' || c == '[') return 1;
+  if (c == '}' || c == ']') return -1;
+  return 0;
+}
+
+}  // namespace
+
+StretchSummary summarize(const char* text, uint64_t floor, uint64_t from, uint64_t to) {
+  StretchSummary m;
+  bool esc = escapedAt(text, floor, from);
+  bool rel = false;  // inside a string, counting from outside at `from`
+  uint64_t i = from;
+#if defined(__SSE2__)
+  while (to - i >= 64) {
+    const Masks k = masks64(text + i);
+    const uint64_t str = stringBits(k, &esc, &rel);
+    m.depthIfOut += __builtin_popcountll(k.open & ~str) - __builtin_popcountll(k.close & ~str);
+    m.depthIfIn += __builtin_popcountll(k.open & str) - __builtin_popcountll(k.close & str);
+    i += 64;
+  }
+#endif
+  for (; i < to; ++i) {
+    const bool wasIn = rel;
+    const int d = stepByte(text[i], &esc, &rel);
+    (wasIn ? m.depthIfIn : m.depthIfOut) += d;
+  }
+  m.oddQuotes = rel;
+  return m;
+}
+
+uint64_t elementEndAfter(const char* text, uint64_t floor, uint64_t from, uint64_t to, TextState s) {
+  bool esc = escapedAt(text, floor, from);
+  bool in = s.inString;
+  int64_t depth = s.depth;
+  uint64_t i = from;
+#if defined(__SSE2__)
+  while (to - i >= 64) {
+    const Masks k = masks64(text + i);
+    const uint64_t str = stringBits(k, &esc, &in);
+    uint64_t st = (k.open | k.close) & ~str;
+    while (st) {
+      const int j = __builtin_ctzll(st);
+      st &= st - 1;
+      if ((k.open >> j) & 1)
+        ++depth;
+      else if (depth-- == 1)
+        return i + static_cast<uint64_t>(j) + 1;
+    }
+    i += 64;
+  }
+#endif
+  for (; i < to; ++i) {
+    const bool wasIn = in;
+    const int d = stepByte(text[i], &esc, &in);
+    if (wasIn || d == 0) continue;
+    if (d > 0)
+      ++depth;
+    else if (depth-- == 1)
+      return i + 1;
+  }
+  return kNoByte;
+}
 
 ElementCutter::Stop ElementCutter::fail(std::string what, uint64_t at) {
   error_ = std::move(what) + " at byte " + std::to_string(at);
@@ -136,9 +242,7 @@ ElementCutter::Stop ElementCutter::scan(const char* p, size_t n, uint64_t base, 
 #if defined(__SSE2__)
       while (n - i >= 64) {
         const Masks m = masks64(p + i);
-        const uint64_t quotes = m.quote & ~escapedBytes(m.backslash, &escaped_);
-        const uint64_t str = prefixXor(quotes) ^ (inString_ ? ~uint64_t{0} : 0);
-        inString_ = (str >> 63) != 0;
+        const uint64_t str = stringBits(m, &escaped_, &inString_);
         uint64_t st = (m.open | m.close) & ~str;
         while (st) {
           const int j = __builtin_ctzll(st);

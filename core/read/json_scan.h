@@ -64,6 +64,13 @@ class ElementCutter {
   uint64_t elements() const { return elements_; }
   const std::string& error() const { return error_; }
 
+  // Resumes after an element whose last byte is `lastEnd`: where another cutter, on another thread,
+  // takes up a part of the text that starts just after an element (TextChunks' parts).
+  void resumeAfter(uint64_t lastEnd);
+  // In the state resumeAfter(lastEnd) sets (as far as the bytes that follow can tell): so a cutter
+  // that stops where the next part starts checks that part's start.
+  bool justAfter(uint64_t lastEnd) const;
+
  private:
   Stop fail(std::string what, uint64_t at);
   bool takeRun(Run* run);
@@ -85,6 +92,31 @@ class ElementCutter {
   uint64_t elements_ = 0;
   std::string error_;
 };
+
+// For cutting the events' text in parts on several threads (simdjson's first stage, by parts): what
+// a stretch of text does to the string state and the nesting, for both states it may start in. The
+// state at each part's start is then a prefix over the parts before it, and the first element end
+// after that start (elementEndAfter) is where a cutter can take up the text. A backslash escapes the
+// byte after it, as inside strings (the escape state at a stretch's start is found by looking back at
+// the backslashes before it). Exact for valid JSON; on anything else the cutters' own check at each
+// part's start (ElementCutter::justAfter) finds the mismatch.
+struct TextState {
+  bool inString = false;
+  int64_t depth = 0;  // inside the events array: 0 between elements
+};
+struct StretchSummary {
+  bool oddQuotes = false;  // an odd number of quotes not escaped
+  int64_t depthIfOut = 0;  // the nesting's change when the stretch starts outside a string
+  int64_t depthIfIn = 0;   // ... inside one
+};
+// text[from, to): `text` is the whole text (the backslashes before `from`, back to `floor`, are looked at).
+StretchSummary summarize(const char* text, uint64_t floor, uint64_t from, uint64_t to);
+inline TextState after(TextState s, const StretchSummary& m) {
+  return {s.inString != m.oddQuotes, s.depth + (s.inString ? m.depthIfIn : m.depthIfOut)};
+}
+// The byte after the first element end in text[from, to) (a bracket outside strings that takes the
+// nesting from 1 to 0), given the state at `from`; kNoByte when there is none.
+uint64_t elementEndAfter(const char* text, uint64_t floor, uint64_t from, uint64_t to, TextState s);
 
 // Follows the object around the events array up to its '['.
 class HeadScanner {

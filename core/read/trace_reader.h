@@ -49,6 +49,9 @@ struct ReaderLimits {
   // below 8 MiB (enough chunks to share between threads). Small chunks
   // keep each parser's buffers in cache and reused (fresh pages cost).
   uint64_t chunkBytes = 1ull << 20;
+  // A text in memory is cut into chunks in parts on several threads from this many threads on (below,
+  // one thread cuts it ahead of the parsers, which keeps them busy); the tests set it lower.
+  unsigned parallelCutMinThreads = 4;
   // Not a limit: where the load reports progress and looks for a cancel.
   LoadProgress* progress = nullptr;
 };
@@ -78,6 +81,8 @@ struct LoadResult {
   std::string warning;
   uint64_t jsonBytes = 0;  // size of the (decompressed) JSON text
   uint64_t chunks = 0;     // chunks the events were parsed in (0: one pass)
+  // Parts of the text cut into chunks on several threads and taken as cut (0: one thread cut it all).
+  uint64_t cutParts = 0;
   bool cancelled = false;  // LoadProgress::cancel stopped it (error says so)
   bool ok() const { return store.has_value(); }
 };

@@ -28,6 +28,7 @@
 #include "core/cache/open_trace.h"
 #include "core/cache/trace_cache.h"
 #include "core/explain/diagnosis_internal.h"
+#include "core/read/gzip.h"
 #include "core/read/trace_reader.h"
 #include "core/store/parallel_sort.h"
 #include "core/store/span_log.h"
@@ -51,6 +52,7 @@ cache::OpenedTrace openWith(const std::string& path, bool parallel, int threads 
     qputenv("ATTNSCOPE_PARALLEL_MIN_EVENTS", "1");
     o.limits.parallelMinBytes = 1;           // the chunked parse, whatever the size
     o.limits.chunkBytes = size_t{16} << 10;  // in many chunks
+    o.limits.parallelCutMinThreads = 1;      // a text cut into them in parts, on every thread count
   } else {
     qputenv("ATTNSCOPE_THREADS", "1");
     qunsetenv("ATTNSCOPE_PARALLEL_MIN_EVENTS");
@@ -186,12 +188,31 @@ class TestParallelOpen : public QObject {
     // across threads), split as in memory.
     QTest::addRow("transformer_train20.json.gz, spilled, 3 threads") << paths[0] << 3 << true;
     QTest::addRow("hta_nccl_data.json.gz, spilled, 8 threads") << paths[5] << 8 << true;
+    // A large text in memory (not a gzip stream): cut into chunks in parts on several threads.
+    QTest::addRow("transformer_train20.json.gz unzipped, 8 threads") << paths[0] + ":unzip" << 8 << false;
+    QTest::addRow("transformer_train20.json.gz unzipped, spilled, 3 threads") << paths[0] + ":unzip" << 3 << true;
   }
   void parallelEqualsOneThread() {
     QFETCH(QString, path);
     QFETCH(int, threads);
     QFETCH(bool, spilled);
     if (threads == 0 && workerThreads() < 2) QSKIP("one CPU: no second thread to compare with");
+    QTemporaryDir dir;
+    const bool unzip = path.endsWith(QLatin1String(":unzip"));
+    if (unzip) {
+      path.chop(6);
+      QVERIFY2(QFile::exists(path), qPrintable(path + " is missing"));
+      QFile in(path);
+      QVERIFY(in.open(QIODevice::ReadOnly));
+      const QByteArray raw = in.readAll();
+      std::vector<char> text;
+      size_t n = 0;
+      std::string err;
+      QVERIFY(gunzip(raw.constData(), static_cast<size_t>(raw.size()), 1ull << 32, 0, &text, &n, &err));
+      path = dir.filePath(QStringLiteral("train20.json"));
+      QFile out(path);
+      QVERIFY(out.open(QIODevice::WriteOnly) && out.write(text.data(), static_cast<qint64>(n)) == qint64(n));
+    }
     QVERIFY2(QFile::exists(path), qPrintable(path + " is missing"));
     const cache::OpenedTrace one = openWith(path.toStdString(), false);
     const cache::OpenedTrace many = openWith(path.toStdString(), true, threads, spilled);
@@ -199,6 +220,11 @@ class TestParallelOpen : public QObject {
     QCOMPARE(many.spilled, spilled);
     QCOMPARE(one.chunks, uint64_t{0});
     QVERIFY(many.chunks >= 2);
+    // A text in memory of more than two parts (8 chunks each) was cut in parts; a gzip stream never is.
+    if (path.endsWith(QLatin1String(".json")) && QFileInfo(path).size() > 16 * (16 << 10))
+      QVERIFY2(many.cutParts >= 2, qPrintable(QString::number(many.cutParts)));
+    if (path.endsWith(QLatin1String(".gz"))) QCOMPARE(many.cutParts, uint64_t{0});
+    if (unzip) QVERIFY2(many.cutParts >= 400, qPrintable(QString::number(many.cutParts)));  // 63 MB in 128 KiB parts
     QCOMPARE(many.warning, one.warning);
     const std::string d = testutil::compareSnapshots(*many.snapshot, *one.snapshot);
     QVERIFY2(d.empty(), d.c_str());
