@@ -136,10 +136,11 @@ class TextChunks : public ScannedSource {
         scanAt_(open + 1),
         start_(open + 1) {
     // In parts on several threads when there are enough threads for one cutter to hold the parsers
-    // back (on 2 or 3, the parsing takes longer than the cut), and enough text for parts.
+    // back (on 2 or 3, the parsing takes longer than the cut), and text for more than two parts (a
+    // smaller text's chunks are an eighth of it: its parts would be one and a sliver).
     const uint64_t part = uint64_t{target} * 8;
     const uint64_t parts = (n_ - start_ + part - 1) / part;
-    if (workerThreads() >= limits.parallelCutMinThreads && parts >= 2) {
+    if (workerThreads() >= limits.parallelCutMinThreads && parts >= 3) {
       parts_.resize(static_cast<size_t>(parts));
       for (size_t s = 0; s < parts_.size(); ++s) parts_[s].x = start_ + s * part;
       parts_[0].b = start_;
@@ -211,6 +212,13 @@ class TextChunks : public ScannedSource {
     // Pages wholly before the first chunk still in use go back to the kernel.
     const size_t upTo = frontier_ < spans_.size() ? spans_[frontier_].first - 1 : std::min<size_t>(scanAt_, n_);
     dropMappedBefore(text_, upTo, &dropped_, finished_ && frontier_ == spans_.size());
+  }
+
+  // (Threads waiting for a part's cut see it at once.)
+  void stop() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_ = true;
+    more_.notify_all();
   }
 
   uint64_t jsonBytes() const override { return n_; }
@@ -325,6 +333,27 @@ class TextChunks : public ScannedSource {
     parallel_ = false;
   }
 
+  // Runs a job with mu_ let go (`lock` holds it before and after). Whoever waits is woken when it ends,
+  // however it ends: one that throws (out of memory) ends the cutting, and the exception goes on to
+  // the parsing thread, which stops the load.
+  template <typename Job>
+  void runJob(std::unique_lock<std::mutex>& lock, Job&& job) {
+    ++busy_;
+    lock.unlock();
+    try {
+      job();
+    } catch (...) {
+      lock.lock();
+      --busy_;
+      finished_ = true;
+      more_.notify_all();
+      throw;
+    }
+    lock.lock();
+    --busy_;
+    more_.notify_all();
+  }
+
   // One step of next() with parts: 1 a chunk is in *w, 0 nothing more, -1 call again (a job was done,
   // or the rest goes on without parts). Under `lock`, which a job lets go of while it runs.
   int nextInParts(std::unique_lock<std::mutex>& lock, Chunk* w) {
@@ -377,30 +406,20 @@ class TextChunks : public ScannedSource {
       Part& p = parts_[s];
       if (p.b == kNoByte || p.cutting || !cutEnd(s, &p.e)) continue;
       p.cutting = true;
-      ++busy_;
-      lock.unlock();
-      cutPart(p);
-      lock.lock();
+      runJob(lock, [&] { cutPart(p); });
       p.cut = true;
-      --busy_;
-      more_.notify_all();
       return -1;
     }
     for (size_t s = hand_; s + 1 < std::min(end + 1, parts_.size()); ++s) {
       Part& p = parts_[s];
       if (p.summing) continue;
       p.summing = true;
-      ++busy_;
-      lock.unlock();
-      {
+      runJob(lock, [&] {
         const spans::Span sp("sum part");
         p.sum = summarize(text_, start_, p.x, partEnd(s));
-      }
-      lock.lock();
+      });
       p.summed = true;
-      --busy_;
       settle();
-      more_.notify_all();
       return -1;
     }
     if (busy_ == 0 && !h.cutting) {

@@ -261,15 +261,15 @@ ElementCutter::Stop ElementCutter::scan(const char* p, size_t n, uint64_t base, 
           return fail("an event larger than " + mib(maxElement_) + " (not a trace event)", elemFirst_);
       }
 #endif
+      // The block's last bytes as the masks take them (a backslash escapes the next byte outside
+      // strings too), so where a call's text ends changes nothing (a part's cutter ends where the
+      // next part starts).
       while (!ended && i < n) {
-        const char c = p[i];
-        if (inString_) {
-          if (closesString(c, &escaped_)) inString_ = false;
-        } else if (c == '"') {
-          inString_ = true;
-        } else if (c == '{' || c == '[') {
+        const bool wasIn = inString_;
+        const int d = stepByte(p[i], &escaped_, &inString_);
+        if (!wasIn && d > 0) {
           ++depth_;
-        } else if ((c == '}' || c == ']') && --depth_ == 0) {
+        } else if (!wasIn && d < 0 && --depth_ == 0) {
           ended = true;
           break;
         }

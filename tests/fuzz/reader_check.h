@@ -24,7 +24,7 @@ inline ReaderLimits fuzzLimits() {
   limits.maxEvents = 200000;
   limits.parallelMinBytes = 4096;    // reach the windowed path with small inputs too
   limits.chunkBytes = 1u << 14;      // and cut them often (a gzip's trailer may claim 4 GiB)
-  limits.parallelCutMinThreads = 1;  // in parts on several threads, from 256 KiB up
+  limits.parallelCutMinThreads = 1;  // in parts on several threads, from 256 KiB up (128 KiB parts)
   return limits;
 }
 
