@@ -682,14 +682,12 @@ class ReaderTest : public QObject {
           reader::ElementCutter cut(4096, 1u << 20);
           uint64_t pos = head.openAt() + 1;
           auto stop = reader::ElementCutter::Stop::NeedMore;
-          uint64_t runs = 0;
           while (pos < text.size()) {
             const size_t n = pieces ? std::min<size_t>(1 + rng() % 200, text.size() - pos) : text.size() - pos;
             size_t got = 0;
             reader::ElementCutter::Run run;
             stop = cut.scan(text.data() + pos, n, pos, &got, &run);
             pos += got;
-            runs += stop == reader::ElementCutter::Stop::Cut ? 1 : 0;
             if (stop == reader::ElementCutter::Stop::Close || stop == reader::ElementCutter::Stop::Error) break;
           }
           if (stop == reader::ElementCutter::Stop::Cut) stop = reader::ElementCutter::Stop::NeedMore;  // (at the end)
