@@ -190,7 +190,7 @@ class TestParallelOpen : public QObject {
     QTest::addRow("hta_nccl_data.json.gz, spilled, 8 threads") << paths[5] << 8 << true;
     // Large texts in memory (not gzip streams): cut into chunks in parts on several threads. (Two of the
     // smaller captures: the ThreadSanitizer run reads each several times over.)
-    QTest::addRow("param_linear_kineto.json.gz unzipped, 8 threads") << paths[3] + ":unzip" << 8 << false;
+    QTest::addRow("hta_mtia_inference_rank0.json.gz unzipped, 8 threads") << paths[6] + ":unzip" << 8 << false;
     QTest::addRow("hta_nccl_data.json.gz unzipped, spilled, 3 threads") << paths[5] + ":unzip" << 3 << true;
   }
   void parallelEqualsOneThread() {
