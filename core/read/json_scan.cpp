@@ -103,6 +103,21 @@ inline uint64_t stringBits(const Masks& m, bool* escaped, bool* inString) {
   *inString = (str >> 63) != 0;
   return str;
 }
+
+// Walks the block's brackets outside strings (`st`; `open`: which are openers), keeping *depth: the bit of
+// the first that takes it from 1 to 0, or 64 when none does.
+template <typename Depth>
+inline int closingBit(uint64_t open, uint64_t st, Depth* depth) {
+  while (st) {
+    const int j = __builtin_ctzll(st);
+    st &= st - 1;
+    if ((open >> j) & 1)
+      ++*depth;
+    else if ((*depth)-- == 1)
+      return j;
+  }
+  return 64;
+}
 #endif
 
 std::string mib(uint64_t b) { return std::to_string(b >> 20) + " MiB"; }
@@ -194,15 +209,8 @@ uint64_t elementEndAfter(const char* text, uint64_t floor, uint64_t from, uint64
   while (to - i >= 64) {
     const Masks k = masks64(text + i);
     const uint64_t str = stringBits(k, &esc, &in);
-    uint64_t st = (k.open | k.close) & ~str;
-    while (st) {
-      const int j = __builtin_ctzll(st);
-      st &= st - 1;
-      if ((k.open >> j) & 1)
-        ++depth;
-      else if (depth-- == 1)
-        return i + static_cast<uint64_t>(j) + 1;
-    }
+    const int j = closingBit(k.open, (k.open | k.close) & ~str, &depth);
+    if (j < 64) return i + static_cast<uint64_t>(j) + 1;
     i += 64;
   }
 #endif
@@ -243,17 +251,11 @@ ElementCutter::Stop ElementCutter::scan(const char* p, size_t n, uint64_t base, 
       while (n - i >= 64) {
         const Masks m = masks64(p + i);
         const uint64_t str = stringBits(m, &escaped_, &inString_);
-        uint64_t st = (m.open | m.close) & ~str;
-        while (st) {
-          const int j = __builtin_ctzll(st);
-          st &= st - 1;
-          if ((m.open >> j) & 1) {
-            ++depth_;
-          } else if (--depth_ == 0) {
-            i += static_cast<size_t>(j);
-            ended = true;
-            break;
-          }
+        // (depth_ is 1 or more inside an element: it reaches 0 only at the element's end.)
+        const int j = closingBit(m.open, (m.open | m.close) & ~str, &depth_);
+        if (j < 64) {
+          i += static_cast<size_t>(j);
+          ended = true;
         }
         if (ended) break;
         i += 64;
