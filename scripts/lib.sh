@@ -260,6 +260,13 @@ build_main() {
 build_preset() {
   local preset="$1"
   ensure_apt_packages
+  # The asan preset compiles with Clang 14 (a second compiler over every file it builds, warnings as
+  # errors), whose sanitizer runtimes are a package of their own.
+  if [[ $preset == asan ]]; then
+    local missing
+    mapfile -t missing < <(apt_missing clang-14 libclang-rt-14-dev)
+    [[ ${#missing[@]} -eq 0 ]] || apt_install "${missing[@]}"
+  fi
   cd "$ATTNSCOPE_ROOT" || return
   cmake --preset "$preset"
   local targets=()

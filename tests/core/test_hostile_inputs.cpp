@@ -29,7 +29,7 @@ const QString kCapture = QStringLiteral(ATTNSCOPE_TEST_DATA "/torch/kineto/softm
 // over these inputs takes minutes). How fast each of these shapes is, next to
 // an ordinary trace of the same size, is `attnscope-bench hostile`'s to say.
 // Sanitizers slow every instruction several times over.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(ATTNSCOPE_SANITIZED)
 constexpr int kHangMs = 600000;
 // Under the sanitizers the millions are tens of thousands: they look for memory errors, which do not
 // need the scale (the release run keeps it, and the hang guard with it).
