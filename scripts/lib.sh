@@ -77,9 +77,11 @@ apt_missing() {
   done
 }
 
+# Installs the packages of "$@" (default: ATTNSCOPE_APT_PACKAGES) that are missing.
 ensure_apt_packages() {
   local missing
-  mapfile -t missing < <(apt_missing "${ATTNSCOPE_APT_PACKAGES[@]}")
+  (($#)) || set -- "${ATTNSCOPE_APT_PACKAGES[@]}"
+  mapfile -t missing < <(apt_missing "$@")
   if [[ ${#missing[@]} -gt 0 ]]; then
     apt_install "${missing[@]}"
   fi
@@ -263,9 +265,7 @@ build_preset() {
   # The asan preset compiles with Clang 14 (a second compiler over every file it builds, warnings as
   # errors), whose sanitizer runtimes are a package of their own.
   if [[ $preset == asan ]]; then
-    local missing
-    mapfile -t missing < <(apt_missing clang-14 libclang-rt-14-dev)
-    [[ ${#missing[@]} -eq 0 ]] || apt_install "${missing[@]}"
+    ensure_apt_packages clang-14 libclang-rt-14-dev
   fi
   cd "$ATTNSCOPE_ROOT" || return
   cmake --preset "$preset"

@@ -256,8 +256,8 @@ ElementCutter::Stop ElementCutter::scan(const char* p, size_t n, uint64_t base, 
         if (j < 64) {
           i += static_cast<size_t>(j);
           ended = true;
+          break;
         }
-        if (ended) break;
         i += 64;
         if (base + i - elemFirst_ > maxElement_)
           return fail("an event larger than " + mib(maxElement_) + " (not a trace event)", elemFirst_);

@@ -45,24 +45,13 @@ bool withinOne(const std::vector<int>& a, const std::vector<int>& b) {
   return !a.empty() && !b.empty() && covered(a, b) && covered(b, a);
 }
 
-std::string list(const std::vector<int64_t>& v) {
+// "1,2,3". Appended in two steps: GCC 12 at -O3 warns (-Wstringop-overflow) inside libstdc++'s memcpy on
+// "," + std::to_string(x) inlined here, a false positive of the kind CMakeLists.txt's -Wno-restrict names
+// (it appeared when the suites began to share precompiled headers).
+template <typename T>
+std::string list(const std::vector<T>& v) {
   std::string s;
-  for (int64_t x : v) {
-    // Appended in two steps: GCC 12 at -O3 warns (-Wstringop-overflow) inside libstdc++'s memcpy on
-    // "," + std::to_string(x) inlined here, a false positive of the kind CMakeLists.txt's -Wno-restrict
-    // names (it appeared when the suites began to share precompiled headers).
-    if (!s.empty()) s += ',';
-    s += std::to_string(x);
-  }
-  return s;
-}
-
-std::string steps(const std::vector<int>& v) {
-  std::string s;
-  for (int x : v) {
-    // Appended in two steps: GCC 12 at -O3 warns (-Wstringop-overflow) inside libstdc++'s memcpy on
-    // "," + std::to_string(x) inlined here, a false positive of the kind CMakeLists.txt's -Wno-restrict
-    // names (it appeared when the suites began to share precompiled headers).
+  for (T x : v) {
     if (!s.empty()) s += ',';
     s += std::to_string(x);
   }
@@ -109,8 +98,8 @@ void scoreJob(const jobgen::Job& j, const ranks::JobReport& r, Score& sc) {
     }
     std::string got;
     for (const Found& f : found)
-      got += " [" + list(f.ranks) + " @ " + steps(f.steps) + " " + std::to_string(f.s->lateNs / 1000) + " us]";
-    sc.misses.push_back(shape + ": truth ranks " + list(t.ranks) + " @ steps " + steps(t.steps) + " late " +
+      got += " [" + list(f.ranks) + " @ " + list(f.steps) + " " + std::to_string(f.s->lateNs / 1000) + " us]";
+    sc.misses.push_back(shape + ": truth ranks " + list(t.ranks) + " @ steps " + list(t.steps) + " late " +
                         std::to_string(t.lateNs / 1000) + " us (" + t.cause +
                         "); found:" + (got.empty() ? " none" : got));
   }
@@ -119,7 +108,7 @@ void scoreJob(const jobgen::Job& j, const ranks::JobReport& r, Score& sc) {
   for (const Found& f : found)
     if (!f.used) {
       ++extra;
-      what += " [" + list(f.ranks) + " @ " + steps(f.steps) + " " + std::to_string(f.s->lateNs / 1000) + " us, " +
+      what += " [" + list(f.ranks) + " @ " + list(f.steps) + " " + std::to_string(f.s->lateNs / 1000) + " us, " +
               f.s->cause + " " + f.s->region + "]";
     }
   sc.extras += extra;
