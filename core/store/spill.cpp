@@ -398,6 +398,14 @@ void* allocate(size_t bytes) {
   return p;
 }
 
+void* allocate(size_t bytes, size_t align) {
+  if (bytes >= kMinSpilledBytes && spilling())
+    if (void* p = allocateSpilled(bytes)) return p;  // page-aligned
+  void* p = nullptr;
+  if (::posix_memalign(&p, std::max(align, sizeof(void*)), bytes ? bytes : 1) != 0) throw std::bad_alloc();
+  return p;
+}
+
 bool isSpilled(const void* p) noexcept { return inRange(p); }
 
 Counts counts() {

@@ -48,6 +48,9 @@ size_t budgetFromEnv(size_t fallback);
 
 // Raw buffers: a file mapping when spilling is on and `bytes` is 64 KiB or more, else malloc.
 void* allocate(size_t bytes);
+// The same, at an address that is a multiple of `align` (a power of two, at most a page): a spilled
+// buffer is page-aligned; the heap's comes from posix_memalign. Given back with deallocate.
+void* allocate(size_t bytes, size_t align);
 void deallocate(void* p, size_t bytes) noexcept;
 // Whether `p` points into a spilled buffer (a file mapping), not the heap.
 bool isSpilled(const void* p) noexcept;
@@ -94,7 +97,10 @@ struct Allocator {
   Allocator(const Allocator<U>&) noexcept {}  // NOLINT: converting, as std::allocator's
   T* allocate(size_t n) {
     if (n > std::numeric_limits<size_t>::max() / sizeof(T)) throw std::bad_array_new_length();
-    return static_cast<T*>(spill::allocate(n * sizeof(T)));
+    if constexpr (alignof(T) > alignof(std::max_align_t))
+      return static_cast<T*>(spill::allocate(n * sizeof(T), alignof(T)));
+    else
+      return static_cast<T*>(spill::allocate(n * sizeof(T)));
   }
   void deallocate(T* p, size_t n) noexcept { spill::deallocate(p, n * sizeof(T)); }
   template <typename U>

@@ -25,25 +25,36 @@ bool filteredName(std::string_view n) {
 bool cpuMemDevice(int32_t t) { return t == 0 || t == 2 || t == 5; }              // CPU, MKLDNN, IDEEP
 bool devMemDevice(int32_t t) { return t == 1 || t == 6 || t == 12 || t == 20; }  // CUDA, HIP, XPU, PU1
 
-// One FunctionEvent of torch's post-processing.
-struct Fe {
-  EventId ev = kNoEvent;  // kNoEvent for synthesized [memory] rows
-  uint32_t name = 0;      // interned, after _rewrite_name
-  uint32_t thread = 0;    // lane index used for nesting
+// One FunctionEvent of torch's post-processing. A large trace has one per event, for each attribution:
+// 64 bytes, aligned (spill::Vector places it so), so a record is one cache line (the sort moves them
+// all). Its memory bytes are kept apart (MemBytes), and only when the trace has memory records.
+struct alignas(64) Fe {
   int64_t start = 0;
   int64_t end = 0;
   int64_t id = 0;      // correlation_id()
   int64_t linked = 0;  // linked_correlation_id()
   int64_t kernelNs = 0;
-  int64_t cpuMem = 0;
-  int64_t devMem = 0;
+  EventId ev = kNoEvent;  // kNoEvent for synthesized [memory] rows
+  uint32_t name = 0;      // interned, after _rewrite_name
+  uint32_t thread = 0;    // lane index used for nesting
   uint32_t shapes = 0;
   uint32_t parent = UINT32_MAX;
   Family family = Family::CpuOp;
+  // Whole bytes, not bit-fields: a bit-field's store reads its byte first, and the first read of a
+  // fresh page maps the zero page, so each page of a new array would fault twice (the second time
+  // with a TLB flush on every CPU the process runs on: 1.3 s against 0.7 s for torch's table of the
+  // 1 GB trace on 2 threads, when tried).
   bool cpu = true;
-  bool userAnnotation = false;
   bool deleted = false;
   bool unlinked = false;  // corrected mode: GPU work nobody launched (its own row)
+  bool userAnnotation() const { return family == Family::UserAnnotation || family == Family::GpuUserAnnotation; }
+};
+static_assert(sizeof(Fe) == 64);
+
+// The memory an Fe's span covers (torch's cpu_memory_usage, device_memory_usage), beside it.
+struct MemBytes {
+  int64_t cpu = 0;
+  int64_t dev = 0;
 };
 
 bool torchDeviceFamily(Family f) {
@@ -179,7 +190,7 @@ void linkByExternalId(spill::Vector<Fe>& fes) {
 // Torch's order: by start, longer first, else as added (a stable sort).
 // The events arrive lane by lane, each lane already in that order: the
 // sorted runs are merged pairwise on small keys, then the events moved once.
-void sortLikeTorch(spill::Vector<Fe>& fes) {
+void sortLikeTorch(spill::Vector<Fe>& fes, spill::Vector<MemBytes>& mem) {
   struct Key {
     int64_t start, end;
     uint32_t index;
@@ -208,6 +219,12 @@ void sortLikeTorch(spill::Vector<Fe>& fes) {
     runs.swap(merged);
   }
   spill::Vector<Key>().swap(tmp);
+  if (!mem.empty()) {
+    spill::Vector<MemBytes> sorted;
+    sorted.reserve(n);
+    for (size_t k = 0; k < n; ++k) sorted.push_back(mem[keys[k].index]);
+    mem.swap(sorted);
+  }
   if (spill::spilling()) {
     // Spilled (a trace larger than the memory budget): gathered into a new array, written front to back
     // and read in a few interleaved streams (one per lane), where following the permutation's cycles
@@ -273,6 +290,7 @@ struct Prepared {
   bool corrected = false;
   StringTable names;  // local: rewritten names, stable ids for keys
   spill::Vector<Fe> fes;
+  spill::Vector<MemBytes> memBytes;                 // beside fes; empty when the trace has no memory records
   spill::Vector<uint32_t> firstChild, nextSibling;  // children as linked lists
   spill::Vector<int64_t> devTotal;
 };
@@ -317,6 +335,9 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
   spill::Vector<uint32_t> feOf(events.size(), UINT32_MAX);  // store event -> Fe (before sorting)
   spill::Vector<Fe>& fes = p.fes;
   fes.reserve(events.size());
+  spill::Vector<MemBytes>& memBytes = p.memBytes;
+  const bool withMem = !mem.empty();
+  if (withMem) memBytes.reserve(events.size());
   uint32_t memLane = UINT32_MAX;
   auto memFrom = mem.begin();
   for (EventId i = 0; i < events.size(); ++i) {
@@ -334,7 +355,6 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
     f.end = e.end();
     f.family = e.family;
     f.cpu = cpu;
-    f.userAnnotation = e.family == Family::UserAnnotation || e.family == Family::GpuUserAnnotation;
     if (e.family == Family::CpuOp || e.family == Family::UserAnnotation) {
       f.id = e.externalId > 0 ? e.externalId : 0;
       f.linked = 0;
@@ -362,6 +382,7 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
         f.shapes = localName(a->inputDims);  // a shape string is never filtered or renamed
       }
     }
+    MemBytes m;
     if (cpu) {
       // A lane's events come in start order: the first memory record at or
       // after the start only moves forward along a lane.
@@ -374,15 +395,16 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
         const auto a = store.argsOf(events[it->ev]);
         if (a) {
           if (cpuMemDevice(a->deviceType))
-            f.cpuMem += a->bytes;
+            m.cpu += a->bytes;
           else if (devMemDevice(a->deviceType))
-            f.devMem += a->bytes;
+            m.dev += a->bytes;
         }
         it->used = true;
       }
     }
     feOf[i] = static_cast<uint32_t>(fes.size());
     fes.push_back(f);
+    if (withMem) memBytes.push_back(m);
   }
   if (corrected) linkCorrected(store, feOf, fes, names.intern("[unlinked GPU work]"));
   spill::Vector<uint32_t>().swap(feOf);
@@ -399,14 +421,16 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
     f.thread = e.lane;
     f.start = f.end = e.start;
     f.family = Family::Memory;
+    MemBytes mb;
     const auto a = store.argsOf(e);
     if (a) {
       if (cpuMemDevice(a->deviceType))
-        f.cpuMem = a->bytes;
+        mb.cpu = a->bytes;
       else if (devMemDevice(a->deviceType))
-        f.devMem = a->bytes;
+        mb.dev = a->bytes;
     }
     fes.push_back(f);
+    memBytes.push_back(mb);  // there are memory records, so memBytes runs beside fes
   }
   if (hasOomName) {
     const uint32_t oomName = names.intern("[OutOfMemory]");
@@ -420,13 +444,14 @@ void prepare(const EventStore& store, Attribution attribution, Prepared& p) {
         f.start = f.end = e.start;
         f.family = Family::Memory;
         fes.push_back(f);
+        if (withMem) memBytes.push_back({});
       }
     }
   }
 
   {
     const spans::Span sp("table: torch's order");
-    sortLikeTorch(fes);
+    sortLikeTorch(fes, memBytes);
   }
 
   // Nesting per thread (CPU events only), torch's _populate_cpu_children: one
@@ -510,6 +535,7 @@ KeyAverages aggregate(const Prepared& p, GroupBy groupBy, Attribution attributio
   const auto& firstChild = p.firstChild;
   const auto& nextSibling = p.nextSibling;
   const auto& devTotal = p.devTotal;
+  const auto memOf = [&p](uint32_t i) { return p.memBytes.empty() ? MemBytes{} : p.memBytes[i]; };
   const StringTable& names = p.names;
   constexpr uint32_t kNone = kNoFe;
   const auto n = static_cast<uint32_t>(fes.size());
@@ -533,13 +559,13 @@ KeyAverages aggregate(const Prepared& p, GroupBy groupBy, Attribution attributio
     const Fe& f = fes[i];
     if (f.deleted) continue;
     const bool cpuDevice = f.cpu || f.family == Family::Memory;
-    Key k{f.name, byShape ? f.shapes : 0u, cpuDevice, f.userAnnotation};
+    Key k{f.name, byShape ? f.shapes : 0u, cpuDevice, f.userAnnotation()};
     auto [it, inserted] = rowOf.try_emplace(k, static_cast<uint32_t>(out.rows.size()));
     if (inserted) {
       KeyAverageRow r;
       r.name = std::string(names.view(f.name));
       r.deviceType = cpuDevice ? DeviceType::Cpu : DeviceType::Cuda;
-      r.userAnnotation = f.userAnnotation;
+      r.userAnnotation = f.userAnnotation();
       r.family = f.family;
       if (byShape) r.inputShapes = std::string(f.shapes ? names.view(f.shapes) : kNoInputShapes);
       out.rows.push_back(std::move(r));
@@ -554,17 +580,19 @@ KeyAverages aggregate(const Prepared& p, GroupBy groupBy, Attribution attributio
         const Fe& ch = fes[c];
         childCpu += ch.end - ch.start;
         childDev += devTotal[c];
-        childCpuMem += ch.cpuMem;
-        childDevMem += ch.devMem;
+        const MemBytes cm = memOf(c);
+        childCpuMem += cm.cpu;
+        childDevMem += cm.dev;
       }
       r.cpuTotalNs += dur;
       r.selfCpuNs += dur - childCpu;
       r.deviceTotalNs += devTotal[i];
       r.selfDeviceNs += devTotal[i] - childDev;
-      r.cpuMemBytes += f.cpuMem;
-      r.deviceMemBytes += f.devMem;
-      r.selfCpuMemBytes += f.cpuMem - childCpuMem;
-      r.selfDeviceMemBytes += f.devMem - childDevMem;
+      const MemBytes fm = memOf(i);
+      r.cpuMemBytes += fm.cpu;
+      r.deviceMemBytes += fm.dev;
+      r.selfCpuMemBytes += fm.cpu - childCpuMem;
+      r.selfDeviceMemBytes += fm.dev - childDevMem;
     } else {
       r.deviceTotalNs += devTotal[i];
       // Corrected: a GPU activity is self time of the op that launched it,

@@ -373,6 +373,35 @@ class TestTraceCache : public QObject {
     QCOMPARE(big[5], int64_t{5 * 7 - 3});
   }
 
+  // A type aligned past malloc's 16 bytes (key_averages' 64-byte records, one cache line each) gets its
+  // alignment from spill::Vector on the heap (small and large blocks: glibc maps a large one and puts its
+  // header in the first 16 bytes) and spilled (page-aligned), and its elements keep their values.
+  void spillVectorKeepsAlignment() {
+    struct alignas(64) Line {
+      int64_t v[8];
+    };
+    const std::string dir = tmp_.filePath("spill-align").toStdString();
+    fs::create_directories(dir);
+    const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 64 == 0; };
+    for (const bool spilled : {false, true}) {
+      if (spilled) spill::setSpilling(true, spill::Settings{dir, size_t{1} << 30});
+      for (const size_t n : {size_t{3}, size_t{1} << 14}) {  // 192 bytes; 1 MiB
+        spill::Vector<Line> lines(n);
+        QVERIFY2(aligned(lines.data()), qPrintable(QStringLiteral("%1 lines, spilled %2: at %3")
+                                                       .arg(n)
+                                                       .arg(spilled)
+                                                       .arg(reinterpret_cast<uintptr_t>(lines.data()) % 64)));
+        QCOMPARE(spill::isSpilled(lines.data()), spilled && n * sizeof(Line) >= (size_t{64} << 10));
+        for (size_t i = 0; i < n; ++i) lines[i].v[7] = static_cast<int64_t>(i);
+        lines.push_back(Line{});  // grown: moved to a new block, aligned too
+        QVERIFY(aligned(lines.data()));
+        for (size_t i = 0; i < n; ++i)
+          if (lines[i].v[7] != static_cast<int64_t>(i)) QFAIL("a line lost its value when the vector grew");
+      }
+      if (spilled) spill::setSpilling(false);
+    }
+  }
+
   // A spilled buffer given back is kept (file and pages) and handed out again for a request of at least
   // half its size; the pool holds at most poolBytes, the oldest going first, and nothing once spilling
   // is off.
