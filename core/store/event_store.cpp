@@ -586,9 +586,19 @@ void EventStoreBuilder::buildIndexes(bool correlation, bool external) {
     if (correlation && ev[i].correlation != kNoId) byCorr_.emplace_back(ev[i].correlation, i);
     if (external && ev[i].externalId != kNoId) byExt_.emplace_back(ev[i].externalId, i);
   }
-  // Per id, the first call / op in event order (the pairs are sorted by id, then event).
+  // Per id, the first call / op in event order (the pairs are sorted by id, then event). No two pairs
+  // are equal (an event is in a list once), so a sort over threads gives std::sort's list; on 4 threads
+  // or more it runs over threads of its own (beside the flows and the other index, each a job of one
+  // thread), not while spilling (its merge's buffer).
+  const bool overThreads = workerThreads() >= 4 && !spill::spilling();
+  const auto sortPairs = [overThreads](spill::Vector<std::pair<int64_t, EventId>>& v) {
+    if (overThreads)
+      parallelSort(v.begin(), v.end(), std::less<std::pair<int64_t, EventId>>());
+    else
+      std::sort(v.begin(), v.end());
+  };
   if (correlation) {
-    std::sort(byCorr_.begin(), byCorr_.end());
+    sortPairs(byCorr_);
     for (size_t i = 0; i < byCorr_.size();) {
       const int64_t id = byCorr_[i].first;
       EventId call = kNoEvent;
@@ -600,7 +610,7 @@ void EventStoreBuilder::buildIndexes(bool correlation, bool external) {
     }
   }
   if (external) {
-    std::sort(byExt_.begin(), byExt_.end());
+    sortPairs(byExt_);
     for (size_t i = 0; i < byExt_.size();) {
       const int64_t id = byExt_[i].first;
       EventId op = kNoEvent, annotation = kNoEvent;
