@@ -97,6 +97,8 @@ struct Allocator {
   Allocator(const Allocator<U>&) noexcept {}  // NOLINT: converting, as std::allocator's
   T* allocate(size_t n) {
     if (n > std::numeric_limits<size_t>::max() / sizeof(T)) throw std::bad_array_new_length();
+    // A spilled buffer is page-aligned, no more.
+    static_assert(alignof(T) <= 4096, "spill::Allocator aligns to a page at most");
     if constexpr (alignof(T) > alignof(std::max_align_t))
       return static_cast<T*>(spill::allocate(n * sizeof(T), alignof(T)));
     else
