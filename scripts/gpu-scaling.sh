@@ -3,6 +3,9 @@
 # cache off, for issue 44's "designed to reach 5x on 8". Builds the CLI and the bench there (viewer
 # and engine off), generates the 1 GB trace from SOURCE (default: the H200 training capture, which the
 # caller copies into the tree: untracked files travel), and runs `explain` RUNS times per CPU count.
+# Each run's stderr is kept as $OUT/open-cpusCPUS-runRUN.txt: with ATTNSCOPE_REPORT_SPANS=1 in the
+# environment it holds the open's span log (scripts/spans-report.py ONE_CPU_LOG EIGHT_CPU_LOG puts two
+# side by side).
 # Usage: scripts/gpu-scaling.sh [SOURCE] [RUNS]   (writes $OUT/scaling.txt when OUT is set)
 set -u
 SRC=${1:-gpu-in/transformer_train20.json.gz}
@@ -23,9 +26,9 @@ done
 for cpus in 0 0-1 0-3 0-7; do
   for i in $(seq "$RUNS"); do
     s=$(date +%s.%N)
-    ATTNSCOPE_CACHE=off ATTNSCOPE_REPORT_OPEN=1 taskset -c $cpus $CLI explain $T >/dev/null 2>"$OUT/err.txt"
+    ATTNSCOPE_CACHE=off ATTNSCOPE_REPORT_OPEN=1 taskset -c $cpus $CLI explain $T >/dev/null 2>"$OUT/open-cpus$cpus-run$i.txt"
     e=$(date +%s.%N)
     printf "cpus=%-4s wall=%.3f %s\n" $cpus "$(awk "BEGIN{print $e - $s}")" \
-      "$(grep -o 'open_parse_s=[^ ]* open_build_s=[^ ]* open_snapshot_s=[^ ]*' "$OUT/err.txt")"
+      "$(grep -o 'open_parse_s=[^ ]* open_build_s=[^ ]* open_snapshot_s=[^ ]*' "$OUT/open-cpus$cpus-run$i.txt")"
   done
 done | tee "$OUT/scaling.txt"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Where a first open's time went, from attnscope-cli's span log (ATTNSCOPE_REPORT_SPANS=1; lines
-"span NAME thread T START END"), e.g. the files scripts/gpu-spans.sh brings back.
+"span NAME thread T START END"), e.g. the files `ATTNSCOPE_REPORT_SPANS=1 scripts/gpu-scaling.sh` leaves in $OUT.
 
   spans-report.py LOG            per span name: count, the threads' summed time, first start, last end
   spans-report.py ONE MANY       the same names side by side: wall on ONE (one CPU) and on MANY, MANY's

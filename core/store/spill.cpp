@@ -390,19 +390,17 @@ size_t budgetFromEnv(size_t fallback) {
   return static_cast<size_t>(x * scale);
 }
 
-void* allocate(size_t bytes) {
-  if (bytes >= kMinSpilledBytes && spilling())
-    if (void* p = allocateSpilled(bytes)) return p;
-  void* p = std::malloc(bytes ? bytes : 1);
-  if (!p) throw std::bad_alloc();
-  return p;
-}
+void* allocate(size_t bytes) { return allocate(bytes, alignof(std::max_align_t)); }
 
 void* allocate(size_t bytes, size_t align) {
   if (bytes >= kMinSpilledBytes && spilling())
     if (void* p = allocateSpilled(bytes)) return p;  // page-aligned
   void* p = nullptr;
-  if (::posix_memalign(&p, std::max(align, sizeof(void*)), bytes ? bytes : 1) != 0) throw std::bad_alloc();
+  if (align <= alignof(std::max_align_t))
+    p = std::malloc(bytes ? bytes : 1);
+  else if (::posix_memalign(&p, align, bytes ? bytes : 1) != 0)
+    p = nullptr;
+  if (!p) throw std::bad_alloc();
   return p;
 }
 
